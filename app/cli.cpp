@@ -1,0 +1,288 @@
+#include "cli.h"
+
+#include "config.h"
+#include "diagnostics.h"
+#include "error.h"
+#include "model.h"
+#include "presets.h"
+#include "train/trainer.h"
+#include "version.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTextStream>
+
+#include <csignal>
+
+namespace parrot {
+namespace {
+
+QTextStream& out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+
+const char* kUsage = R"(Usage: parrotscope [COMMAND] [OPTIONS]
+
+Without a command, opens the Parrotscope window on its default experiment.
+
+Commands:
+  presets                          list the bundled experiment presets
+  config (--preset NAME | --config FILE) [--set KEY=VALUE]...
+                                   print the fully resolved configuration as JSON
+  train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
+        [--set KEY=VALUE]...       train and write a run folder (config.json,
+                                   metrics.csv, curves.json, checkpoints/)
+  eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
+                                   copy accuracy of a checkpoint at each length
+
+Options:
+  --threads N                      torch threads (default: all cores)
+  --set KEY=VALUE                  override a config field by its dotted path,
+                                   e.g. --set model.layers=4 --set task.max_len=30
+  --screenshot FILE [--preset NAME]
+                                   open the window, save it as PNG, exit
+  --version                        print the version
+  --diagnostics                    print versions, BLAS, threads and device
+  --help                           print this help
+)";
+
+// A small strict parser: every option must be consumed, or it is an error.
+class Args {
+public:
+    explicit Args(QStringList a) : m_args(std::move(a)) {}
+    bool flag(const QString& name) { return m_args.removeAll(name) > 0; }
+    QString value(const QString& name)
+    {
+        QString v;
+        for (qsizetype i = 0; i < m_args.size();) {
+            if (m_args[i] == name) {
+                if (i + 1 >= m_args.size() || m_args[i + 1].startsWith("--"))
+                    throw Error(QString("%1: expects a value").arg(name));
+                if (!v.isNull()) throw Error(QString("%1: given twice").arg(name));
+                v = m_args[i + 1];
+                m_args.remove(i, 2);
+            } else if (m_args[i].startsWith(name + "=")) {
+                v = m_args[i].mid(name.size() + 1);
+                m_args.remove(i);
+            } else {
+                ++i;
+            }
+        }
+        return v;
+    }
+    QStringList values(const QString& name)
+    {
+        QStringList all;
+        for (QString v = value(name); !v.isNull(); v = value(name)) all << v;
+        return all;
+    }
+    int integer(const QString& name, int fallback, int lo, int hi)
+    {
+        const QString v = value(name);
+        if (v.isNull()) return fallback;
+        bool ok = false;
+        const int n = v.toInt(&ok);
+        if (!ok || n < lo || n > hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+        return n;
+    }
+    void done()
+    {
+        if (!m_args.isEmpty()) throw Error(QString("unexpected argument '%1' (see parrotscope --help)").arg(m_args.first()));
+    }
+
+private:
+    QStringList m_args;
+};
+
+QString seconds(double s)
+{
+    if (s >= 3600) return QString("%1h%2m").arg(int(s / 3600)).arg(int(s / 60) % 60, 2, 10, QChar('0'));
+    if (s >= 60) return QString("%1m%2s").arg(int(s / 60)).arg(int(s) % 60, 2, 10, QChar('0'));
+    return QString("%1s").arg(s, 0, 'f', 1);
+}
+
+QString curveLine(const LengthCurve& c)
+{
+    QStringList parts;
+    for (size_t i = 0; i < c.lengths.size(); ++i)
+        parts << QString("L%1 %2%").arg(c.lengths[i]).arg(100.0 * c.stringAccuracy[i], 0, 'f', 1);
+    return parts.join("  ");
+}
+
+std::vector<int> parseLengths(const QString& text)
+{
+    std::vector<int> lengths;
+    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        if (!ok || n < 1 || n > 10000) throw Error(QString("--lengths: expected integers in 1..10000 separated by commas, got '%1'").arg(text));
+        lengths.push_back(n);
+    }
+    if (lengths.empty()) throw Error("--lengths: expected at least one length, e.g. --lengths 10,20,40");
+    return lengths;
+}
+
+ExperimentConfig experimentFrom(Args& a)
+{
+    const QString preset = a.value("--preset");
+    const QString config = a.value("--config");
+    ExperimentConfig c = resolveExperiment(preset, config);
+    QStringList sets = a.values("--set");
+    const QString steps = a.value("--steps");
+    if (!steps.isNull()) sets << "train.steps=" + steps;
+    const QString seed = a.value("--seed");
+    if (!seed.isNull()) sets << "seed=" + seed;
+    applyOverrides(c, sets);
+    return c;
+}
+
+TrainControl* g_control = nullptr;
+void onSigint(int) { if (g_control) g_control->cancel = true; }
+
+int cmdTrain(Args& a)
+{
+    ExperimentConfig c = experimentFrom(a);
+    const QString outDir = a.value("--out");
+    a.done();
+    if (outDir.isEmpty()) throw Error("train: --out DIR is required (the run folder to write)");
+    Model model = Model::create(c);
+    out() << "training " << model.summary() << "\n";
+    out() << "task: copy, " << c.task.vocabSize << " letters, lengths " << c.task.minLen << ".." << c.task.maxLen
+          << ", rows of " << c.task.contextLen << " tokens; run folder " << QDir(outDir).absolutePath() << "\n";
+    out().flush();
+
+    TrainControl control;
+    g_control = &control;
+    std::signal(SIGINT, onSigint);
+    TrainCallbacks cb;
+    cb.progressIntervalMs = 1000;
+    cb.progress = [](const TrainProgress& p) {
+        out() << QString("step %1/%2  loss %3  lr %4  %5 tok/s  elapsed %6  ETA %7")
+                     .arg(p.step).arg(p.totalSteps).arg(p.loss, 0, 'f', 4).arg(p.lr, 0, 'e', 2)
+                     .arg(p.tokensPerSecond, 0, 'f', 0).arg(seconds(p.elapsedSeconds), seconds(p.etaSeconds))
+              << "\n";
+        out().flush();
+    };
+    cb.evaluated = [](const LengthCurve& cv) {
+        out() << "eval step " << cv.step << ": " << curveLine(cv) << "\n";
+        out().flush();
+    };
+    cb.log = [](const QString& s) { out() << s << "\n"; out().flush(); };
+    const TrainOutcome o = train(model, outDir, control, cb);
+    std::signal(SIGINT, SIG_DFL);
+    g_control = nullptr;
+    if (o.status == TrainOutcome::Status::Failed) throw Error(o.message);
+    out() << statusName(o.status) << ": " << o.message << "\n";
+    if (!o.checkpoint.isEmpty()) out() << "checkpoint: " << o.checkpoint << "\n";
+    out().flush();
+    return o.status == TrainOutcome::Status::Finished ? 0 : (o.status == TrainOutcome::Status::Cancelled ? 130 : 2);
+}
+
+int cmdEval(Args& a)
+{
+    const QString path = a.value("--checkpoint");
+    const QString lengthsText = a.value("--lengths");
+    const int samples = a.integer("--samples", 0, 1, 1000000);
+    const int seed = a.integer("--seed", 1234, 0, 2147483647);
+    const bool json = a.flag("--json");
+    a.done();
+    if (path.isEmpty()) throw Error("eval: --checkpoint FILE is required");
+    const Model model = Model::load(path);
+    const std::vector<int> lengths = lengthsText.isEmpty() ? model.config().task.evalLengths : parseLengths(lengthsText);
+    const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
+    if (json) {
+        QJsonArray l, s, ch;
+        for (size_t i = 0; i < c.lengths.size(); ++i) {
+            l.append(c.lengths[i]);
+            s.append(c.stringAccuracy[i]);
+            ch.append(c.charAccuracy[i]);
+        }
+        const QJsonObject o{{"lengths", l}, {"string_accuracy", s}, {"char_accuracy", ch}, {"samples", c.samples},
+                            {"step", c.step}, {"checkpoint", QFileInfo(path).absoluteFilePath()}};
+        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
+    } else {
+        out() << model.summary() << "\n";
+        out() << QString("%1  %2  %3\n").arg("length", 8).arg("string acc", 11).arg("char acc", 9);
+        for (size_t i = 0; i < c.lengths.size(); ++i)
+            out() << QString("%1  %2%  %3%\n").arg(c.lengths[i], 8).arg(100 * c.stringAccuracy[i], 10, 'f', 1)
+                         .arg(100 * c.charAccuracy[i], 8, 'f', 1);
+        out() << "(" << c.samples << " strings per length)\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+bool isHeadless(const QStringList& args)
+{
+    static const QStringList commands = {"train", "eval", "config", "presets"};
+    for (const QString& a : args.mid(1)) {
+        if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
+        if (commands.contains(a)) return true;
+    }
+    return false;
+}
+
+int runCli(QStringList argv)
+{
+    try {
+        Args a(argv.mid(1));
+        const int threads = a.integer("--threads", 0, 0, 4096);
+        configureThreads(threads);
+        if (a.flag("--help") || a.flag("-h")) {
+            out() << kUsage;
+            return 0;
+        }
+        if (a.flag("--version")) {
+            out() << "parrotscope " << appVersion() << "\n";
+            return 0;
+        }
+        if (a.flag("--diagnostics")) {
+            a.done();
+            out() << diagnosticsText(diagnostics());
+            return 0;
+        }
+        QString command;
+        for (const char* c : {"train", "eval", "config", "presets"})
+            if (argv.mid(1).contains(c)) { command = c; break; }
+        QStringList remaining = argv.mid(1);
+        remaining.removeOne(command);
+        Args args(remaining);
+        args.integer("--threads", 0, 0, 4096);
+        if (command == "presets") {
+            args.done();
+            for (const QString& name : presetNames()) {
+                const ExperimentConfig c = loadPreset(name);
+                // first sentence; "et al." does not end one
+                static const QRegularExpression sentenceEnd("(?<!al)\\.\\s");
+                const QRegularExpressionMatch m = sentenceEnd.match(c.description);
+                const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
+                out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
+            }
+            return 0;
+        }
+        if (command == "config") {
+            const ExperimentConfig c = experimentFrom(args);
+            args.done();
+            out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
+            return 0;
+        }
+        if (command == "train") return cmdTrain(args);
+        if (command == "eval") return cmdEval(args);
+        throw Error("no command given (see parrotscope --help)");
+    } catch (const Error& e) {
+        QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        QTextStream(stderr) << "parrotscope: error: " << QString::fromUtf8(e.what()).section('\n', 0, 0) << "\n";
+        return 1;
+    }
+}
+
+}  // namespace parrot

@@ -1,0 +1,88 @@
+// parrotscope: the window by default; headless subcommands (train, eval, config, presets,
+// --version, --diagnostics) when asked, without touching the display.
+#include "cli.h"
+#include "diagnostics.h"
+#include "mainwindow.h"
+#include "presets.h"
+#include "version.h"
+
+#include <QApplication>
+#include <QSettings>
+#include <QTextStream>
+#include <QTimer>
+
+namespace {
+
+int runGui(int argc, char** argv, const QStringList& args)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("Parrotscope");
+    QApplication::setOrganizationName("Parrotscope");
+    QApplication::setApplicationVersion(parrot::appVersion());
+
+    QString preset, screenshot, checkpoint, error;
+    int threads = QSettings().value("threads", 0).toInt();
+    long long screenshotStep = -1;
+    bool train = false;
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        const QString& a = args[i];
+        auto next = [&]() -> QString {
+            if (i + 1 >= args.size()) { error = a + ": expects a value"; return {}; }
+            return args[++i];
+        };
+        if (a == "--preset") preset = next();
+        else if (a == "--screenshot") screenshot = next();
+        else if (a == "--threads") {
+            bool ok = false;
+            threads = next().toInt(&ok);
+            if (!ok || threads < 0) error = "--threads: expected a non-negative integer";
+        } else if (a == "--train") train = true;
+        else if (a == "--screenshot-at-step") {
+            bool ok = false;
+            screenshotStep = next().toLongLong(&ok);
+            if (!ok || screenshotStep < 0) error = "--screenshot-at-step: expected a step number";
+        } else if (!a.startsWith("--") && checkpoint.isEmpty()) checkpoint = a;
+        else error = QString("unexpected argument '%1' (see parrotscope --help)").arg(a);
+        if (!error.isEmpty()) break;
+    }
+    if (error.isEmpty() && !preset.isEmpty() && !parrot::presetNames().contains(preset))
+        error = QString("unknown preset '%1' (available: %2)").arg(preset, parrot::presetNames().join(", "));
+    if (!error.isEmpty()) {
+        QTextStream(stderr) << "parrotscope: error: " << error << "\n";
+        return 1;
+    }
+    parrot::configureThreads(threads);
+
+    parrot::MainWindow window;
+    window.loadPreset(preset.isEmpty() ? parrot::defaultPresetName() : preset);
+    if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
+    window.show();
+    if (!screenshot.isEmpty()) {
+        if (screenshotStep >= 0) {
+            window.screenshotAtStep(screenshotStep, screenshot);
+            QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
+        } else {
+            QTimer::singleShot(300, &window, [&] {
+                const bool ok = window.saveScreenshot(screenshot);
+                if (!ok) QTextStream(stderr) << "parrotscope: error: cannot write " << screenshot << "\n";
+                QApplication::exit(ok ? 0 : 1);
+            });
+        }
+    } else if (train) {
+        QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
+    }
+    return app.exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    QStringList args;
+    for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+    if (parrot::isHeadless(args)) {
+        QCoreApplication app(argc, argv);
+        return parrot::runCli(args);
+    }
+    return runGui(argc, argv, args);
+}

@@ -1,0 +1,357 @@
+#include "config.h"
+
+#include "error.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+#include <cmath>
+#include <limits>
+
+namespace parrot {
+namespace {
+
+// One list of fields per struct, shared by JSON writing, strict reading and --set.
+template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig*)
+{
+    v("kind", c.kind);
+    v("vocab_size", c.vocabSize);
+    v("min_len", c.minLen);
+    v("max_len", c.maxLen);
+    v("context_len", c.contextLen);
+    v("eval_lengths", c.evalLengths);
+    v("eval_samples", c.evalSamples);
+}
+
+template <class Model, class V> void visitFields(Model& c, V&& v, const ModelConfig*)
+{
+    v("family", c.family);
+    v("positions", c.positions);
+    v("layers", c.layers);
+    v("d_model", c.dModel);
+    v("heads", c.heads);
+    v("num_masked_heads", c.numMaskedHeads);
+    v("mlp_ratio", c.mlpRatio);
+    v("tie_embeddings", c.tieEmbeddings);
+}
+
+template <class Train, class V> void visitFields(Train& c, V&& v, const TrainConfig*)
+{
+    v("steps", c.steps);
+    v("batch_size", c.batchSize);
+    v("lr", c.lr);
+    v("schedule", c.schedule);
+    v("min_lr_ratio", c.minLrRatio);
+    v("warmup_steps", c.warmupSteps);
+    v("weight_decay", c.weightDecay);
+    v("beta1", c.beta1);
+    v("beta2", c.beta2);
+    v("grad_clip", c.gradClip);
+    v("eval_every", c.evalEvery);
+    v("eval_samples", c.evalSamples);
+    v("checkpoint_every", c.checkpointEvery);
+    v("log_every", c.logEvery);
+}
+
+template <class S, class V> void visitStruct(S& c, V&& v)
+{
+    visitFields(c, std::forward<V>(v), static_cast<const std::remove_const_t<S>*>(nullptr));
+}
+
+template <class E, class V> void visitTop(E& c, V&& v)
+{
+    v("name", c.name);
+    v("description", c.description);
+    v("seed", c.seed);
+}
+
+QJsonValue toValue(const QString& s) { return s; }
+QJsonValue toValue(int i) { return i; }
+QJsonValue toValue(qint64 i) { return i; }
+QJsonValue toValue(double d) { return d; }
+QJsonValue toValue(bool b) { return b; }
+QJsonValue toValue(const std::vector<int>& v)
+{
+    QJsonArray a;
+    for (int x : v) a.append(x);
+    return a;
+}
+
+QString typeName(const QJsonValue& v)
+{
+    switch (v.type()) {
+    case QJsonValue::Null: return "null";
+    case QJsonValue::Bool: return "a boolean";
+    case QJsonValue::Double: return "a number";
+    case QJsonValue::String: return "a string";
+    case QJsonValue::Array: return "an array";
+    case QJsonValue::Object: return "an object";
+    default: return "nothing";
+    }
+}
+
+[[noreturn]] void wrongType(const QString& key, const char* expected, const QJsonValue& v)
+{
+    throw Error(QString("%1: expected %2, got %3").arg(key, expected, typeName(v)));
+}
+
+qint64 integerFrom(const QString& key, const QJsonValue& v, double lo, double hi, const char* what)
+{
+    if (!v.isDouble()) wrongType(key, what, v);
+    const double d = v.toDouble();
+    if (std::floor(d) != d || d < lo || d > hi)
+        throw Error(QString("%1: expected %2, got %3").arg(key, what).arg(d));
+    return static_cast<qint64>(d);
+}
+
+void fromValue(const QString& key, const QJsonValue& v, QString& out)
+{
+    if (!v.isString()) wrongType(key, "a string", v);
+    out = v.toString();
+}
+void fromValue(const QString& key, const QJsonValue& v, int& out)
+{
+    out = static_cast<int>(integerFrom(key, v, std::numeric_limits<int>::min(),
+                                       std::numeric_limits<int>::max(), "an integer"));
+}
+void fromValue(const QString& key, const QJsonValue& v, qint64& out)
+{
+    out = integerFrom(key, v, -9.007199254740992e15, 9.007199254740992e15, "an integer");
+}
+void fromValue(const QString& key, const QJsonValue& v, double& out)
+{
+    if (!v.isDouble()) wrongType(key, "a number", v);
+    out = v.toDouble();
+}
+void fromValue(const QString& key, const QJsonValue& v, bool& out)
+{
+    if (!v.isBool()) wrongType(key, "a boolean (true or false)", v);
+    out = v.toBool();
+}
+void fromValue(const QString& key, const QJsonValue& v, std::vector<int>& out)
+{
+    if (!v.isArray()) wrongType(key, "an array of integers", v);
+    out.clear();
+    const QJsonArray a = v.toArray();
+    for (qsizetype i = 0; i < a.size(); ++i) {
+        int x = 0;
+        fromValue(QString("%1[%2]").arg(key).arg(i), a[i], x);
+        out.push_back(x);
+    }
+}
+
+// Parses a command-line string into the field's type.
+template <class T> void fromText(const QString& key, const QString& text, T& out)
+{
+    const QString t = text.trimmed();
+    QJsonValue v;
+    if constexpr (std::is_same_v<T, QString>) {
+        v = text;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (t == "true" || t == "1" || t == "on" || t == "yes") v = true;
+        else if (t == "false" || t == "0" || t == "off" || t == "no") v = false;
+        else throw Error(QString("%1: expected true or false, got '%2'").arg(key, text));
+    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+        QString body = t;
+        if (body.startsWith('[') && body.endsWith(']')) body = body.mid(1, body.size() - 2);
+        QJsonArray a;
+        for (const QString& part : body.split(',', Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int x = part.trimmed().toInt(&ok);
+            if (!ok) throw Error(QString("%1: expected a comma-separated list of integers, got '%2'").arg(key, text));
+            a.append(x);
+        }
+        v = a;
+    } else {
+        bool ok = false;
+        const double d = t.toDouble(&ok);
+        if (!ok) throw Error(QString("%1: expected a number, got '%2'").arg(key, text));
+        v = d;
+    }
+    fromValue(key, v, out);
+}
+
+template <class S> QJsonObject sectionToJson(const S& s)
+{
+    QJsonObject o;
+    visitStruct(s, [&](const char* name, const auto& field) { o.insert(name, toValue(field)); });
+    return o;
+}
+
+template <class S> QStringList fieldNames(S& s)
+{
+    QStringList names;
+    visitStruct(s, [&](const char* name, auto&) { names << name; });
+    return names;
+}
+
+template <class S> void sectionFromJson(S& s, const QJsonObject& o, const QString& prefix)
+{
+    const QStringList known = fieldNames(s);
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (!known.contains(it.key()))
+            throw Error(QString("%1.%2: unknown key (expected one of: %3)").arg(prefix, it.key(), known.join(", ")));
+    visitStruct(s, [&](const char* name, auto& field) {
+        if (o.contains(name)) fromValue(prefix + "." + name, o.value(name), field);
+    });
+}
+
+template <class S> bool sectionOverride(S& s, const QString& field, const QString& key, const QString& text)
+{
+    bool found = false;
+    visitStruct(s, [&](const char* name, auto& f) {
+        if (field == name) {
+            fromText(key, text, f);
+            found = true;
+        }
+    });
+    if (!found)
+        throw Error(QString("%1: unknown key (expected one of: %2)").arg(key, fieldNames(s).join(", ")));
+    return found;
+}
+
+}  // namespace
+
+QJsonObject toJson(const ExperimentConfig& c)
+{
+    QJsonObject o;
+    visitTop(c, [&](const char* name, const auto& field) { o.insert(name, toValue(field)); });
+    o.insert("task", sectionToJson(c.task));
+    o.insert("model", sectionToJson(c.model));
+    o.insert("train", sectionToJson(c.train));
+    return o;
+}
+
+ExperimentConfig experimentFromJson(const QJsonObject& o, const QString& origin)
+{
+    const QString where = origin.isEmpty() ? QString() : origin + ": ";
+    ExperimentConfig c;
+    try {
+        static const QStringList sections = {"task", "model", "train"};
+        QStringList topNames;
+        visitTop(c, [&](const char* name, auto&) { topNames << name; });
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            if (topNames.contains(it.key())) {
+                visitTop(c, [&](const char* name, auto& field) {
+                    if (it.key() == name) fromValue(name, it.value(), field);
+                });
+            } else if (sections.contains(it.key())) {
+                if (!it.value().isObject()) wrongType(it.key(), "an object", it.value());
+            } else {
+                throw Error(QString("%1: unknown key (expected one of: %2)")
+                                .arg(it.key(), (topNames + sections).join(", ")));
+            }
+        }
+        sectionFromJson(c.task, o.value("task").toObject(), "task");
+        sectionFromJson(c.model, o.value("model").toObject(), "model");
+        sectionFromJson(c.train, o.value("train").toObject(), "train");
+    } catch (const Error& e) {
+        throw Error(where + e.message());
+    }
+    const QStringList problems = validate(c);
+    if (!problems.isEmpty()) throw Error(where + problems.join("; "));
+    return c;
+}
+
+QStringList validate(const ExperimentConfig& c)
+{
+    QStringList p;
+    auto need = [&](bool ok, const QString& msg) { if (!ok) p << msg; };
+    const TaskConfig& t = c.task;
+    need(t.kind == "copy", QString("task.kind: expected \"copy\", got \"%1\"").arg(t.kind));
+    need(t.vocabSize >= 2 && t.vocabSize <= 1024, QString("task.vocab_size: expected 2..1024, got %1").arg(t.vocabSize));
+    need(t.minLen >= 1, QString("task.min_len: expected >= 1, got %1").arg(t.minLen));
+    need(t.maxLen >= t.minLen, QString("task.max_len: expected >= task.min_len (%1), got %2").arg(t.minLen).arg(t.maxLen));
+    need(t.contextLen >= copyExampleTokens(t.maxLen) && t.contextLen <= 65536,
+         QString("task.context_len: expected room for one example of max_len %1 (%2 tokens) and at most 65536, got %3")
+             .arg(t.maxLen).arg(copyExampleTokens(t.maxLen)).arg(t.contextLen));
+    need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
+    for (int len : t.evalLengths)
+        need(len >= 1 && len <= 10000, QString("task.eval_lengths: expected lengths in 1..10000, got %1").arg(len));
+    need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
+
+    const ModelConfig& m = c.model;
+    need(m.family == "transformer", QString("model.family: expected \"transformer\", got \"%1\"").arg(m.family));
+    need(m.positions == "nope" || m.positions == "hard_alibi",
+         QString("model.positions: expected \"nope\" or \"hard_alibi\", got \"%1\"").arg(m.positions));
+    need(m.layers >= 1 && m.layers <= 64, QString("model.layers: expected 1..64, got %1").arg(m.layers));
+    need(m.heads >= 1, QString("model.heads: expected >= 1, got %1").arg(m.heads));
+    need(m.dModel >= 1 && m.dModel <= 8192, QString("model.d_model: expected 1..8192, got %1").arg(m.dModel));
+    need(m.heads >= 1 && m.dModel % m.heads == 0,
+         QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
+    need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
+         QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
+    need(m.mlpRatio >= 1 && m.mlpRatio <= 16, QString("model.mlp_ratio: expected 1..16, got %1").arg(m.mlpRatio));
+
+    const TrainConfig& r = c.train;
+    need(r.steps >= 1, QString("train.steps: expected >= 1, got %1").arg(r.steps));
+    need(r.batchSize >= 1 && r.batchSize <= 65536, QString("train.batch_size: expected 1..65536, got %1").arg(r.batchSize));
+    need(std::isfinite(r.lr) && r.lr > 0, QString("train.lr: expected a positive number, got %1").arg(r.lr));
+    need(r.schedule == "cosine" || r.schedule == "linear" || r.schedule == "constant",
+         QString("train.schedule: expected \"cosine\", \"linear\" or \"constant\", got \"%1\"").arg(r.schedule));
+    need(r.minLrRatio >= 0 && r.minLrRatio <= 1, QString("train.min_lr_ratio: expected 0..1, got %1").arg(r.minLrRatio));
+    need(r.warmupSteps >= 0, QString("train.warmup_steps: expected >= 0, got %1").arg(r.warmupSteps));
+    need(r.weightDecay >= 0 && std::isfinite(r.weightDecay), QString("train.weight_decay: expected >= 0, got %1").arg(r.weightDecay));
+    need(r.beta1 >= 0 && r.beta1 < 1, QString("train.beta1: expected 0 <= beta1 < 1, got %1").arg(r.beta1));
+    need(r.beta2 >= 0 && r.beta2 < 1, QString("train.beta2: expected 0 <= beta2 < 1, got %1").arg(r.beta2));
+    need(r.gradClip >= 0 && std::isfinite(r.gradClip), QString("train.grad_clip: expected >= 0, got %1").arg(r.gradClip));
+    need(r.evalEvery >= 0, QString("train.eval_every: expected >= 0, got %1").arg(r.evalEvery));
+    need(r.evalSamples >= 1, QString("train.eval_samples: expected >= 1, got %1").arg(r.evalSamples));
+    need(r.checkpointEvery >= 0, QString("train.checkpoint_every: expected >= 0, got %1").arg(r.checkpointEvery));
+    need(r.logEvery >= 1, QString("train.log_every: expected >= 1, got %1").arg(r.logEvery));
+    need(c.seed >= 0, QString("seed: expected >= 0, got %1").arg(c.seed));
+    return p;
+}
+
+void applyOverride(ExperimentConfig& c, const QString& assignment)
+{
+    const qsizetype eq = assignment.indexOf('=');
+    if (eq <= 0) throw Error(QString("--set %1: expected key=value, e.g. model.layers=4").arg(assignment));
+    const QString key = assignment.left(eq).trimmed();
+    const QString text = assignment.mid(eq + 1);
+    const QStringList path = key.split('.');
+    if (path.size() == 1) {
+        bool found = false;
+        visitTop(c, [&](const char* name, auto& f) {
+            if (key == name) { fromText(key, text, f); found = true; }
+        });
+        if (!found) throw Error(QString("%1: unknown key (expected name, description, seed or task.*, model.*, train.*)").arg(key));
+    } else if (path.size() == 2 && path[0] == "task") {
+        sectionOverride(c.task, path[1], key, text);
+    } else if (path.size() == 2 && path[0] == "model") {
+        sectionOverride(c.model, path[1], key, text);
+    } else if (path.size() == 2 && path[0] == "train") {
+        sectionOverride(c.train, path[1], key, text);
+    } else {
+        throw Error(QString("%1: unknown key (expected name, description, seed or task.*, model.*, train.*)").arg(key));
+    }
+}
+
+void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
+{
+    for (const QString& a : assignments) applyOverride(c, a);
+    const QStringList problems = validate(c);
+    if (!problems.isEmpty()) throw Error(problems.join("; "));
+}
+
+ExperimentConfig loadConfigFile(const QString& path)
+{
+    QFile f(path);
+    if (!f.exists()) throw Error(QString("%1: no such file").arg(path));
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError)
+        throw Error(QString("%1: not valid JSON at offset %2 (%3)").arg(path).arg(err.offset).arg(err.errorString()));
+    if (!doc.isObject()) throw Error(QString("%1: expected a JSON object at the top level").arg(path));
+    // A run folder's config.json wraps the experiment with the environment it ran in.
+    if (doc.object().contains("parrotscope_run")) {
+        const QJsonValue e = doc.object().value("experiment");
+        if (!e.isObject()) throw Error(QString("%1: run config has no \"experiment\" object").arg(path));
+        return experimentFromJson(e.toObject(), path);
+    }
+    return experimentFromJson(doc.object(), path);
+}
+
+}  // namespace parrot

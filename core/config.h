@@ -1,0 +1,83 @@
+// Experiment configuration: plain structs, saved as JSON in every checkpoint and run folder.
+// Parsing is strict: unknown keys and wrong types are errors that name the dotted key.
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace parrot {
+
+// The copy task of Jelassi et al. (2024): `$ s | s .` with s uniform i.i.d. over V letters.
+struct TaskConfig {
+    QString kind = "copy";          // the only task so far; the task suite adds more
+    int vocabSize = 26;             // V letters; the paper uses the 26 lower-case letters
+    int minLen = 1;                 // training string lengths are uniform in [minLen, maxLen]
+    int maxLen = 20;                // the paper's short-string regime; 20 trains in minutes on 2 cores
+    int contextLen = 64;            // packed row length; 64 holds a length-20 example 2.9x (STACK.md: 128 costs 3.5x)
+    std::vector<int> evalLengths = {5, 10, 15, 20, 25, 30, 40};  // up to 2x the training range
+    int evalSamples = 128;          // strings per length: a 95% CI of about +-8 points at 50%
+};
+
+// Decoder-only, pre-LayerNorm Transformer (nanoGPT shape).
+struct ModelConfig {
+    QString family = "transformer";
+    QString positions = "hard_alibi";  // "nope" | "hard_alibi": Hard-ALiBi is what copies to length 20 in minutes
+    int layers = 2;                    // the copy paper's two-layer copier needs two layers
+    int dModel = 128;                  // STACK.md: 64 with 8 heads plateaus lower
+    int heads = 8;
+    int numMaskedHeads = 4;            // Hard-ALiBi: heads 0..3 see windows of 1..4 tokens, the rest NoPE
+    int mlpRatio = 4;                  // MLP hidden = mlpRatio * dModel, as in GPT-2
+    bool tieEmbeddings = false;        // untied like Pythia; tying saves V*C parameters
+};
+
+struct TrainConfig {
+    int steps = 2400;              // STACK.md: >= 95% at length 20 after ~2,250 steps
+    int batchSize = 32;
+    double lr = 2e-3;              // 1e-3 is too low for these small Transformers (STACK.md)
+    QString schedule = "cosine";   // "cosine" | "linear" | "constant"; cosine decay mattered most
+    double minLrRatio = 0.1;       // decay to 10% of the peak
+    int warmupSteps = 100;
+    double weightDecay = 0.1;      // AdamW, on weight matrices only
+    double beta1 = 0.9;
+    double beta2 = 0.98;           // a shorter second-moment memory steadies small-batch Transformers
+    double gradClip = 1.0;         // global norm; 0 disables
+    int evalEvery = 200;           // steps between accuracy-vs-length evaluations; 0 = only at the end
+    int evalSamples = 64;          // strings per length during training (the final eval uses task.eval_samples)
+    int checkpointEvery = 500;     // steps between autosaves; 0 = only when the run stops
+    int logEvery = 10;             // steps between metrics.csv rows
+};
+
+struct ExperimentConfig {
+    QString name = "copy-hard-alibi";
+    QString description;
+    qint64 seed = 1;
+    TaskConfig task;
+    ModelConfig model;
+    TrainConfig train;
+};
+
+// Conversion. fromJson starts from the defaults, so a partial object is accepted;
+// unknown keys, wrong types and invalid values throw parrot::Error naming the key.
+QJsonObject toJson(const ExperimentConfig& c);
+ExperimentConfig experimentFromJson(const QJsonObject& o, const QString& origin = {});
+
+// Checks value ranges and cross-field constraints; returns one message per problem.
+QStringList validate(const ExperimentConfig& c);
+
+// Applies `dotted.key=value` to a config, keeping types: ints stay ints, lists are
+// comma-separated or JSON arrays. Throws parrot::Error naming the key on any mismatch.
+// applyOverride does not validate (a later override may fix an intermediate state);
+// applyOverrides applies them in order and then validates the result.
+void applyOverride(ExperimentConfig& c, const QString& assignment);
+void applyOverrides(ExperimentConfig& c, const QStringList& assignments);
+
+// Reads a config file (JSON). Errors name the file.
+ExperimentConfig loadConfigFile(const QString& path);
+
+// Tokens per example of the copy task: `$`, s, `|`, s, `.`.
+inline int copyExampleTokens(int len) { return 2 * len + 3; }
+
+}  // namespace parrot

@@ -1,0 +1,84 @@
+#include "runfolder.h"
+
+#include "error.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+namespace parrot {
+
+RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment)
+    : m_dir(QDir(dir).absolutePath()), m_evalLengths(config.task.evalLengths)
+{
+    QDir d(m_dir);
+    if (d.exists("config.json") || d.exists("metrics.csv"))
+        throw Error(QString("%1: already holds a run (config.json or metrics.csv); choose a new folder").arg(m_dir));
+    if (!d.mkpath("checkpoints")) throw Error(QString("%1: cannot create the run folder").arg(m_dir));
+
+    QSaveFile cfg(d.filePath("config.json"));
+    const QJsonObject doc{{"parrotscope_run", 1}, {"experiment", toJson(config)}, {"environment", environment}};
+    if (!cfg.open(QIODevice::WriteOnly) || cfg.write(QJsonDocument(doc).toJson()) < 0 || !cfg.commit())
+        throw Error(QString("%1: cannot write config.json (%2)").arg(m_dir, cfg.errorString()));
+
+    m_metrics = std::make_unique<QFile>(d.filePath("metrics.csv"));
+    if (!m_metrics->open(QIODevice::WriteOnly | QIODevice::Text))
+        throw Error(QString("%1: cannot write metrics.csv (%2)").arg(m_dir, m_metrics->errorString()));
+    QStringList header{"step", "examples_seen", "wall_time_s", "loss", "lr", "tokens_per_s"};
+    for (int len : m_evalLengths) header << QString("string_acc_%1").arg(len);
+    for (int len : m_evalLengths) header << QString("char_acc_%1").arg(len);
+    m_metrics->write((header.join(',') + '\n').toUtf8());
+    m_metrics->flush();
+}
+
+QString RunFolder::checkpointPath() const { return QDir(m_dir).filePath("checkpoints/last.safetensors"); }
+
+void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
+{
+    QStringList row{QString::number(p.step), QString::number(p.examplesSeen), QString::number(p.elapsedSeconds, 'f', 3),
+                    QString::number(p.loss, 'g', 6), QString::number(p.lr, 'g', 6),
+                    QString::number(p.tokensPerSecond, 'f', 0)};
+    for (int pass = 0; pass < 2; ++pass)
+        for (int len : m_evalLengths) {
+            QString cell;
+            if (eval)
+                for (size_t i = 0; i < eval->lengths.size(); ++i)
+                    if (eval->lengths[i] == len)
+                        cell = QString::number(pass == 0 ? eval->stringAccuracy[i] : eval->charAccuracy[i], 'f', 4);
+            row << cell;
+        }
+    m_metrics->write((row.join(',') + '\n').toUtf8());
+    m_metrics->flush();
+}
+
+void RunFolder::appendCurve(const LengthCurve& c)
+{
+    QJsonArray lengths, str, chr;
+    for (size_t i = 0; i < c.lengths.size(); ++i) {
+        lengths.append(c.lengths[i]);
+        str.append(c.stringAccuracy[i]);
+        chr.append(c.charAccuracy[i]);
+    }
+    m_curves.append(QJsonObject{{"step", c.step}, {"samples", c.samples}, {"lengths", lengths},
+                                {"string_accuracy", str}, {"char_accuracy", chr}});
+    QSaveFile f(QDir(m_dir).filePath("curves.json"));
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson()) < 0
+        || !f.commit())
+        throw Error(QString("%1: cannot write curves.json (%2)").arg(m_dir, f.errorString()));
+}
+
+QString newRunDir(const QString& root, const QString& name)
+{
+    QString safe = name;
+    safe.replace(QRegularExpression("[^A-Za-z0-9_.-]+"), "-");
+    const QString base = QDir(root).filePath(QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + "-" + safe);
+    QString dir = base;
+    for (int n = 2; QFileInfo::exists(dir); ++n) dir = base + "-" + QString::number(n);
+    return dir;
+}
+
+}  // namespace parrot

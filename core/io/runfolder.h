@@ -1,0 +1,40 @@
+// A run folder: config.json (experiment + environment), metrics.csv, checkpoints/.
+#pragma once
+
+#include "config.h"
+#include "types.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <memory>
+
+namespace parrot {
+
+class RunFolder {
+public:
+    // Creates `dir` (and parents) and writes config.json. Refuses a folder that already
+    // holds a run (config.json or metrics.csv), so nothing a user had is overwritten.
+    RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment);
+
+    QString dir() const { return m_dir; }
+    QString checkpointPath() const;  // checkpoints/last.safetensors
+
+    // One metrics.csv row; eval columns are filled when `eval` is given.
+    void appendMetrics(const TrainProgress& p, const LengthCurve* eval);
+    // curves.json: every evaluation of the run, for the plots.
+    void appendCurve(const LengthCurve& c);
+
+private:
+    QString m_dir;
+    std::vector<int> m_evalLengths;
+    std::unique_ptr<QFile> m_metrics;
+    QJsonArray m_curves;
+};
+
+// A fresh, unused folder name under `root`: <root>/<yyyyMMdd-hhmmss>-<name>[-n].
+QString newRunDir(const QString& root, const QString& name);
+
+}  // namespace parrot

@@ -1,0 +1,40 @@
+// The safetensors format (github.com/huggingface/safetensors): an 8-byte little-endian
+// header length N, N bytes of JSON header, then the raw little-endian tensor bytes.
+// The header maps tensor names to {dtype, shape, data_offsets} and may hold a
+// `__metadata__` object of string values. Plain C++: no torch, no code execution on load.
+#pragma once
+
+#include <QByteArray>
+#include <QMap>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+namespace parrot {
+
+struct TensorRecord {
+    QString dtype;               // "F32", "F16", "BF16", "F64", "I64", "I32", "I16", "I8", "U8", "BOOL"
+    std::vector<int64_t> shape;
+    QByteArray data;             // little-endian, row-major
+    int64_t elementCount() const;
+};
+
+struct SafetensorsFile {
+    QMap<QString, QString> metadata;
+    QMap<QString, TensorRecord> tensors;  // sorted by name, as written
+};
+
+// Bytes per element of a safetensors dtype; 0 for an unknown dtype.
+int dtypeSize(const QString& dtype);
+
+// Reads and checks the whole file. Throws parrot::Error naming the file and what is wrong:
+// too short, a header length past the end, invalid JSON, an unknown dtype, a shape that
+// does not match the byte range, offsets outside the data or overlapping, metadata that is
+// not a string map.
+SafetensorsFile readSafetensors(const QString& path);
+
+// Writes atomically: a temporary file beside the target, renamed over it only when complete.
+void writeSafetensors(const QString& path, const SafetensorsFile& file);
+
+}  // namespace parrot

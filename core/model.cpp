@@ -1,0 +1,309 @@
+#include "modelimpl.h"
+
+#include "diagnostics.h"
+#include "error.h"
+#include "io/safetensors.h"
+#include "version.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocale>
+
+#include <cmath>
+
+namespace parrot {
+
+double LengthCurve::stringAccuracyAt(int length, double fallback) const
+{
+    for (size_t i = 0; i < lengths.size(); ++i)
+        if (lengths[i] == length) return stringAccuracy[i];
+    return fallback;
+}
+
+QString statusName(TrainOutcome::Status s)
+{
+    switch (s) {
+    case TrainOutcome::Status::Finished: return "finished";
+    case TrainOutcome::Status::Cancelled: return "cancelled";
+    case TrainOutcome::Status::Diverged: return "diverged";
+    case TrainOutcome::Status::Failed: return "failed";
+    }
+    return "unknown";
+}
+
+TransformerOptions transformerOptions(const ExperimentConfig& c)
+{
+    TransformerOptions o;
+    o.vocabSize = CopyVocab{c.task.vocabSize}.size();
+    o.dModel = c.model.dModel;
+    o.heads = c.model.heads;
+    o.layers = c.model.layers;
+    o.mlpRatio = c.model.mlpRatio;
+    o.positions = c.model.positions == "nope" ? Positions::NoPE : Positions::HardAlibi;
+    o.numMaskedHeads = o.positions == Positions::HardAlibi ? c.model.numMaskedHeads : 0;
+    o.tieEmbeddings = c.model.tieEmbeddings;
+    return o;
+}
+
+torch::Device preferredDevice()
+{
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+}
+
+torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device)
+{
+    auto t = torch::from_blob(const_cast<int64_t*>(values.data()), {batch, length}, torch::kLong).clone();
+    return t.to(device);
+}
+
+void scoreCopyBatch(Transformer& net, const CopyEvalBatch& eval, torch::Device device,
+                    long long& stringsRight, long long& charsRight)
+{
+    const TokenBatch& b = eval.tokens;
+    auto input = toTensor(b.input, b.batch, b.length, device);
+    auto target = toTensor(b.target, b.batch, b.length, device);
+    auto logits = net->forward(input);  // (B, T, V)
+    const int64_t L = eval.stringLength;
+    auto pred = logits.slice(1, eval.answerStart, eval.answerStart + L).argmax(-1);  // (B, L)
+    auto right = pred.eq(target.slice(1, eval.answerStart, eval.answerStart + L));
+    charsRight += right.sum().item<int64_t>();
+    stringsRight += right.all(1).sum().item<int64_t>();
+}
+
+namespace {
+
+// Parameters of the Transformer a config describes, without building it.
+double estimatedParameters(const ExperimentConfig& c)
+{
+    const double C = c.model.dModel, V = CopyVocab{c.task.vocabSize}.size(), M = c.model.mlpRatio * C;
+    const double block = 4 * C + 3 * C * C + 3 * C + C * C + C + C * M + M + M * C + C;
+    return V * C * (c.model.tieEmbeddings ? 1 : 2) + c.model.layers * block + 2 * C;
+}
+
+double availableMemoryBytes()
+{
+    QFile f("/proc/meminfo");
+    if (!f.open(QIODevice::ReadOnly)) return 0;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (line.startsWith("MemAvailable:")) return line.simplified().split(' ').value(1).toDouble() * 1024.0;
+    return 0;
+}
+
+std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
+{
+    const QStringList problems = validate(config);
+    if (!problems.isEmpty()) throw Error(problems.join("; "));
+    // Weights, gradients and AdamW's two moments: 16 bytes a parameter before activations.
+    const double needed = estimatedParameters(config) * 16.0;
+    const double available = availableMemoryBytes();
+    if (available > 0 && needed > 0.8 * available)
+        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB for training, "
+                            "only %3 GB of memory are available; reduce model.d_model or model.layers")
+                        .arg(estimatedParameters(config) / 1e6, 0, 'f', 1).arg(needed / 1e9, 0, 'f', 1)
+                        .arg(available / 1e9, 0, 'f', 1));
+    auto impl = std::make_shared<Model::Impl>();
+    impl->config = config;
+    impl->device = preferredDevice();
+    try {
+        torch::manual_seed(uint64_t(config.seed));
+        impl->net = Transformer(transformerOptions(config));
+        impl->net->to(impl->device);
+    } catch (const c10::Error& e) {
+        throw Error(QString("cannot build the model: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
+    }
+    return impl;
+}
+
+QString jsonText(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
+
+}  // namespace
+
+Model Model::create(const ExperimentConfig& config)
+{
+    Model m;
+    m.d = makeImpl(config);
+    return m;
+}
+
+const ExperimentConfig& Model::config() const
+{
+    static const ExperimentConfig none;
+    return d ? d->config : none;
+}
+
+long long Model::step() const { return d ? d->step : 0; }
+
+long long Model::parameterCount() const
+{
+    if (!d) return 0;
+    long long n = 0;
+    for (const auto& p : d->net->parameters()) n += p.numel();
+    return n;
+}
+
+QString Model::summary() const
+{
+    if (!d) return "no model";
+    const ModelConfig& m = d->config.model;
+    const QString pos = m.positions == "hard_alibi" ? QString("Hard-ALiBi (%1 masked heads)").arg(m.numMaskedHeads) : "NoPE";
+    return QString("Transformer, %1, %2 layers, d_model %3, %4 heads, %5 parameters, step %6")
+        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(QLocale::c().toString(parameterCount())).arg(d->step);
+}
+
+void Model::save(const QString& path) const
+{
+    if (!d) throw Error(QString("%1: there is no model to save").arg(path));
+    std::lock_guard lock(d->mutex);
+    SafetensorsFile file;
+    const QJsonObject cfg = toJson(d->config);
+    file.metadata.insert("format", "parrotscope");
+    file.metadata.insert("format_version", "1");
+    file.metadata.insert("app_version", appVersion());
+    file.metadata.insert("step", QString::number(d->step));
+    file.metadata.insert("experiment", jsonText({{"name", cfg["name"]}, {"description", cfg["description"]}, {"seed", cfg["seed"]}}));
+    file.metadata.insert("task", jsonText(cfg["task"].toObject()));
+    file.metadata.insert("model", jsonText(cfg["model"].toObject()));
+    file.metadata.insert("train", jsonText(cfg["train"].toObject()));
+    for (const auto& p : d->net->named_parameters()) {
+        auto t = p.value().detach().to(torch::kCPU, torch::kFloat32).contiguous();
+        TensorRecord rec;
+        rec.dtype = "F32";
+        rec.shape = t.sizes().vec();
+        rec.data = QByteArray(static_cast<const char*>(t.data_ptr()), qsizetype(t.numel() * sizeof(float)));
+        file.tensors.insert(QString::fromStdString(p.key()), std::move(rec));
+    }
+    writeSafetensors(path, file);
+}
+
+Model Model::load(const QString& path)
+{
+    const SafetensorsFile file = readSafetensors(path);
+    if (file.metadata.value("format") != "parrotscope")
+        throw Error(QString("%1: not a Parrotscope checkpoint (its __metadata__ has no \"format\": \"parrotscope\"); "
+                            "importers for other models' files are not available yet").arg(path));
+    if (file.metadata.value("format_version") != "1")
+        throw Error(QString("%1: checkpoint format version '%2' is not supported (expected 1)")
+                        .arg(path, file.metadata.value("format_version")));
+    auto section = [&](const QString& key) {
+        QJsonParseError err;
+        const QJsonDocument doc = QJsonDocument::fromJson(file.metadata.value(key).toUtf8(), &err);
+        if (!file.metadata.contains(key) || err.error != QJsonParseError::NoError || !doc.isObject())
+            throw Error(QString("%1: __metadata__.%2 is missing or not a JSON object").arg(path, key));
+        return doc.object();
+    };
+    QJsonObject cfg = section("experiment");
+    cfg.insert("task", section("task"));
+    cfg.insert("model", section("model"));
+    cfg.insert("train", section("train"));
+    const ExperimentConfig config = experimentFromJson(cfg, path + " (__metadata__)");
+    bool stepOk = false;
+    const long long step = file.metadata.value("step").toLongLong(&stepOk);
+    if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
+
+    Model m;
+    m.d = makeImpl(config);
+    m.d->step = step;
+    torch::NoGradGuard noGrad;
+    QStringList expected;
+    for (auto& p : m.d->net->named_parameters()) {
+        const QString name = QString::fromStdString(p.key());
+        expected << name;
+        auto it = file.tensors.find(name);
+        if (it == file.tensors.end())
+            throw Error(QString("%1: tensor '%2' is missing (the config describes a model that has it)").arg(path, name));
+        const TensorRecord& rec = it.value();
+        if (rec.dtype != "F32")
+            throw Error(QString("%1: tensor '%2' has dtype %3, expected F32").arg(path, name, rec.dtype));
+        if (rec.shape != p.value().sizes().vec()) {
+            QStringList want, got;
+            for (auto s : p.value().sizes()) want << QString::number(s);
+            for (auto s : rec.shape) got << QString::number(s);
+            throw Error(QString("%1: tensor '%2' has shape [%3], the config needs [%4]")
+                            .arg(path, name, got.join(", "), want.join(", ")));
+        }
+        auto src = torch::from_blob(const_cast<char*>(rec.data.constData()), rec.shape, torch::kFloat32);
+        if (!torch::isfinite(src).all().item<bool>())
+            throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, name));
+        p.value().copy_(src);
+    }
+    for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it)
+        if (!expected.contains(it.key()))
+            throw Error(QString("%1: unexpected tensor '%2' (not part of the model its config describes)").arg(path, it.key()));
+    return m;
+}
+
+std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int time) const
+{
+    if (!d) throw Error("no model");
+    if (batch < 1 || time < 1 || tokens.size() != size_t(batch) * size_t(time))
+        throw Error(QString("logits: expected %1 x %2 tokens, got %3").arg(batch).arg(time).arg(tokens.size()));
+    const int vocab = CopyVocab{d->config.task.vocabSize}.size();
+    for (int t : tokens)
+        if (t < 0 || t >= vocab) throw Error(QString("logits: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
+    std::lock_guard lock(d->mutex);
+    torch::NoGradGuard noGrad;
+    std::vector<int64_t> ids(tokens.begin(), tokens.end());
+    auto out = d->net->forward(toTensor(ids, batch, time, d->device)).to(torch::kCPU).contiguous();
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+}
+
+AttentionMaps Model::attention(const std::vector<int>& tokens) const
+{
+    if (!d) throw Error("no model");
+    const int T = int(tokens.size());
+    const CopyVocab vocab{d->config.task.vocabSize};
+    for (int t : tokens)
+        if (t < 0 || t >= vocab.size()) throw Error(QString("attention: token id %1 outside the vocabulary").arg(t));
+    std::lock_guard lock(d->mutex);
+    torch::NoGradGuard noGrad;
+    std::vector<int64_t> ids(tokens.begin(), tokens.end());
+    std::vector<torch::Tensor> maps;
+    d->net->forward(toTensor(ids, 1, T, d->device), &maps);
+    AttentionMaps a;
+    a.layers = int(maps.size());
+    a.heads = int(d->config.model.heads);
+    a.length = T;
+    auto all = torch::stack(maps).to(torch::kCPU).contiguous();  // (layers, 1, H, T, T)
+    a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+    for (int t : tokens) a.tokens.push_back(vocab.text(t));
+    return a;
+}
+
+LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
+                            const std::function<bool(int, int)>& keepGoing) const
+{
+    if (!d) throw Error("no model to evaluate");
+    if (samples < 1) throw Error(QString("evaluation samples: expected >= 1, got %1").arg(samples));
+    for (int len : lengths)
+        if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
+    const CopyTask task(d->config.task);
+    applyThreads();
+    std::lock_guard lock(d->mutex);
+    torch::NoGradGuard noGrad;
+    d->net->eval();
+    LengthCurve curve;
+    curve.samples = samples;
+    curve.step = d->step;
+    const int total = int(lengths.size());
+    for (int i = 0; i < total; ++i) {
+        const int len = lengths[i];
+        // Fixed strings per (seed, length): curves at different steps compare like with like.
+        std::mt19937_64 rng(seed * 1000003ULL + unsigned(len));
+        const int perBatch = std::max(1, std::min(samples, 32768 / copyExampleTokens(len)));
+        long long strings = 0, chars = 0;
+        for (int done = 0; done < samples; done += perBatch) {
+            const CopyEvalBatch batch = task.evalBatch(len, std::min(perBatch, samples - done), rng);
+            scoreCopyBatch(d->net, batch, d->device, strings, chars);
+        }
+        curve.lengths.push_back(len);
+        curve.stringAccuracy.push_back(double(strings) / samples);
+        curve.charAccuracy.push_back(double(chars) / (double(samples) * len));
+        if (keepGoing && !keepGoing(i + 1, total)) break;
+    }
+    d->net->train();
+    return curve;
+}
+
+}  // namespace parrot

@@ -1,0 +1,51 @@
+// The core's facade for one model: plain value types in and out, no torch headers,
+// so the UI and the command line can hold a model without compiling LibTorch.
+#pragma once
+
+#include "config.h"
+#include "types.h"
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace parrot {
+
+class Model {
+public:
+    Model() = default;  // null: no model yet
+
+    // A freshly initialised model for the experiment, seeded by config.seed.
+    static Model create(const ExperimentConfig& config);
+    // Loads a checkpoint written by save(). Throws parrot::Error naming the file and the
+    // problem (malformed file, missing or extra tensors, shapes that do not match the config).
+    static Model load(const QString& path);
+
+    // Writes a safetensors checkpoint atomically; the configs, step and app version go
+    // into its __metadata__. Throws parrot::Error when the file cannot be written.
+    void save(const QString& path) const;
+
+    bool isNull() const { return !d; }
+    const ExperimentConfig& config() const;
+    long long step() const;
+    long long parameterCount() const;
+    QString summary() const;  // one line: family, positions, size, parameters, step
+
+    // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.
+    std::vector<float> logits(const std::vector<int>& tokens, int batch, int time) const;
+    // Attention weights of every layer and head for one row of tokens.
+    AttentionMaps attention(const std::vector<int>& tokens) const;
+
+    // Teacher-forced copy accuracy at each length on `samples` fresh strings, drawn from a
+    // generator seeded by `seed` and the length (the same strings for the same seed).
+    // `cancelled` is polled between batches; a cancelled evaluation returns what it has.
+    LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
+                         const std::function<bool(int done, int total)>& keepGoing = {}) const;
+
+    struct Impl;
+    std::shared_ptr<Impl> d;  // shared: copies of a Model are handles to the same weights
+};
+
+}  // namespace parrot

@@ -1,0 +1,34 @@
+// The torch side of parrot::Model, shared by the core's own sources only.
+#pragma once
+
+#include "model.h"
+#include "models/transformer.h"
+#include "tasks/copytask.h"
+
+#include <mutex>
+
+namespace parrot {
+
+struct Model::Impl {
+    ExperimentConfig config;
+    Transformer net{nullptr};
+    torch::Device device{torch::kCPU};
+    long long step = 0;
+    // Training, evaluation and saving of one model are serialised; the UI never
+    // starts two of them at once, and this keeps a stray call from racing.
+    mutable std::mutex mutex;
+};
+
+TransformerOptions transformerOptions(const ExperimentConfig& config);
+
+// CUDA when this LibTorch has it and a GPU is present, else CPU.
+torch::Device preferredDevice();
+
+// (batch x length) int64 values -> a (B, T) tensor on `device`.
+torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device);
+
+// The teacher-forced accuracy of one evaluation batch: adds to string and char counts.
+void scoreCopyBatch(Transformer& net, const CopyEvalBatch& eval, torch::Device device,
+                    long long& stringsRight, long long& charsRight);
+
+}  // namespace parrot

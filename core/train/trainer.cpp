@@ -1,0 +1,198 @@
+#include "trainer.h"
+
+#include "diagnostics.h"
+#include "error.h"
+#include "io/runfolder.h"
+#include "modelimpl.h"
+
+#include <QDir>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <thread>
+
+namespace parrot {
+
+double learningRate(const TrainConfig& c, long long step)
+{
+    if (c.warmupSteps > 0 && step < c.warmupSteps) return c.lr * double(step + 1) / double(c.warmupSteps);
+    const double span = std::max(1.0, double(c.steps - c.warmupSteps));
+    const double progress = std::clamp(double(step - c.warmupSteps) / span, 0.0, 1.0);
+    double factor = 1.0;
+    if (c.schedule == "cosine") factor = c.minLrRatio + (1.0 - c.minLrRatio) * 0.5 * (1.0 + std::cos(M_PI * progress));
+    else if (c.schedule == "linear") factor = 1.0 - (1.0 - c.minLrRatio) * progress;
+    return c.lr * factor;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Weight decay on weight matrices and embeddings only; biases and LayerNorm gains keep theirs.
+torch::optim::AdamW makeOptimizer(Transformer& net, const TrainConfig& c)
+{
+    std::vector<torch::Tensor> decay, noDecay;
+    for (auto& p : net->named_parameters()) (p.value().dim() >= 2 ? decay : noDecay).push_back(p.value());
+    auto opts = [&](double wd) {
+        return std::make_unique<torch::optim::AdamWOptions>(
+            torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(wd));
+    };
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decay, opts(c.weightDecay));
+    groups.emplace_back(noDecay, opts(0.0));
+    return torch::optim::AdamW(groups, torch::optim::AdamWOptions(c.lr));
+}
+
+void restoreWeights(Model& model, const QString& checkpoint)
+{
+    const Model good = Model::load(checkpoint);
+    torch::NoGradGuard noGrad;
+    auto dst = model.d->net->named_parameters();
+    for (const auto& p : good.d->net->named_parameters()) dst[p.key()].copy_(p.value());
+    model.d->step = good.d->step;
+}
+
+}  // namespace
+
+TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb)
+{
+    TrainOutcome out;
+    if (model.isNull()) {
+        out.status = TrainOutcome::Status::Failed;
+        out.message = "no model to train";
+        return out;
+    }
+    const ExperimentConfig& cfg = model.config();
+    const TrainConfig& tc = cfg.train;
+    auto log = [&](const QString& s) { if (cb.log) cb.log(s); };
+    try {
+        applyThreads();
+        std::optional<RunFolder> folder;
+        if (!runDir.isEmpty()) folder.emplace(runDir, cfg, environmentJson());
+        const CopyTask task(cfg.task);
+        Model::Impl& m = *model.d;
+        const int V = task.vocab().size();
+        auto opt = makeOptimizer(m.net, tc);
+        std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
+        m.net->train();
+
+        TrainProgress p;
+        p.totalSteps = tc.steps;
+        double activeSeconds = 0;
+        auto lastEmit = Clock::now() - std::chrono::hours(1);
+        auto report = [&](bool force) {
+            const auto now = Clock::now();
+            if (!force && now - lastEmit < std::chrono::milliseconds(cb.progressIntervalMs)) return;
+            lastEmit = now;
+            if (cb.progress) cb.progress(p);
+        };
+        auto evaluateNow = [&](int samples) {
+            LengthCurve c = model.evaluate(cfg.task.evalLengths, samples, uint64_t(cfg.seed) + 777,
+                                           [&](int, int) { return !control.cancel.load(); });
+            if (folder) {
+                folder->appendMetrics(p, &c);
+                folder->appendCurve(c);
+            }
+            if (cb.evaluated) cb.evaluated(c);
+            return c;
+        };
+        auto checkpoint = [&]() {
+            if (!folder) return;
+            model.save(folder->checkpointPath());
+            out.checkpoint = folder->checkpointPath();
+            log(QString("checkpoint saved at step %1: %2").arg(m.step).arg(out.checkpoint));
+        };
+
+        for (long long s = 0; s < tc.steps; ++s) {
+            while (control.pause.load() && !control.cancel.load()) {
+                if (!p.paused) { p.paused = true; report(true); }
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            if (p.paused) { p.paused = false; report(true); }
+            if (control.cancel.load()) {
+                out.status = TrainOutcome::Status::Cancelled;
+                break;
+            }
+            const auto t0 = Clock::now();
+            const TokenBatch b = task.trainBatch(tc.batchSize, rng);
+            const double lr = learningRate(tc, s);
+            for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+            double lossValue = 0;
+            {
+                std::lock_guard lock(m.mutex);
+                auto input = toTensor(b.input, b.batch, b.length, m.device);
+                auto target = toTensor(b.target, b.batch, b.length, m.device);
+                auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8)
+                                .to(m.device, torch::kFloat32);
+                auto logits = m.net->forward(input);  // (B, T, V)
+                auto nll = torch::nn::functional::cross_entropy(
+                    logits.view({-1, V}), target.view({-1}),
+                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+                auto loss = (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);
+                lossValue = loss.item<double>();
+                if (!std::isfinite(lossValue)) {
+                    out.status = TrainOutcome::Status::Diverged;
+                    out.step = m.step;
+                    out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
+                                      .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(s + 1).arg(lr, 0, 'g', 3);
+                } else {
+                    opt.zero_grad();
+                    loss.backward();
+                    if (tc.gradClip > 0) torch::nn::utils::clip_grad_norm_(m.net->parameters(), tc.gradClip);
+                    opt.step();
+                    ++m.step;
+                }
+            }
+            if (out.status == TrainOutcome::Status::Diverged) break;
+            activeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+            p.step = s + 1;
+            p.loss = lossValue;
+            p.lr = lr;
+            p.examplesSeen += b.examples;
+            p.elapsedSeconds = activeSeconds;
+            p.tokensPerSecond = double(p.step) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
+            p.etaSeconds = activeSeconds / double(p.step) * double(tc.steps - p.step);
+            const bool last = p.step == tc.steps;
+            const bool evalNow = !last && tc.evalEvery > 0 && p.step % tc.evalEvery == 0;
+            if (evalNow) evaluateNow(tc.evalSamples);
+            else if (folder && p.step % tc.logEvery == 0 && !last) folder->appendMetrics(p, nullptr);
+            if (tc.checkpointEvery > 0 && p.step % tc.checkpointEvery == 0 && !last) checkpoint();
+            report(last);
+        }
+
+        out.step = m.step;
+        if (out.status == TrainOutcome::Status::Diverged) {
+            if (!out.checkpoint.isEmpty()) {
+                restoreWeights(model, out.checkpoint);
+                out.message += QString("The model was restored to the last good checkpoint (step %1, %2), which is kept unchanged. "
+                                       "Try a lower learning rate or stronger gradient clipping.")
+                                   .arg(m.step).arg(out.checkpoint);
+            } else {
+                out.message += "No checkpoint had been written yet, so the model's weights are not usable; "
+                               "try a lower learning rate or stronger gradient clipping.";
+            }
+            report(true);
+            return out;
+        }
+        if (out.status == TrainOutcome::Status::Finished) {
+            out.finalCurve = evaluateNow(cfg.task.evalSamples);
+            out.message = QString("Finished %1 steps in %2 s.").arg(p.step).arg(activeSeconds, 0, 'f', 1);
+        } else {
+            if (folder) folder->appendMetrics(p, nullptr);
+            out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(tc.steps);
+        }
+        checkpoint();
+        report(true);
+    } catch (const Error& e) {
+        out.status = TrainOutcome::Status::Failed;
+        out.message = e.message();
+    } catch (const std::exception& e) {
+        out.status = TrainOutcome::Status::Failed;
+        out.message = QString("Training failed: %1").arg(QString::fromUtf8(e.what()).section('\n', 0, 0));
+    }
+    out.step = model.step();
+    return out;
+}
+
+}  // namespace parrot

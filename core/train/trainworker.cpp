@@ -1,0 +1,27 @@
+#include "trainworker.h"
+
+namespace parrot {
+
+TrainWorker::TrainWorker(Model model, QString runDir, QObject* parent)
+    : QObject(parent), m_model(std::move(model)), m_runDir(std::move(runDir))
+{
+}
+
+void TrainWorker::run()
+{
+    TrainCallbacks cb;
+    cb.progress = [this](const TrainProgress& p) { emit progress(p); };
+    cb.evaluated = [this](const LengthCurve& c) { emit evaluated(c); };
+    cb.log = [this](const QString& s) { emit logMessage(s); };
+    const TrainOutcome outcome = train(m_model, m_runDir, m_control, cb);
+    emit finished(outcome);
+}
+
+void registerMetaTypes()
+{
+    qRegisterMetaType<parrot::TrainProgress>();
+    qRegisterMetaType<parrot::LengthCurve>();
+    qRegisterMetaType<parrot::TrainOutcome>();
+}
+
+}  // namespace parrot

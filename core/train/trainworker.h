@@ -1,0 +1,41 @@
+// Runs parrot::train on its own QThread and reports by queued signals carrying value
+// snapshots (DESIGN.md). The owner creates it, moves it to a thread, and calls the
+// thread-safe pause/resume/cancel from the GUI thread.
+#pragma once
+
+#include "model.h"
+#include "trainer.h"
+#include "types.h"
+
+#include <QObject>
+
+namespace parrot {
+
+class TrainWorker : public QObject {
+    Q_OBJECT
+public:
+    TrainWorker(Model model, QString runDir, QObject* parent = nullptr);
+
+    void pause() { m_control.pause = true; }
+    void resume() { m_control.pause = false; }
+    void cancel() { m_control.cancel = true; }
+    bool isPaused() const { return m_control.pause.load(); }
+
+public slots:
+    void run();
+
+signals:
+    void progress(const parrot::TrainProgress& p);
+    void evaluated(const parrot::LengthCurve& c);
+    void logMessage(const QString& text);
+    void finished(const parrot::TrainOutcome& outcome);
+
+private:
+    Model m_model;
+    QString m_runDir;
+    TrainControl m_control;
+};
+
+void registerMetaTypes();
+
+}  // namespace parrot

@@ -1,0 +1,205 @@
+#include "plots.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace parrot {
+
+QColor seriesColour(int i)
+{
+    static const QColor colours[] = {QColor(0, 114, 178), QColor(213, 94, 0), QColor(0, 158, 115),
+                                     QColor(204, 121, 167), QColor(230, 159, 0), QColor(86, 180, 233),
+                                     QColor(0, 0, 0)};
+    return colours[i % 7];
+}
+
+namespace {
+
+void styleAxes(QCustomPlot* p, const QString& x, const QString& y)
+{
+    p->xAxis->setLabel(x);
+    p->yAxis->setLabel(y);
+    p->setBackground(Qt::white);
+    p->axisRect()->setBackground(Qt::white);
+    p->setAntialiasedElements(QCP::aeAll);
+    p->setMinimumSize(320, 200);
+}
+
+}  // namespace
+
+LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)), m_log(new QCheckBox(tr("Log scale"), this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_log, 0, Qt::AlignRight);
+    styleAxes(m_plot, tr("step"), tr("loss (answer tokens)"));
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
+    m_graph = m_plot->addGraph();
+    m_graph->setPen(QPen(seriesColour(0), 1.5));
+    m_graph->setName(tr("loss"));
+    m_log->setObjectName("logScale");
+    m_log->setChecked(true);
+    setLogScale(true);
+    connect(m_log, &QCheckBox::toggled, this, &LossPlot::setLogScale);
+    m_replot.setSingleShot(true);
+    m_replot.setInterval(40);
+    connect(&m_replot, &QTimer::timeout, this, [this] {
+        m_plot->rescaleAxes();
+        if (m_plot->xAxis->range().upper < 10) m_plot->xAxis->setRangeUpper(10);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+}
+
+void LossPlot::clear()
+{
+    m_graph->data()->clear();
+    m_points = 0;
+    scheduleReplot();
+}
+
+void LossPlot::addPoint(double step, double loss)
+{
+    m_graph->addData(step, loss);
+    ++m_points;
+    scheduleReplot();
+    emit pointsAdded(m_points);
+}
+
+void LossPlot::setLogScale(bool on)
+{
+    if (m_log->isChecked() != on) m_log->setChecked(on);
+    if (on) {
+        m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    } else {
+        m_plot->yAxis->setScaleType(QCPAxis::stLinear);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+    scheduleReplot();
+}
+
+bool LossPlot::logScale() const { return m_log->isChecked(); }
+
+void LossPlot::scheduleReplot()
+{
+    if (!m_replot.isActive()) m_replot.start();
+}
+
+AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    styleAxes(m_plot, tr("string length"), tr("string accuracy"));
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Copy accuracy against length"), QFont("sans", 10, QFont::Bold)));
+    m_plot->yAxis->setRange(-0.02, 1.02);
+    m_plot->xAxis->setRange(0, 45);
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(QFont("sans", 8));
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+
+    m_range = new QCPItemRect(m_plot);
+    m_range->setPen(Qt::NoPen);
+    m_range->setBrush(QColor(0, 0, 0, 22));
+    m_range->setLayer("background");
+    m_range->setClipToAxisRect(true);
+    m_range->setVisible(false);
+    auto* rangeLabel = new QCPItemText(m_plot);
+    rangeLabel->setObjectName("rangeLabel");
+    rangeLabel->position->setParentAnchor(m_range->topLeft);
+    rangeLabel->position->setType(QCPItemPosition::ptAbsolute);
+    rangeLabel->position->setCoords(4, 4);
+    rangeLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    rangeLabel->setText(tr("training lengths"));
+    rangeLabel->setColor(QColor(90, 90, 90));
+    rangeLabel->setFont(QFont("sans", 8));
+    rangeLabel->setClipToAxisRect(true);
+    rangeLabel->setVisible(false);
+
+    m_replot.setSingleShot(true);
+    m_replot.setInterval(40);
+    connect(&m_replot, &QTimer::timeout, this, [this] { m_plot->replot(QCustomPlot::rpQueuedReplot); });
+}
+
+void AccuracyPlot::setTrainingRange(int lo, int hi)
+{
+    m_rangeLo = lo;
+    m_rangeHi = hi;
+    // Shade half a length beyond each end so the end points sit inside the band.
+    m_range->topLeft->setCoords(lo - 0.5, 1.02);
+    m_range->bottomRight->setCoords(hi + 0.5, -0.02);
+    m_range->setVisible(hi >= lo && hi > 0);
+    for (int i = 0; i < m_plot->itemCount(); ++i)
+        if (auto* t = qobject_cast<QCPItemText*>(m_plot->item(i))) t->setVisible(m_range->visible());
+    rescale();
+}
+
+QCPGraph* AccuracyPlot::makeGraph(const QString& label, const QColor& colour, bool dashed)
+{
+    QCPGraph* g = m_plot->addGraph();
+    g->setName(label);
+    QPen pen(colour, 2);
+    if (dashed) pen.setStyle(Qt::DashLine);
+    g->setPen(pen);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 6));
+    return g;
+}
+
+void AccuracyPlot::setGraphData(QCPGraph* g, const LengthCurve& c)
+{
+    QVector<double> x, y;
+    for (size_t i = 0; i < c.lengths.size(); ++i) {
+        x << c.lengths[i];
+        y << c.stringAccuracy[i];
+    }
+    g->setData(x, y, true);
+}
+
+void AccuracyPlot::setLiveCurve(const LengthCurve& c)
+{
+    if (!m_live) m_live = makeGraph(tr("training"), seriesColour(0), false);
+    m_live->setName(tr("during training, step %1").arg(c.step));
+    setGraphData(m_live, c);
+    rescale();
+    emit curvesChanged();
+}
+
+void AccuracyPlot::addCurve(const QString& label, const LengthCurve& c)
+{
+    QCPGraph* g = makeGraph(label, seriesColour(m_plot->graphCount() + (m_live ? 0 : 1)), true);
+    setGraphData(g, c);
+    rescale();
+    emit curvesChanged();
+}
+
+void AccuracyPlot::clearCurves()
+{
+    m_plot->clearGraphs();
+    m_live = nullptr;
+    rescale();
+    emit curvesChanged();
+}
+
+int AccuracyPlot::curveCount() const { return m_plot->graphCount(); }
+
+void AccuracyPlot::rescale()
+{
+    m_plot->legend->setVisible(m_plot->graphCount() > 0);
+    double hi = std::max(10, m_rangeHi + 1);
+    for (int i = 0; i < m_plot->graphCount(); ++i) {
+        bool found = false;
+        const QCPRange r = m_plot->graph(i)->getKeyRange(found);
+        if (found) hi = std::max(hi, r.upper);
+    }
+    m_plot->xAxis->setRange(0, hi * 1.05 + 0.5);
+    if (!m_replot.isActive()) m_replot.start();
+}
+
+}  // namespace parrot

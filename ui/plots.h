@@ -1,0 +1,75 @@
+// Live plots: training loss against step, and copy accuracy against string length.
+// Points arrive in bursts from the worker; a ~40 ms single-shot timer coalesces them
+// into one replot (DESIGN.md).
+#pragma once
+
+#include "types.h"
+
+#include <QTimer>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPGraph;
+class QCPItemRect;
+class QCheckBox;
+
+namespace parrot {
+
+class LossPlot : public QWidget {
+    Q_OBJECT
+public:
+    explicit LossPlot(QWidget* parent = nullptr);
+
+    void clear();
+    void addPoint(double step, double loss);
+    void setLogScale(bool on);
+    bool logScale() const;
+    int pointCount() const { return m_points; }
+    QCustomPlot* plot() const { return m_plot; }
+
+signals:
+    void pointsAdded(int total);
+
+private:
+    void scheduleReplot();
+    QCustomPlot* m_plot;
+    QCPGraph* m_graph;
+    QCheckBox* m_log;
+    QTimer m_replot;
+    int m_points = 0;
+};
+
+class AccuracyPlot : public QWidget {
+    Q_OBJECT
+public:
+    explicit AccuracyPlot(QWidget* parent = nullptr);
+
+    // Shades [lo, hi], the lengths the model was trained on.
+    void setTrainingRange(int lo, int hi);
+    // The latest evaluation during training: one curve, replaced each time.
+    void setLiveCurve(const LengthCurve& c);
+    // A kept curve (an evaluation the user asked for), with its own colour and label.
+    void addCurve(const QString& label, const LengthCurve& c);
+    void clearCurves();
+    int curveCount() const;
+    QCustomPlot* plot() const { return m_plot; }
+
+signals:
+    void curvesChanged();
+
+private:
+    QCPGraph* makeGraph(const QString& label, const QColor& colour, bool dashed);
+    void setGraphData(QCPGraph* g, const LengthCurve& c);
+    void rescale();
+    QCustomPlot* m_plot;
+    QCPGraph* m_live = nullptr;
+    QCPItemRect* m_range;
+    int m_rangeLo = 0, m_rangeHi = 0;
+    QTimer m_replot;
+};
+
+// Colours that stay distinguishable on white and for common colour-vision deficiencies
+// (Okabe & Ito, 2008).
+QColor seriesColour(int i);
+
+}  // namespace parrot

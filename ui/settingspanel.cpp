@@ -1,0 +1,226 @@
+#include "settingspanel.h"
+
+#include "error.h"
+#include "presets.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace parrot {
+
+QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
+{
+    auto* s = new QSpinBox(this);
+    s->setRange(lo, hi);
+    s->setObjectName(objectName);
+    s->setToolTip(tip);
+    s->setKeyboardTracking(false);
+    connect(s, &QSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
+    return s;
+}
+
+SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+
+    auto* presetBox = new QGroupBox(tr("Experiment"), this);
+    auto* pf = new QVBoxLayout(presetBox);
+    m_preset = new QComboBox(this);
+    m_preset->setObjectName("preset");
+    m_preset->addItems(presetNames());
+    m_description = new QLabel(this);
+    m_description->setWordWrap(true);
+    m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_description->setStyleSheet("color: #444;");
+    m_description->setObjectName("description");
+    pf->addWidget(m_preset);
+    pf->addWidget(m_description);
+    layout->addWidget(presetBox);
+
+    auto* task = new QGroupBox(tr("Task: string copying"), this);
+    auto* tf = new QFormLayout(task);
+    m_vocab = spin(2, 1024, "vocab_size", tr("Letters in the alphabet (the paper uses 26)"));
+    m_minLen = spin(1, 10000, "min_len", tr("Shortest training string"));
+    m_maxLen = spin(1, 10000, "max_len", tr("Longest training string"));
+    m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; an example of length L takes 2L+3"));
+    m_evalLengths = new QLineEdit(this);
+    m_evalLengths->setObjectName("eval_lengths");
+    m_evalLengths->setToolTip(tr("Lengths evaluated during training, comma-separated"));
+    connect(m_evalLengths, &QLineEdit::textChanged, this, [this] { if (!m_filling) showProblems(); });
+    tf->addRow(tr("Alphabet size"), m_vocab);
+    tf->addRow(tr("Min length"), m_minLen);
+    tf->addRow(tr("Max length"), m_maxLen);
+    tf->addRow(tr("Context length"), m_context);
+    tf->addRow(tr("Eval lengths"), m_evalLengths);
+    layout->addWidget(task);
+
+    auto* model = new QGroupBox(tr("Model: Transformer"), this);
+    auto* mf = new QFormLayout(model);
+    m_positions = new QComboBox(this);
+    m_positions->setObjectName("positions");
+    m_positions->addItem(tr("Hard-ALiBi"), "hard_alibi");
+    m_positions->addItem(tr("NoPE (causal mask only)"), "nope");
+    connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
+        m_masked->setEnabled(m_positions->currentData().toString() == "hard_alibi");
+        if (!m_filling) showProblems();
+    });
+    m_layers = spin(1, 64, "layers", tr("Transformer blocks"));
+    m_dModel = spin(4, 8192, "d_model", tr("Width of the residual stream"));
+    m_heads = spin(1, 256, "heads", tr("Attention heads per layer"));
+    m_masked = spin(0, 256, "num_masked_heads", tr("Hard-ALiBi: head i < this sees only the last i+1 tokens"));
+    mf->addRow(tr("Positions"), m_positions);
+    mf->addRow(tr("Layers"), m_layers);
+    mf->addRow(tr("d_model"), m_dModel);
+    mf->addRow(tr("Heads"), m_heads);
+    mf->addRow(tr("Masked heads"), m_masked);
+    layout->addWidget(model);
+
+    auto* train = new QGroupBox(tr("Training"), this);
+    auto* rf = new QFormLayout(train);
+    m_steps = spin(1, 10000000, "steps", tr("Optimiser steps"));
+    m_batch = spin(1, 65536, "batch_size", tr("Rows per step"));
+    m_lr = new QDoubleSpinBox(this);
+    m_lr->setObjectName("lr");
+    m_lr->setDecimals(5);
+    m_lr->setRange(0.00001, 10.0);
+    m_lr->setSingleStep(0.0005);
+    m_lr->setKeyboardTracking(false);
+    m_schedule = new QComboBox(this);
+    m_schedule->setObjectName("schedule");
+    m_schedule->addItems({"cosine", "linear", "constant"});
+    m_warmup = spin(0, 1000000, "warmup_steps", tr("Linear warm-up steps"));
+    m_weightDecay = new QDoubleSpinBox(this);
+    m_weightDecay->setObjectName("weight_decay");
+    m_weightDecay->setRange(0, 10);
+    m_weightDecay->setDecimals(3);
+    m_weightDecay->setSingleStep(0.01);
+    m_gradClip = new QDoubleSpinBox(this);
+    m_gradClip->setObjectName("grad_clip");
+    m_gradClip->setRange(0, 1000);
+    m_gradClip->setDecimals(2);
+    m_gradClip->setToolTip(tr("Global gradient-norm clip; 0 disables"));
+    m_evalEvery = spin(0, 1000000, "eval_every", tr("Steps between accuracy evaluations; 0 = only at the end"));
+    m_checkpointEvery = spin(0, 1000000, "checkpoint_every", tr("Steps between autosaves; 0 = only when the run stops"));
+    m_seed = spin(0, 2147483647, "seed", tr("Seeds the weights and the data"));
+    for (QDoubleSpinBox* d : {m_lr, m_weightDecay, m_gradClip})
+        connect(d, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] { if (!m_filling) showProblems(); });
+    rf->addRow(tr("Steps"), m_steps);
+    rf->addRow(tr("Batch size"), m_batch);
+    rf->addRow(tr("Learning rate"), m_lr);
+    rf->addRow(tr("Schedule"), m_schedule);
+    rf->addRow(tr("Warm-up steps"), m_warmup);
+    rf->addRow(tr("Weight decay"), m_weightDecay);
+    rf->addRow(tr("Gradient clip"), m_gradClip);
+    rf->addRow(tr("Eval every"), m_evalEvery);
+    rf->addRow(tr("Autosave every"), m_checkpointEvery);
+    rf->addRow(tr("Seed"), m_seed);
+    layout->addWidget(train);
+
+    m_problems = new QLabel(this);
+    m_problems->setObjectName("problems");
+    m_problems->setWordWrap(true);
+    m_problems->setStyleSheet("color: #c0392b;");
+    layout->addWidget(m_problems);
+    layout->addStretch(1);
+
+    connect(m_preset, &QComboBox::activated, this, [this](int) { selectPreset(m_preset->currentText()); });
+}
+
+bool SettingsPanel::selectPreset(const QString& name)
+{
+    try {
+        const ExperimentConfig c = loadPreset(name);
+        setConfig(c);
+        emit presetLoaded(name);
+        return true;
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+}
+
+QString SettingsPanel::presetName() const { return m_preset->currentText(); }
+
+void SettingsPanel::setConfig(const ExperimentConfig& c)
+{
+    m_filling = true;
+    m_base = c;
+    const int presetIndex = m_preset->findText(c.name);
+    if (presetIndex >= 0) m_preset->setCurrentIndex(presetIndex);
+    m_description->setText(c.description.isEmpty() ? tr("(custom experiment)") : c.description);
+    m_vocab->setValue(c.task.vocabSize);
+    m_minLen->setValue(c.task.minLen);
+    m_maxLen->setValue(c.task.maxLen);
+    m_context->setValue(c.task.contextLen);
+    QStringList lengths;
+    for (int l : c.task.evalLengths) lengths << QString::number(l);
+    m_evalLengths->setText(lengths.join(", "));
+    m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
+    m_layers->setValue(c.model.layers);
+    m_dModel->setValue(c.model.dModel);
+    m_heads->setValue(c.model.heads);
+    m_masked->setValue(c.model.numMaskedHeads);
+    m_masked->setEnabled(c.model.positions == "hard_alibi");
+    m_steps->setValue(c.train.steps);
+    m_batch->setValue(c.train.batchSize);
+    m_lr->setValue(c.train.lr);
+    m_schedule->setCurrentText(c.train.schedule);
+    m_warmup->setValue(c.train.warmupSteps);
+    m_weightDecay->setValue(c.train.weightDecay);
+    m_gradClip->setValue(c.train.gradClip);
+    m_evalEvery->setValue(c.train.evalEvery);
+    m_checkpointEvery->setValue(c.train.checkpointEvery);
+    m_seed->setValue(int(c.seed));
+    m_filling = false;
+    showProblems();
+}
+
+ExperimentConfig SettingsPanel::config() const
+{
+    ExperimentConfig c = m_base;
+    c.task.vocabSize = m_vocab->value();
+    c.task.minLen = m_minLen->value();
+    c.task.maxLen = m_maxLen->value();
+    c.task.contextLen = m_context->value();
+    c.task.evalLengths.clear();
+    for (const QString& part : m_evalLengths->text().split(',', Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        c.task.evalLengths.push_back(ok ? n : -1);  // -1 makes validate() name the field
+    }
+    c.model.positions = m_positions->currentData().toString();
+    c.model.layers = m_layers->value();
+    c.model.dModel = m_dModel->value();
+    c.model.heads = m_heads->value();
+    c.model.numMaskedHeads = c.model.positions == "hard_alibi" ? m_masked->value() : 0;
+    c.train.steps = m_steps->value();
+    c.train.batchSize = m_batch->value();
+    c.train.lr = m_lr->value();
+    c.train.schedule = m_schedule->currentText();
+    c.train.warmupSteps = m_warmup->value();
+    c.train.weightDecay = m_weightDecay->value();
+    c.train.gradClip = m_gradClip->value();
+    c.train.evalEvery = m_evalEvery->value();
+    c.train.checkpointEvery = m_checkpointEvery->value();
+    c.seed = m_seed->value();
+    return c;
+}
+
+QStringList SettingsPanel::problems() const { return validate(config()); }
+
+void SettingsPanel::showProblems()
+{
+    const QStringList p = problems();
+    m_problems->setText(p.join("\n"));
+    m_problems->setVisible(!p.isEmpty());
+    emit changed();
+}
+
+}  // namespace parrot

@@ -1,0 +1,51 @@
+// The experiment form: preset, task, model and training settings. Holds a whole
+// ExperimentConfig; fields without a widget keep the values of the preset or checkpoint.
+#pragma once
+
+#include "config.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace parrot {
+
+class SettingsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SettingsPanel(QWidget* parent = nullptr);
+
+    void setConfig(const ExperimentConfig& c);
+    ExperimentConfig config() const;    // the form's values over the base config
+    QStringList problems() const;       // validation messages; empty when trainable
+    QString presetName() const;
+    bool selectPreset(const QString& name);  // loads it into the form
+
+signals:
+    void changed();
+    void presetLoaded(const QString& name);
+    void errorMessage(const QString& text);
+
+private:
+    void showProblems();
+    QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
+
+    ExperimentConfig m_base;
+    bool m_filling = false;
+    QComboBox* m_preset;
+    QLabel* m_description;
+    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context;
+    QLineEdit* m_evalLengths;
+    QComboBox* m_positions;
+    QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
+    QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_seed;
+    QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;
+    QComboBox* m_schedule;
+    QLabel* m_problems;
+};
+
+}  // namespace parrot
