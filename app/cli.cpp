@@ -57,30 +57,30 @@ class Args {
 public:
     explicit Args(QStringList a) : m_args(std::move(a)) {}
     bool flag(const QString& name) { return m_args.removeAll(name) > 0; }
-    QString value(const QString& name)
+    // Every value of a repeatable option (`--name VALUE` or `--name=VALUE`), in order.
+    QStringList values(const QString& name)
     {
-        QString v;
+        QStringList all;
         for (qsizetype i = 0; i < m_args.size();) {
             if (m_args[i] == name) {
                 if (i + 1 >= m_args.size() || m_args[i + 1].startsWith("--"))
                     throw Error(QString("%1: expects a value").arg(name));
-                if (!v.isNull()) throw Error(QString("%1: given twice").arg(name));
-                v = m_args[i + 1];
+                all << m_args[i + 1];
                 m_args.remove(i, 2);
             } else if (m_args[i].startsWith(name + "=")) {
-                v = m_args[i].mid(name.size() + 1);
+                all << m_args[i].mid(name.size() + 1);
                 m_args.remove(i);
             } else {
                 ++i;
             }
         }
-        return v;
-    }
-    QStringList values(const QString& name)
-    {
-        QStringList all;
-        for (QString v = value(name); !v.isNull(); v = value(name)) all << v;
         return all;
+    }
+    QString value(const QString& name)
+    {
+        const QStringList all = values(name);
+        if (all.size() > 1) throw Error(QString("%1: given %2 times, expected once").arg(name).arg(all.size()));
+        return all.isEmpty() ? QString() : all.first();
     }
     int integer(const QString& name, int fallback, int lo, int hi)
     {
@@ -193,8 +193,9 @@ int cmdEval(Args& a)
     const bool json = a.flag("--json");
     a.done();
     if (path.isEmpty()) throw Error("eval: --checkpoint FILE is required");
+    const std::vector<int> requested = lengthsText.isEmpty() ? std::vector<int>{} : parseLengths(lengthsText);
     const Model model = Model::load(path);
-    const std::vector<int> lengths = lengthsText.isEmpty() ? model.config().task.evalLengths : parseLengths(lengthsText);
+    const std::vector<int> lengths = requested.empty() ? model.config().task.evalLengths : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
     if (json) {
         QJsonArray l, s, ch;

@@ -44,14 +44,27 @@ torch::optim::AdamW makeOptimizer(Transformer& net, const TrainConfig& c)
     return torch::optim::AdamW(groups, torch::optim::AdamWOptions(c.lr));
 }
 
-void restoreWeights(Model& model, const QString& checkpoint)
-{
-    const Model good = Model::load(checkpoint);
-    torch::NoGradGuard noGrad;
-    auto dst = model.d->net->named_parameters();
-    for (const auto& p : good.d->net->named_parameters()) dst[p.key()].copy_(p.value());
-    model.d->step = good.d->step;
-}
+// The weights at the start of the run and at each autosave, kept in memory so a run that
+// diverges can be put back to its last good state without reading anything from disk.
+struct Snapshot {
+    std::vector<torch::Tensor> weights;
+    long long step = 0;
+
+    void take(Model::Impl& m)
+    {
+        torch::NoGradGuard noGrad;
+        weights.clear();
+        for (const auto& p : m.net->parameters()) weights.push_back(p.detach().clone());
+        step = m.step;
+    }
+    void restore(Model::Impl& m) const
+    {
+        torch::NoGradGuard noGrad;
+        auto params = m.net->parameters();
+        for (size_t i = 0; i < params.size(); ++i) params[i].copy_(weights[i]);
+        m.step = step;
+    }
+};
 
 }  // namespace
 
@@ -97,7 +110,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             if (cb.evaluated) cb.evaluated(c);
             return c;
         };
+        Snapshot good;
+        good.take(m);
         auto checkpoint = [&]() {
+            good.take(m);
             if (!folder) return;
             model.save(folder->checkpointPath());
             out.checkpoint = folder->checkpointPath();
@@ -163,15 +179,16 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
 
         out.step = m.step;
         if (out.status == TrainOutcome::Status::Diverged) {
-            if (!out.checkpoint.isEmpty()) {
-                restoreWeights(model, out.checkpoint);
-                out.message += QString("The model was restored to the last good checkpoint (step %1, %2), which is kept unchanged. "
-                                       "Try a lower learning rate or stronger gradient clipping.")
-                                   .arg(m.step).arg(out.checkpoint);
-            } else {
-                out.message += "No checkpoint had been written yet, so the model's weights are not usable; "
-                               "try a lower learning rate or stronger gradient clipping.";
+            {
+                std::lock_guard lock(m.mutex);
+                good.restore(m);
             }
+            out.step = m.step;
+            out.message += QString("The model was put back to its last good state (step %1)").arg(m.step);
+            out.message += out.checkpoint.isEmpty() ? QString(". ")
+                                                    : QString("; the checkpoint %1 is kept unchanged. ").arg(out.checkpoint);
+            out.message += "Try a lower learning rate or stronger gradient clipping.";
+            if (folder) folder->appendMetrics(p, nullptr);
             report(true);
             return out;
         }

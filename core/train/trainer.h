@@ -31,7 +31,8 @@ double learningRate(const TrainConfig& c, long long step);
 // Trains `model` for its config's train.steps steps. With a non-empty runDir it writes a
 // run folder there (config.json, metrics.csv, checkpoints/last.safetensors, autosaved every
 // train.checkpoint_every steps and when the run stops). A loss that turns NaN or infinite
-// stops the run, restores the last good checkpoint's weights and says so in the outcome.
+// stops the run, puts the weights back to the last autosave (or the start of the run), keeps
+// the checkpoint on disk as it was, and says so in the outcome.
 // Never throws: failures come back as Status::Failed with the message.
 TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& callbacks);
 

@@ -1,0 +1,35 @@
+// Small helpers shared by the tests.
+#pragma once
+
+#include "config.h"
+#include "presets.h"
+
+#include <QFile>
+#include <QString>
+
+namespace parrot::test {
+
+// A copy experiment small enough to train in seconds on 2 cores.
+inline ExperimentConfig tinyConfig(int steps = 20)
+{
+    ExperimentConfig c = loadPreset("copy-tiny");
+    c.train.steps = steps;
+    c.train.evalEvery = 0;
+    c.train.checkpointEvery = 0;
+    c.task.evalSamples = 32;
+    return c;
+}
+
+inline QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+inline bool writeAll(const QString& path, const QByteArray& data)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
+}
+
+}  // namespace parrot::test

@@ -1,0 +1,165 @@
+// The parrotscope executable, headless: each subcommand as a user types it.
+#include "testutil.h"
+
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+Result run(const QStringList& args, int timeoutMs = 300000)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(PARROT_EXE, args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {-2, {}, "timed out"};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// A one-line error naming `what`, and a failing exit code.
+void expectError(const Result& r, const QString& what)
+{
+    QVERIFY2(r.code != 0, qPrintable(r.out));
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(r.err.contains("error: "), qPrintable(r.err));
+    QVERIFY2(lines.last().contains(what), qPrintable(r.err));
+    int errorLines = 0;
+    for (const QString& l : lines) errorLines += l.contains("error:");
+    QCOMPARE(errorLines, 1);
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void versionHelpDiagnostics()
+    {
+        const Result v = run({"--version"});
+        QCOMPARE(v.code, 0);
+        QVERIFY(QRegularExpression("^parrotscope \\d+\\.\\d+\\.\\d+\\n$").match(v.out).hasMatch());
+        const Result h = run({"--help"});
+        QCOMPARE(h.code, 0);
+        for (const char* word : {"train", "eval", "config", "presets", "--set", "--screenshot", "--threads"})
+            QVERIFY2(h.out.contains(word), word);
+        const Result d = run({"--diagnostics", "--threads", "1"});
+        QCOMPARE(d.code, 0);
+        for (const char* word : {"Qt:", "LibTorch:", "BLAS:", "Device:"}) QVERIFY2(d.out.contains(word), word);
+        QVERIFY2(d.out.contains("Threads:  1 of"), qPrintable(d.out));
+        QVERIFY(run({"--diagnostics"}).out.contains(QString("Threads:  %1 of").arg(QThread::idealThreadCount())));
+    }
+
+    void presetsAreListed()
+    {
+        const Result r = run({"presets"});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), parrot::presetNames().size());
+        QVERIFY(r.out.contains("copy-hard-alibi") && r.out.contains("[default]") && r.out.contains("copy-tiny"));
+    }
+
+    void configPrintsAResolvedConfigThatRoundTrips()
+    {
+        const Result r = run({"config", "--preset", "copy-tiny", "--set", "model.layers=3", "--set", "task.max_len=10"});
+        QCOMPARE(r.code, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o["model"].toObject()["layers"].toInt(), 3);
+        QCOMPARE(o["task"].toObject()["max_len"].toInt(), 10);
+        const QString file = m_dir.filePath("resolved.json");
+        QVERIFY(parrot::test::writeAll(file, r.out.toUtf8()));
+        const Result again = run({"config", "--config", file});
+        QCOMPARE(again.code, 0);
+        QCOMPARE(again.out, r.out);
+    }
+
+    void badConfigRequestsAreOneLineErrors()
+    {
+        expectError(run({"config", "--preset", "copy-tiny", "--set", "model.depth=3"}), "model.depth: unknown key");
+        expectError(run({"config", "--preset", "copy-tiny", "--set", "model.layers=deep"}), "model.layers");
+        expectError(run({"config", "--preset", "no-such-preset"}), "unknown preset 'no-such-preset'");
+        expectError(run({"config", "--config", m_dir.filePath("absent.json")}), "no such file");
+        expectError(run({"train", "--preset", "copy-tiny"}), "--out");
+        expectError(run({"train", "--preset", "copy-tiny", "--out", m_dir.filePath("x"), "--bogus"}), "--bogus");
+        expectError(run({"eval", "--checkpoint", m_dir.filePath("absent.safetensors"), "--lengths", "5"}), "no such file");
+        expectError(run({"--threads", "many", "presets"}), "--threads");
+    }
+
+    void trainThenEvalProducesARunFolderAndJson()
+    {
+        const QString out = m_dir.filePath("run");
+        const Result t = run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "30", "--seed", "3",
+                              "--set", "train.eval_every=10", "--threads", "2"});
+        QVERIFY2(t.code == 0, qPrintable(t.err + t.out));
+        QVERIFY(t.out.contains("step 30/30"));
+        QVERIFY(t.out.contains("eval step 10:"));
+        QVERIFY(t.out.contains("finished"));
+        for (const char* f : {"config.json", "metrics.csv", "curves.json", "checkpoints/last.safetensors"})
+            QVERIFY2(QFile::exists(out + "/" + f), f);
+        const QJsonObject cfg = QJsonDocument::fromJson(parrot::test::readAll(out + "/config.json")).object();
+        QCOMPARE(cfg["experiment"].toObject()["seed"].toInt(), 3);
+        QCOMPARE(cfg["experiment"].toObject()["train"].toObject()["steps"].toInt(), 30);
+        QCOMPARE(cfg["environment"].toObject()["threads"].toInt(), 2);
+        QCOMPARE(parrot::test::readAll(out + "/metrics.csv").trimmed().split('\n').size(), 1 + 3);
+
+        const Result e = run({"eval", "--checkpoint", out + "/checkpoints/last.safetensors", "--lengths", "4,8,16",
+                              "--samples", "20", "--json"});
+        QVERIFY2(e.code == 0, qPrintable(e.err));
+        const QJsonObject j = QJsonDocument::fromJson(e.out.toUtf8()).object();
+        QCOMPARE(j["lengths"].toArray(), (QJsonArray{4, 8, 16}));
+        QCOMPARE(j["string_accuracy"].toArray().size(), 3);
+        QCOMPARE(j["char_accuracy"].toArray().size(), 3);
+        for (const auto v : j["char_accuracy"].toArray()) QVERIFY(v.toDouble() >= 0 && v.toDouble() <= 1);
+        QCOMPARE(j["step"].toInt(), 30);
+
+        // the run folder is not overwritten by a second run
+        const QByteArray before = parrot::test::readAll(out + "/metrics.csv");
+        expectError(run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "5"}), "already holds a run");
+        QCOMPARE(parrot::test::readAll(out + "/metrics.csv"), before);
+        // and the run's config.json trains again as --config
+        const Result again = run({"config", "--config", out + "/config.json"});
+        QCOMPARE(again.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object(), cfg["experiment"].toObject());
+    }
+
+    void evalRejectsAMalformedCheckpoint()
+    {
+        const QString f = m_dir.filePath("junk.safetensors");
+        QVERIFY(parrot::test::writeAll(f, QByteArray(64, 'x')));
+        expectError(run({"eval", "--checkpoint", f, "--lengths", "5"}), "junk.safetensors");
+        expectError(run({"eval", "--checkpoint", f, "--lengths", "five"}), "--lengths");
+    }
+
+    void screenshotWritesThePng()
+    {
+        const QString png = m_dir.filePath("window.png");
+        const Result r = run({"--screenshot", png, "--preset", "copy-tiny"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QImage img(png);
+        QVERIFY(!img.isNull());
+        QVERIFY(img.width() >= 800 && img.height() >= 500);
+        expectError(run({"--screenshot", png, "--preset", "nope-not-a-preset"}), "unknown preset");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,202 @@
+// The window, driven as a user drives it: Train, watch the plots, pause, stop, save,
+// open (a good and a broken checkpoint), evaluate at longer lengths.
+#include "config.h"
+#include "mainwindow.h"
+#include "plots.h"
+#include "settingspanel.h"
+#include "testutil.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace parrot;
+
+class TestGui : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+    void closeErrorBoxes()
+    {
+        for (QWidget* w : QApplication::topLevelWidgets())
+            if (auto* box = qobject_cast<QMessageBox*>(w)) box->close();
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().setValue("runsFolder", m_dir.filePath("runs"));
+    }
+
+    void opensOnTheDefaultExperiment()
+    {
+        MainWindow w;
+        w.loadPreset(defaultPresetName());
+        w.show();
+        QCOMPARE(w.settings()->config().name, defaultPresetName());
+        QVERIFY(w.trainButton()->isEnabled());
+        QVERIFY(!w.stopButton()->isEnabled());
+        QVERIFY(!w.evaluateButton()->isEnabled());  // no model yet
+        QVERIFY(w.model().isNull());
+    }
+
+    void invalidSettingsDisableTrain()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        auto* maxLen = w.settings()->findChild<QSpinBox*>("max_len");
+        QVERIFY(maxLen);
+        maxLen->setValue(100);  // longer than the context allows
+        QVERIFY(!w.settings()->problems().isEmpty());
+        QVERIFY(!w.trainButton()->isEnabled());
+        maxLen->setValue(8);
+        QVERIFY(w.trainButton()->isEnabled());
+    }
+
+    void trainingUpdatesThePlotsWithoutFreezing()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        ExperimentConfig c = w.settings()->config();
+        c.train.steps = 400;
+        c.train.evalEvery = 100;
+        w.settings()->setConfig(c);
+        w.show();
+
+        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy curves(w.accuracyPlot(), &AccuracyPlot::curvesChanged);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        // The event loop must keep turning while the worker trains: measure its gaps.
+        QElapsedTimer clock;
+        clock.start();
+        qint64 last = 0, worstGap = 0;
+        QTimer tick;
+        connect(&tick, &QTimer::timeout, [&] {
+            worstGap = std::max(worstGap, clock.elapsed() - last);
+            last = clock.elapsed();
+        });
+        tick.start(10);
+
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QVERIFY(w.isTraining());
+        QVERIFY(!w.trainButton()->isEnabled());
+        QVERIFY(w.stopButton()->isEnabled());
+        QVERIFY(points.wait(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(curves.count() >= 1, 60000);
+
+        // Pause: the step stops moving; resume: it moves again.
+        QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
+        QCOMPARE(w.pauseButton()->text(), QString("Resume"));
+        QTest::qWait(300);
+        const int atPause = w.lossPlot()->pointCount();
+        QTest::qWait(400);
+        QVERIFY(w.lossPlot()->pointCount() <= atPause + 1);
+        QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(180000));
+        tick.stop();
+
+        const TrainOutcome o = finished.first().first().value<TrainOutcome>();
+        QCOMPARE(o.status, TrainOutcome::Status::Finished);
+        QCOMPARE(o.step, 400);
+        QVERIFY(w.lossPlot()->pointCount() >= 10);
+        QVERIFY(w.accuracyPlot()->curveCount() >= 1);
+        QVERIFY2(worstGap < 500, qPrintable(QString("event loop blocked for %1 ms").arg(worstGap)));
+        QVERIFY(!w.isTraining());
+        QVERIFY(w.trainButton()->isEnabled());
+        QVERIFY(w.evaluateButton()->isEnabled());
+        QVERIFY(QFile::exists(w.currentRunDir() + "/checkpoints/last.safetensors"));
+        QVERIFY(w.currentRunDir().startsWith(m_dir.filePath("runs")));
+
+        // Save, then evaluate at longer lengths.
+        const QString saved = m_dir.filePath("gui.safetensors");
+        QVERIFY(w.saveCheckpoint(saved));
+        QSignalSpy evaluated(&w, &MainWindow::evaluationFinished);
+        w.evalLengthsEdit()->setText("4, 8, 16");
+        const int curvesBefore = w.accuracyPlot()->curveCount();
+        QTest::mouseClick(w.evaluateButton(), Qt::LeftButton);
+        QVERIFY(evaluated.wait(60000));
+        const LengthCurve e = evaluated.first().first().value<LengthCurve>();
+        QCOMPARE(e.lengths, (std::vector<int>{4, 8, 16}));
+        QCOMPARE(e.step, 400);
+        QCOMPARE(w.accuracyPlot()->curveCount(), curvesBefore + 1);
+    }
+
+    void stopCancelsWithinAStep()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        ExperimentConfig c = w.settings()->config();
+        c.train.steps = 100000;
+        w.settings()->setConfig(c);
+        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        w.startTraining();
+        QVERIFY(points.wait(60000));
+        QElapsedTimer t;
+        t.start();
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(10000));
+        QVERIFY(t.elapsed() < 5000);
+        QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Cancelled);
+        QVERIFY(w.model().step() > 0 && w.model().step() < 100000);
+    }
+
+    void reopenedCheckpointMatchesAndBrokenOnesAreReported()
+    {
+        MainWindow w;
+        w.loadPreset(defaultPresetName());
+        // a checkpoint from a fresh small model
+        ExperimentConfig c = loadPreset("copy-tiny");
+        c.model.layers = 3;
+        const QString good = m_dir.filePath("three-layers.safetensors");
+        Model::create(c).save(good);
+
+        QVERIFY(w.openCheckpoint(good));
+        QCOMPARE(w.model().config().model.layers, 3);
+        QCOMPARE(w.settings()->config().model.layers, 3);  // the form shows the checkpoint's settings
+        QVERIFY(w.evaluateButton()->isEnabled());
+
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        const QString broken = m_dir.filePath("broken.safetensors");
+        QVERIFY(test::writeAll(broken, QByteArray("\x05\x00\x00\x00\x00\x00\x00\x00{oops", 13)));
+        QVERIFY(!w.openCheckpoint(broken));
+        QCOMPARE(errors.count(), 1);
+        QVERIFY(errors.first().first().toString().contains("broken.safetensors"));
+        QCOMPARE(w.model().config().model.layers, 3);  // the loaded model is kept
+        QVERIFY(!w.openCheckpoint(m_dir.filePath("absent.safetensors")));
+        QCOMPARE(errors.count(), 2);
+        closeErrorBoxes();
+
+        QSignalSpy evaluated(&w, &MainWindow::evaluationFinished);
+        w.evalLengthsEdit()->setText("5, x");
+        w.startEvaluation();
+        QCOMPARE(errors.count(), 3);  // a bad length list is reported, nothing runs
+        QVERIFY(!w.isEvaluating());
+        closeErrorBoxes();
+    }
+
+    void screenshotIsWritten()
+    {
+        MainWindow w;
+        w.loadPreset(defaultPresetName());
+        w.show();
+        const QString png = m_dir.filePath("shot.png");
+        QVERIFY(w.saveScreenshot(png));
+        QImage img(png);
+        QCOMPARE(img.size(), w.size());
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_gui.moc"

@@ -1,0 +1,238 @@
+// The trainer: it really learns copy, writes its run folder, pauses, resumes, cancels
+// within a step, and stops cleanly on divergence.
+#include "error.h"
+#include "io/safetensors.h"
+#include "model.h"
+#include "testutil.h"
+#include "train/trainer.h"
+
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <thread>
+
+using namespace parrot;
+
+namespace {
+
+// Waits up to `ms` for `cond`, polling.
+template <class F> bool waitFor(F cond, int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!cond()) {
+        if (t.elapsed() > ms) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+}  // namespace
+
+class TestTraining : public QObject {
+    Q_OBJECT
+private slots:
+    void learningRateSchedule()
+    {
+        TrainConfig c;
+        c.steps = 1100;
+        c.warmupSteps = 100;
+        c.lr = 1e-3;
+        c.minLrRatio = 0.1;
+        QCOMPARE(learningRate(c, 0), 1e-5);
+        QCOMPARE(learningRate(c, 49), 5e-4);
+        QCOMPARE(learningRate(c, 100), 1e-3);                      // peak right after warm-up
+        QVERIFY(std::abs(learningRate(c, 600) - 5.5e-4) < 1e-12);  // cosine halfway: (1 + 0.1) / 2
+        QVERIFY(std::abs(learningRate(c, 1100) - 1e-4) < 1e-12);   // ends at min_lr_ratio
+        c.schedule = "linear";
+        QVERIFY(std::abs(learningRate(c, 600) - 5.5e-4) < 1e-12);
+        QVERIFY(std::abs(learningRate(c, 350) - 7.75e-4) < 1e-12);
+        c.schedule = "constant";
+        QCOMPARE(learningRate(c, 900), 1e-3);
+    }
+
+    // The bar: a tiny run really learns to copy strings of length <= 8.
+    void learnsToCopyShortStrings()
+    {
+        QTemporaryDir dir;
+        const ExperimentConfig cfg = loadPreset("copy-tiny");
+        Model model = Model::create(cfg);
+        const LengthCurve before = model.evaluate({8}, 200, 99);
+        TrainControl control;
+        std::vector<TrainProgress> progress;
+        std::vector<LengthCurve> evals;
+        TrainCallbacks cb;
+        cb.progress = [&](const TrainProgress& p) { progress.push_back(p); };
+        cb.evaluated = [&](const LengthCurve& c) { evals.push_back(c); };
+        const QString run = dir.filePath("run");
+        const TrainOutcome o = train(model, run, control, cb);
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        QCOMPARE(o.step, cfg.train.steps);
+        QCOMPARE(model.step(), cfg.train.steps);
+
+        const LengthCurve after = model.evaluate({2, 4, 6, 8}, 200, 99);
+        qInfo("string accuracy at 8: %.3f before, %.3f after (%d steps)", before.stringAccuracy[0],
+              after.stringAccuracy[3], cfg.train.steps);
+        QCOMPARE(before.stringAccuracy[0], 0.0);
+        for (double acc : after.stringAccuracy) QVERIFY2(acc >= 0.9, qPrintable(QString::number(acc)));
+        QVERIFY(after.charAccuracy[3] >= after.stringAccuracy[3]);
+
+        // progress: throttled, increasing, ending at the last step with a falling loss
+        QVERIFY(progress.size() >= 2);
+        QVERIFY(progress.size() < size_t(cfg.train.steps));
+        QCOMPARE(progress.back().step, cfg.train.steps);
+        for (size_t i = 1; i < progress.size(); ++i) QVERIFY(progress[i].step >= progress[i - 1].step);
+        QVERIFY(progress.back().loss < progress.front().loss / 4);
+        QVERIFY(progress.back().examplesSeen > cfg.train.steps * cfg.train.batchSize);
+        // periodic evaluations plus the final one
+        QCOMPARE(int(evals.size()), cfg.train.steps / cfg.train.evalEvery);
+        QCOMPARE(evals.back().step, cfg.train.steps);
+        QCOMPARE(evals.back().lengths, cfg.task.evalLengths);
+
+        // the run folder
+        QVERIFY(QFile::exists(run + "/config.json"));
+        const QJsonObject runCfg = QJsonDocument::fromJson(test::readAll(run + "/config.json")).object();
+        QCOMPARE(runCfg["experiment"].toObject(), toJson(cfg));
+        QVERIFY(runCfg["environment"].toObject()["threads"].toInt() >= 1);
+        QCOMPARE(toJson(loadConfigFile(run + "/config.json")), toJson(cfg));
+        const QList<QByteArray> rows = test::readAll(run + "/metrics.csv").trimmed().split('\n');
+        QVERIFY(rows[0].startsWith("step,examples_seen,wall_time_s,loss,lr,tokens_per_s,string_acc_"));
+        QCOMPARE(rows.size() - 1, cfg.train.steps / cfg.train.logEvery);
+        QVERIFY(rows.last().startsWith(QByteArray::number(cfg.train.steps) + ","));
+        QVERIFY(!rows.last().endsWith(","));  // the final row carries the evaluation
+        QVERIFY(QFile::exists(run + "/curves.json"));
+        const Model saved = Model::load(o.checkpoint);
+        QCOMPARE(saved.step(), cfg.train.steps);
+        const std::vector<int> tokens{1, 4, 5, 6, 2, 4, 5};
+        QCOMPARE(saved.logits(tokens, 1, 7), model.logits(tokens, 1, 7));
+    }
+
+    void pauseResumeAndCancelTakeEffectWithinAStep()
+    {
+        QTemporaryDir dir;
+        ExperimentConfig cfg = test::tinyConfig(100000);
+        Model model = Model::create(cfg);
+        TrainControl control;
+        std::atomic<long long> step{0};
+        std::atomic<bool> pausedSeen{false};
+        TrainCallbacks cb;
+        cb.progressIntervalMs = 0;
+        cb.progress = [&](const TrainProgress& p) {
+            step = p.step;
+            if (p.paused) pausedSeen = true;
+        };
+        TrainOutcome outcome;
+        std::thread worker([&] { outcome = train(model, dir.filePath("run"), control, cb); });
+
+        QVERIFY(waitFor([&] { return step.load() >= 3; }, 60000));
+        control.pause = true;
+        QVERIFY(waitFor([&] { return pausedSeen.load(); }, 5000));
+        const long long atPause = step.load();
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        QCOMPARE(step.load(), atPause);  // no step while paused
+
+        control.pause = false;
+        QVERIFY(waitFor([&] { return step.load() >= atPause + 3; }, 30000));
+
+        QElapsedTimer t;
+        t.start();
+        control.cancel = true;
+        worker.join();
+        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(outcome.status, TrainOutcome::Status::Cancelled);
+        QVERIFY(outcome.step < 100000);
+        QVERIFY(outcome.step >= atPause + 3);
+        QCOMPARE(Model::load(outcome.checkpoint).step(), outcome.step);  // saved when stopped
+    }
+
+    void cancelWhilePausedStops()
+    {
+        ExperimentConfig cfg = test::tinyConfig(100000);
+        Model model = Model::create(cfg);
+        TrainControl control;
+        control.pause = true;
+        TrainOutcome outcome;
+        std::thread worker([&] { outcome = train(model, {}, control, {}); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        control.cancel = true;
+        worker.join();
+        QCOMPARE(outcome.status, TrainOutcome::Status::Cancelled);
+        QCOMPARE(outcome.step, 0);
+    }
+
+    void divergenceStopsAndRestoresTheLastGoodState()
+    {
+        QTemporaryDir dir;
+        ExperimentConfig cfg = test::tinyConfig(50);
+        cfg.train.lr = 1e30;  // one Adam step moves every weight by ~1e30: the next loss overflows
+        cfg.train.warmupSteps = 0;
+        cfg.train.schedule = "constant";
+        cfg.train.gradClip = 0;
+        Model model = Model::create(cfg);
+        const std::vector<int> tokens{1, 4, 5, 2, 4, 5, 3};
+        const std::vector<float> initial = model.logits(tokens, 1, 7);
+        TrainControl control;
+        const TrainOutcome o = train(model, dir.filePath("run"), control, {});
+        QCOMPARE(o.status, TrainOutcome::Status::Diverged);
+        QVERIFY2(o.message.contains("diverged") && (o.message.contains("NaN") || o.message.contains("infinite")),
+                 qPrintable(o.message));
+        QVERIFY(o.message.contains("lower learning rate"));
+        QCOMPARE(o.step, 0);
+        QCOMPARE(model.logits(tokens, 1, 7), initial);  // back to the start of the run
+        QVERIFY(o.checkpoint.isEmpty());
+        QVERIFY(!QFile::exists(dir.filePath("run/checkpoints/last.safetensors")));
+    }
+
+    void divergenceKeepsTheAutosaveUnchanged()
+    {
+        QTemporaryDir dir;
+        ExperimentConfig cfg = test::tinyConfig(50);
+        cfg.train.lr = 1e30;
+        cfg.train.warmupSteps = 0;
+        cfg.train.schedule = "constant";
+        cfg.train.gradClip = 0;
+        cfg.train.checkpointEvery = 1;
+        Model model = Model::create(cfg);
+        TrainControl control;
+        const TrainOutcome o = train(model, dir.filePath("run"), control, {});
+        QCOMPARE(o.status, TrainOutcome::Status::Diverged);
+        QVERIFY(!o.checkpoint.isEmpty());
+        const SafetensorsFile kept = readSafetensors(o.checkpoint);
+        QCOMPARE(kept.metadata["step"].toLongLong(), o.step);  // not overwritten by the failed step
+        QCOMPARE(model.step(), o.step);
+        QVERIFY(o.message.contains(o.checkpoint) && o.message.contains("kept unchanged"));
+    }
+
+    void refusesToOverwriteARunFolder()
+    {
+        QTemporaryDir dir;
+        QVERIFY(test::writeAll(dir.filePath("config.json"), "{\"mine\": true}"));
+        Model model = Model::create(test::tinyConfig(5));
+        TrainControl control;
+        const TrainOutcome o = train(model, dir.path(), control, {});
+        QCOMPARE(o.status, TrainOutcome::Status::Failed);
+        QVERIFY(o.message.contains("already holds a run"));
+        QCOMPARE(test::readAll(dir.filePath("config.json")), QByteArray("{\"mine\": true}"));
+        QCOMPARE(model.step(), 0);
+    }
+
+    void modelTooLargeIsAClearError()
+    {
+        ExperimentConfig cfg = test::tinyConfig();
+        cfg.model.dModel = 8192;
+        cfg.model.heads = 8;
+        cfg.model.layers = 64;  // ~52 G parameters
+        try {
+            Model::create(cfg);
+            QFAIL("built a model larger than memory");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("too large"), qPrintable(e.message()));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraining)
+#include "tst_training.moc"
