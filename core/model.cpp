@@ -149,7 +149,7 @@ QString Model::summary() const
     const ModelConfig& m = d->config.model;
     const QString pos = m.positions == "hard_alibi" ? QString("Hard-ALiBi (%1 masked heads)").arg(m.numMaskedHeads) : "NoPE";
     return QString("Transformer, %1, %2 layers, d_model %3, %4 heads, %5 parameters, step %6")
-        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(QLocale::c().toString(parameterCount())).arg(d->step);
+        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(QLocale(QLocale::English).toString(parameterCount())).arg(d->step);
 }
 
 void Model::save(const QString& path) const

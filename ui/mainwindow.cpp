@@ -216,7 +216,7 @@ void MainWindow::buildMenus()
 QString MainWindow::runsFolder() const
 {
     QSettings s;
-    const QString fallback = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath("runs");
+    const QString fallback = QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("Parrotscope/runs");
     return s.value("runsFolder", fallback).toString();
 }
 
@@ -273,6 +273,7 @@ void MainWindow::startTraining()
 
 void MainWindow::onProgress(const TrainProgress& p)
 {
+    m_modelLabel->setText(tr("Model: %1, training: step %2").arg(m_model.summary().section(", step", 0, 0)).arg(p.step));
     if (p.step > 0) m_loss->addPoint(double(p.step), p.loss);
     m_progress->setValue(p.totalSteps > 0 ? int(1000 * p.step / p.totalSteps) : 0);
     m_progress->setFormat(p.paused ? tr("paused at step %1 / %2").arg(p.step).arg(p.totalSteps)
@@ -280,7 +281,8 @@ void MainWindow::onProgress(const TrainProgress& p)
     m_progressText->setText(tr("loss %1 · lr %2 · %3 tok/s · elapsed %4 · ETA %5")
                                 .arg(p.loss, 0, 'f', 4).arg(p.lr, 0, 'e', 1).arg(p.tokensPerSecond, 0, 'f', 0)
                                 .arg(duration(p.elapsedSeconds), duration(p.etaSeconds)));
-    if (m_screenshotStep >= 0 && p.step >= m_screenshotStep) {
+    // At the last step, wait for the final evaluation (onTrainingFinished takes the shot).
+    if (m_screenshotStep >= 0 && p.step >= m_screenshotStep && p.step < p.totalSteps) {
         m_screenshotStep = -1;
         // Let the coalesced replot land first.
         QTimer::singleShot(200, this, [this] { saveScreenshot(m_screenshotPath); close(); });
