@@ -115,19 +115,6 @@ QString curveLine(const LengthCurve& c)
     return parts.join("  ");
 }
 
-std::vector<int> parseLengths(const QString& text)
-{
-    std::vector<int> lengths;
-    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int n = part.trimmed().toInt(&ok);
-        if (!ok || n < 1 || n > 10000) throw Error(QString("--lengths: expected integers in 1..10000 separated by commas, got '%1'").arg(text));
-        lengths.push_back(n);
-    }
-    if (lengths.empty()) throw Error("--lengths: expected at least one length, e.g. --lengths 10,20,40");
-    return lengths;
-}
-
 ExperimentConfig experimentFrom(Args& a)
 {
     const QString preset = a.value("--preset");
@@ -193,7 +180,7 @@ int cmdEval(Args& a)
     const bool json = a.flag("--json");
     a.done();
     if (path.isEmpty()) throw Error("eval: --checkpoint FILE is required");
-    const std::vector<int> requested = lengthsText.isEmpty() ? std::vector<int>{} : parseLengths(lengthsText);
+    const std::vector<int> requested = lengthsText.isEmpty() ? std::vector<int>{} : parseLengthList(lengthsText, "--lengths");
     const Model model = Model::load(path);
     const std::vector<int> lengths = requested.empty() ? model.config().task.evalLengths : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));

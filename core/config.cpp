@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 #include <cmath>
 #include <limits>
@@ -333,6 +334,21 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
     for (const QString& a : assignments) applyOverride(c, a);
     const QStringList problems = validate(c);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
+}
+
+std::vector<int> parseLengthList(const QString& text, const QString& field)
+{
+    std::vector<int> lengths;
+    static const QRegularExpression separators("[,\\s]+");
+    for (const QString& part : text.split(separators, Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = part.toInt(&ok);
+        if (!ok || n < 1 || n > 10000)
+            throw Error(QString("%1: '%2' is not a length in 1..10000 (expected e.g. 10,20,40)").arg(field, part));
+        lengths.push_back(n);
+    }
+    if (lengths.empty()) throw Error(QString("%1: expected at least one length, e.g. 10,20,40").arg(field));
+    return lengths;
 }
 
 ExperimentConfig loadConfigFile(const QString& path)

@@ -34,7 +34,7 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-    int steps = 1500;              // measured: >= 95% at length 20 after ~1,250 steps with cosine decay over 1,500
+    int steps = 1500;              // measured: 97.7% at length 20 after 1,500 steps, cosine decay over the run
     int batchSize = 32;
     double lr = 2e-3;              // 1e-3 is too low for these small Transformers (STACK.md)
     QString schedule = "cosine";   // "cosine" | "linear" | "constant"; cosine decay mattered most
@@ -76,6 +76,10 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments);
 
 // Reads a config file (JSON). Errors name the file.
 ExperimentConfig loadConfigFile(const QString& path);
+
+// Parses "10, 20, 40" (commas and/or spaces) into lengths in 1..10000. Throws parrot::Error
+// naming `field` and the offending entry.
+std::vector<int> parseLengthList(const QString& text, const QString& field);
 
 // Tokens per example of the copy task: `$`, s, `|`, s, `.`.
 inline int copyExampleTokens(int len) { return 2 * len + 3; }

@@ -48,20 +48,6 @@ QString duration(double s)
     return QString("%1 s").arg(int(s + 0.5));
 }
 
-std::vector<int> parseLengthList(const QString& text)
-{
-    std::vector<int> lengths;
-    for (const QString& part : text.split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int n = part.toInt(&ok);
-        if (!ok || n < 1 || n > 10000)
-            throw Error(QString("Evaluation lengths: '%1' is not a length in 1..10000").arg(part));
-        lengths.push_back(n);
-    }
-    if (lengths.empty()) throw Error("Evaluation lengths: enter at least one length, e.g. 10, 20, 40");
-    return lengths;
-}
-
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
@@ -361,7 +347,7 @@ void MainWindow::startEvaluation()
     }
     std::vector<int> lengths;
     try {
-        lengths = parseLengthList(m_evalLengths->text());
+        lengths = parseLengthList(m_evalLengths->text(), tr("Evaluation lengths"));
     } catch (const Error& e) {
         showError(e.message());
         return;

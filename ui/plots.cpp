@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace parrot {
 
@@ -41,8 +42,13 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
     m_graph = m_plot->addGraph();
-    m_graph->setPen(QPen(seriesColour(0), 1.5));
+    QColor pale = seriesColour(0);
+    pale.setAlpha(70);
+    m_graph->setPen(QPen(pale, 1));
     m_graph->setName(tr("loss"));
+    m_smooth = m_plot->addGraph();
+    m_smooth->setPen(QPen(seriesColour(0), 2));
+    m_smooth->setName(tr("moving average"));
     m_log->setObjectName("logScale");
     m_log->setChecked(true);
     setLogScale(true);
@@ -59,6 +65,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
 void LossPlot::clear()
 {
     m_graph->data()->clear();
+    m_smooth->data()->clear();
     m_points = 0;
     scheduleReplot();
 }
@@ -66,6 +73,10 @@ void LossPlot::clear()
 void LossPlot::addPoint(double step, double loss)
 {
     m_graph->addData(step, loss);
+    // in log space, so one spike does not dominate; ~20 reports of memory
+    const double l = std::log(std::max(loss, 1e-12));
+    m_ema = m_points == 0 ? l : 0.95 * m_ema + 0.05 * l;
+    m_smooth->addData(step, std::exp(m_ema));
     ++m_points;
     scheduleReplot();
     emit pointsAdded(m_points);

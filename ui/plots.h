@@ -33,7 +33,9 @@ signals:
 private:
     void scheduleReplot();
     QCustomPlot* m_plot;
-    QCPGraph* m_graph;
+    QCPGraph* m_graph;   // every reported step, pale
+    QCPGraph* m_smooth;  // exponential moving average, what the eye should follow
+    double m_ema = 0;
     QCheckBox* m_log;
     QTimer m_replot;
     int m_points = 0;
