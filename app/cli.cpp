@@ -182,7 +182,7 @@ int cmdEval(Args& a)
     if (path.isEmpty()) throw Error("eval: --checkpoint FILE is required");
     const std::vector<int> requested = lengthsText.isEmpty() ? std::vector<int>{} : parseLengthList(lengthsText, "--lengths");
     const Model model = Model::load(path);
-    const std::vector<int> lengths = requested.empty() ? model.config().task.evalLengths : requested;
+    const std::vector<int> lengths = requested.empty() ? evaluationLengths(model.config().task) : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
     if (json) {
         QJsonArray l, s, ch;

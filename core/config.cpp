@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -334,6 +335,15 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
     for (const QString& a : assignments) applyOverride(c, a);
     const QStringList problems = validate(c);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
+}
+
+std::vector<int> evaluationLengths(const TaskConfig& t)
+{
+    std::vector<int> lengths = t.evalLengths;
+    lengths.push_back(t.maxLen);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    return lengths;
 }
 
 std::vector<int> parseLengthList(const QString& text, const QString& field)

@@ -17,7 +17,7 @@ struct TaskConfig {
     int minLen = 1;                 // training string lengths are uniform in [minLen, maxLen]
     int maxLen = 20;                // the paper's short-string regime; 20 trains in minutes on 2 cores
     int contextLen = 64;            // packed row length; 64 holds a length-20 example 2.9x (STACK.md: 128 costs 3.5x)
-    std::vector<int> evalLengths = {5, 10, 15, 20, 25, 30, 40};  // up to 2x the training range
+    std::vector<int> evalLengths = {5, 10, 15, 20, 25, 30, 40};  // up to 2x the training range; max_len is always added
     int evalSamples = 128;          // strings per length: a 95% CI of about +-8 points at 50%
 };
 
@@ -76,6 +76,10 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments);
 
 // Reads a config file (JSON). Errors name the file.
 ExperimentConfig loadConfigFile(const QString& path);
+
+// The lengths a run evaluates: task.eval_lengths with task.max_len added if missing, sorted
+// and unique, so the accuracy at the longest training length is always measured.
+std::vector<int> evaluationLengths(const TaskConfig& t);
 
 // Parses "10, 20, 40" (commas and/or spaces) into lengths in 1..10000. Throws parrot::Error
 // naming `field` and the offending entry.

@@ -155,6 +155,29 @@ private slots:
         }
     }
 
+    void evaluationAlwaysIncludesTheLongestTrainingLength()
+    {
+        TaskConfig t;
+        t.maxLen = 12;
+        t.evalLengths = {40, 5, 20, 5};
+        QCOMPARE(evaluationLengths(t), (std::vector<int>{5, 12, 20, 40}));
+        t.evalLengths = {12};
+        QCOMPARE(evaluationLengths(t), (std::vector<int>{12}));
+    }
+
+    void lengthListsParseOrNameTheField()
+    {
+        QCOMPARE(parseLengthList("10, 20 40,80", "--lengths"), (std::vector<int>{10, 20, 40, 80}));
+        for (const char* bad : {"", "10,x", "0", "20000", "-3"}) {
+            try {
+                parseLengthList(bad, "--lengths");
+                QFAIL(bad);
+            } catch (const Error& e) {
+                QVERIFY2(e.message().startsWith("--lengths: "), qPrintable(e.message()));
+            }
+        }
+    }
+
     void configFilesAndRunConfigsLoad()
     {
         QTemporaryDir dir;

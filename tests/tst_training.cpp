@@ -97,7 +97,7 @@ private slots:
         // periodic evaluations plus the final one
         QCOMPARE(int(evals.size()), cfg.train.steps / cfg.train.evalEvery);
         QCOMPARE(evals.back().step, cfg.train.steps);
-        QCOMPARE(evals.back().lengths, cfg.task.evalLengths);
+        QCOMPARE(evals.back().lengths, evaluationLengths(cfg.task));
 
         // the run folder
         QVERIFY(QFile::exists(run + "/config.json"));

@@ -51,7 +51,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; an example of length L takes 2L+3"));
     m_evalLengths = new QLineEdit(this);
     m_evalLengths->setObjectName("eval_lengths");
-    m_evalLengths->setToolTip(tr("Lengths evaluated during training, comma-separated"));
+    m_evalLengths->setToolTip(tr("Lengths evaluated during training, comma-separated; the max length is always included"));
     connect(m_evalLengths, &QLineEdit::textChanged, this, [this] { if (!m_filling) showProblems(); });
     tf->addRow(tr("Alphabet size"), m_vocab);
     tf->addRow(tr("Min length"), m_minLen);
@@ -189,11 +189,10 @@ ExperimentConfig SettingsPanel::config() const
     c.task.minLen = m_minLen->value();
     c.task.maxLen = m_maxLen->value();
     c.task.contextLen = m_context->value();
-    c.task.evalLengths.clear();
-    for (const QString& part : m_evalLengths->text().split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int n = part.trimmed().toInt(&ok);
-        c.task.evalLengths.push_back(ok ? n : -1);  // -1 makes validate() name the field
+    try {
+        c.task.evalLengths = parseLengthList(m_evalLengths->text(), "task.eval_lengths");
+    } catch (const Error&) {
+        c.task.evalLengths = {-1};  // validate() names the field
     }
     c.model.positions = m_positions->currentData().toString();
     c.model.layers = m_layers->value();

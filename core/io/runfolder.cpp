@@ -13,7 +13,7 @@
 namespace parrot {
 
 RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment)
-    : m_dir(QDir(dir).absolutePath()), m_evalLengths(config.task.evalLengths)
+    : m_dir(QDir(dir).absolutePath()), m_evalLengths(evaluationLengths(config.task))
 {
     QDir d(m_dir);
     if (d.exists("config.json") || d.exists("metrics.csv"))

@@ -101,7 +101,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             if (cb.progress) cb.progress(p);
         };
         auto evaluateNow = [&](int samples) {
-            LengthCurve c = model.evaluate(cfg.task.evalLengths, samples, uint64_t(cfg.seed) + 777,
+            LengthCurve c = model.evaluate(evaluationLengths(cfg.task), samples, uint64_t(cfg.seed) + 777,
                                            [&](int, int) { return !control.cancel.load(); });
             if (folder) {
                 folder->appendMetrics(p, &c);
