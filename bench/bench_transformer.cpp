@@ -48,27 +48,27 @@ int main(int argc, char** argv)
     configureThreads(0);
     ExperimentConfig cfg;  // the default experiment: 2 layers, d 128, 8 heads, rows of 64, batch 32
     torch::manual_seed(0);
-    auto opts = transformerOptions(cfg);
-    Transformer net(opts);
-    auto idx = torch::randint(0, opts.vocabSize, {cfg.train.batchSize, cfg.task.contextLen}, torch::kLong);
+    const int64_t vocab = CopyVocab{cfg.task.vocabSize}.size();
+    SequenceModel net = buildModel(cfg);
+    auto idx = torch::randint(0, vocab, {cfg.train.batchSize, cfg.task.contextLen}, torch::kLong);
 
     torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4));
     auto plain = [&] { torch::NoGradGuard g; net->forward(idx); };
     auto capture = [&] {
         torch::NoGradGuard g;
-        std::vector<torch::Tensor> maps;
-        net->forward(idx, &maps);
+        Probes probes;
+        net->forward(idx, &probes);
     };
     auto step = [&] {
-        auto loss = torch::nn::functional::cross_entropy(net->forward(idx).view({-1, opts.vocabSize}), idx.view({-1}));
+        auto loss = torch::nn::functional::cross_entropy(net->forward(idx).view({-1, vocab}), idx.view({-1}));
         opt.zero_grad();
         loss.backward();
         opt.step();
     };
-    auto nopeOpts = opts;
-    nopeOpts.positions = Positions::NoPE;
+    ExperimentConfig nopeCfg = cfg;
+    nopeCfg.model.positions = "nope";
     torch::manual_seed(0);
-    Transformer nope(nopeOpts);
+    SequenceModel nope = buildModel(nopeCfg);
     auto plainNope = [&] { torch::NoGradGuard g; nope->forward(idx); };
 
     const auto [captureRatio, fwd] = ratio(capture, plain, repeats);

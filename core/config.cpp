@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMap>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -28,13 +29,19 @@ template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig
 
 template <class Model, class V> void visitFields(Model& c, V&& v, const ModelConfig*)
 {
-    v("family", c.family);
+    v("kind", c.kind);
     v("positions", c.positions);
     v("layers", c.layers);
     v("d_model", c.dModel);
     v("heads", c.heads);
     v("num_masked_heads", c.numMaskedHeads);
     v("mlp_ratio", c.mlpRatio);
+    v("rotary_fraction", c.rotaryFraction);
+    v("max_positions", c.maxPositions);
+    v("d_state", c.dState);
+    v("d_conv", c.dConv);
+    v("expand", c.expand);
+    v("mamba_mlp_ratio", c.mambaMlpRatio);
     v("tie_embeddings", c.tieEmbeddings);
 }
 
@@ -274,17 +281,35 @@ QStringList validate(const ExperimentConfig& c)
     need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
 
     const ModelConfig& m = c.model;
-    need(m.family == "transformer", QString("model.family: expected \"transformer\", got \"%1\"").arg(m.family));
-    need(m.positions == "nope" || m.positions == "hard_alibi",
-         QString("model.positions: expected \"nope\" or \"hard_alibi\", got \"%1\"").arg(m.positions));
+    static const QStringList kinds = {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
+    static const QStringList positions = {"nope", "learned", "rope", "alibi", "hard_alibi"};
+    need(kinds.contains(m.kind), QString("model.kind: expected one of %1, got \"%2\"").arg(kinds.join(", "), m.kind));
+    const bool attention = m.kind == "transformer" || m.kind == "hybrid" || m.kind == "mambaformer";
+    need(positions.contains(m.positions),
+         QString("model.positions: expected one of %1, got \"%2\"").arg(positions.join(", "), m.positions));
     need(m.layers >= 1 && m.layers <= 64, QString("model.layers: expected 1..64, got %1").arg(m.layers));
-    need(m.heads >= 1, QString("model.heads: expected >= 1, got %1").arg(m.heads));
     need(m.dModel >= 1 && m.dModel <= 8192, QString("model.d_model: expected 1..8192, got %1").arg(m.dModel));
-    need(m.heads >= 1 && m.dModel % m.heads == 0,
-         QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
-    need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
-         QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
-    need(m.mlpRatio >= 1 && m.mlpRatio <= 16, QString("model.mlp_ratio: expected 1..16, got %1").arg(m.mlpRatio));
+    need(m.heads >= 1, QString("model.heads: expected >= 1, got %1").arg(m.heads));
+    if (attention) {
+        need(m.heads >= 1 && m.dModel % m.heads == 0,
+             QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
+        need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
+             QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
+        need(m.mlpRatio >= 1 && m.mlpRatio <= 16, QString("model.mlp_ratio: expected 1..16, got %1").arg(m.mlpRatio));
+    }
+    need(m.rotaryFraction > 0 && m.rotaryFraction <= 1,
+         QString("model.rotary_fraction: expected 0 < fraction <= 1, got %1").arg(m.rotaryFraction));
+    if (m.kind == "transformer" && m.positions == "rope" && m.heads >= 1 && m.dModel % m.heads == 0)
+        need(int(m.rotaryFraction * (m.dModel / m.heads)) >= 2,
+             QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
+    need(m.maxPositions >= 1 && m.maxPositions <= 1000000, QString("model.max_positions: expected 1..1000000, got %1").arg(m.maxPositions));
+    if ((m.kind == "transformer" && m.positions == "learned") || m.kind == "hybrid")
+        need(m.maxPositions >= c.task.contextLen,
+             QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
+    need(m.dState >= 1 && m.dState <= 256, QString("model.d_state: expected 1..256, got %1").arg(m.dState));
+    need(m.dConv >= 1 && m.dConv <= 64, QString("model.d_conv: expected 1..64, got %1").arg(m.dConv));
+    need(m.expand >= 1 && m.expand <= 16, QString("model.expand: expected 1..16, got %1").arg(m.expand));
+    need(m.mambaMlpRatio >= 0 && m.mambaMlpRatio <= 16, QString("model.mamba_mlp_ratio: expected 0..16, got %1").arg(m.mambaMlpRatio));
 
     const TrainConfig& r = c.train;
     need(r.steps >= 1, QString("train.steps: expected >= 1, got %1").arg(r.steps));
@@ -335,6 +360,25 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
     for (const QString& a : assignments) applyOverride(c, a);
     const QStringList problems = validate(c);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
+}
+
+QString describeModel(const ModelConfig& m)
+{
+    static const QMap<QString, QString> positions = {{"nope", "NoPE"}, {"learned", "learned positions"},
+                                                     {"rope", "RoPE"}, {"alibi", "ALiBi"}, {"hard_alibi", "Hard-ALiBi"}};
+    const QString ssm = QString("d_state %1, expand %2").arg(m.dState).arg(m.expand);
+    if (m.kind == "transformer") {
+        QString pos = positions.value(m.positions, m.positions);
+        if (m.positions == "hard_alibi") pos += QString(", %1 masked heads").arg(m.numMaskedHeads);
+        if (m.positions == "rope") pos += QString(", %1 of each head rotated").arg(m.rotaryFraction);
+        return QString("Transformer (%1), %2 layers, d_model %3, %4 heads").arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads);
+    }
+    if (m.kind == "mamba") return QString("Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
+    if (m.kind == "s4_mamba") return QString("S4-Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
+    if (m.kind == "s4d") return QString("S4D, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
+    if (m.kind == "lstm") return QString("LSTM, %1 layers, hidden %2").arg(m.layers).arg(m.dModel);
+    const QString name = m.kind == "hybrid" ? "Hybrid (attention + Mamba, learned positions)" : "MambaFormer";
+    return QString("%1, %2 layer pairs, d_model %3, %4 heads, %5").arg(name).arg(m.layers).arg(m.dModel).arg(m.heads).arg(ssm);
 }
 
 std::vector<int> evaluationLengths(const TaskConfig& t)

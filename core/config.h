@@ -21,15 +21,24 @@ struct TaskConfig {
     int evalSamples = 128;          // strings per length: a 95% CI of about +-8 points at 50%
 };
 
-// Decoder-only, pre-LayerNorm Transformer (nanoGPT shape).
+// Which sequence model, and its options. Options that a family does not use are ignored by it.
 struct ModelConfig {
-    QString family = "transformer";
-    QString positions = "hard_alibi";  // "nope" | "hard_alibi": Hard-ALiBi is what copies to length 20 in minutes
+    // "transformer" | "mamba" | "lstm" | "s4d" | "s4_mamba" | "hybrid" | "mambaformer"
+    QString kind = "transformer";
+    // Transformer only: "nope" | "learned" | "rope" | "alibi" | "hard_alibi". Hard-ALiBi is what
+    // copies to length 20 in minutes (STACK.md). The hybrids fix theirs as in Park et al.
+    QString positions = "hard_alibi";
     int layers = 2;                    // the copy paper's two-layer copier needs two layers
     int dModel = 128;                  // STACK.md: 64 with 8 heads plateaus lower
     int heads = 8;
     int numMaskedHeads = 4;            // Hard-ALiBi: heads 0..3 see windows of 1..4 tokens, the rest NoPE
-    int mlpRatio = 4;                  // MLP hidden = mlpRatio * dModel, as in GPT-2
+    int mlpRatio = 4;                  // Transformer MLP hidden = mlpRatio * dModel, as in GPT-2
+    double rotaryFraction = 0.25;      // RoPE: share of each head's dims rotated (GPT-NeoX rotary_pct); 1 = full
+    int maxPositions = 1024;           // learned absolute positions: the longest sequence the table covers
+    int dState = 16;                   // Mamba / S4D state size N per channel (mamba_ssm default)
+    int dConv = 4;                     // Mamba depthwise causal convolution width (mamba_ssm default)
+    int expand = 2;                    // Mamba d_inner = expand * d_model (mamba_ssm default)
+    int mambaMlpRatio = 0;             // Mamba blocks: an MLP after each mixer (0 = none, as in the papers)
     bool tieEmbeddings = false;        // untied like Pythia; tying saves V*C parameters
 };
 
@@ -80,6 +89,9 @@ ExperimentConfig loadConfigFile(const QString& path);
 // The lengths a run evaluates: task.eval_lengths with task.max_len added if missing, sorted
 // and unique, so the accuracy at the longest training length is always measured.
 std::vector<int> evaluationLengths(const TaskConfig& t);
+
+// One line for people: "Transformer (Hard-ALiBi, 4 masked heads), 2 layers, d_model 128, 8 heads".
+QString describeModel(const ModelConfig& m);
 
 // Parses "10, 20, 40" (commas and/or spaces) into lengths in 1..10000. Throws parrot::Error
 // naming `field` and the offending entry.

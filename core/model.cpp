@@ -33,20 +33,6 @@ QString statusName(TrainOutcome::Status s)
     return "unknown";
 }
 
-TransformerOptions transformerOptions(const ExperimentConfig& c)
-{
-    TransformerOptions o;
-    o.vocabSize = CopyVocab{c.task.vocabSize}.size();
-    o.dModel = c.model.dModel;
-    o.heads = c.model.heads;
-    o.layers = c.model.layers;
-    o.mlpRatio = c.model.mlpRatio;
-    o.positions = c.model.positions == "nope" ? Positions::NoPE : Positions::HardAlibi;
-    o.numMaskedHeads = o.positions == Positions::HardAlibi ? c.model.numMaskedHeads : 0;
-    o.tieEmbeddings = c.model.tieEmbeddings;
-    return o;
-}
-
 torch::Device preferredDevice()
 {
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
@@ -58,7 +44,7 @@ torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length
     return t.to(device);
 }
 
-void scoreCopyBatch(Transformer& net, const CopyEvalBatch& eval, torch::Device device,
+void scoreCopyBatch(SequenceModel& net, const CopyEvalBatch& eval, torch::Device device,
                     long long& stringsRight, long long& charsRight)
 {
     const TokenBatch& b = eval.tokens;
@@ -74,12 +60,19 @@ void scoreCopyBatch(Transformer& net, const CopyEvalBatch& eval, torch::Device d
 
 namespace {
 
-// Parameters of the Transformer a config describes, without building it.
+// Roughly the parameters a config describes, without building it: a guard against sizes
+// that cannot fit, not a count (Model::parameterCount is exact).
 double estimatedParameters(const ExperimentConfig& c)
 {
-    const double C = c.model.dModel, V = CopyVocab{c.task.vocabSize}.size(), M = c.model.mlpRatio * C;
-    const double block = 4 * C + 3 * C * C + 3 * C + C * C + C + C * M + M + M * C + C;
-    return V * C * (c.model.tieEmbeddings ? 1 : 2) + c.model.layers * block + 2 * C;
+    const ModelConfig& m = c.model;
+    const double C = m.dModel, V = CopyVocab{c.task.vocabSize}.size();
+    const double attention = 4 * C * C, mlp = 2 * m.mlpRatio * C * C, mamba = 3 * m.expand * C * C;
+    double perLayer = attention + mlp;
+    if (m.kind == "mamba" || m.kind == "s4_mamba") perLayer = mamba + 3 * m.mambaMlpRatio * C * C;
+    else if (m.kind == "lstm") perLayer = 8 * C * C;
+    else if (m.kind == "s4d") perLayer = 2 * m.expand * C * C;
+    else if (m.kind == "hybrid" || m.kind == "mambaformer") perLayer = attention + mamba;
+    return V * C * (m.tieEmbeddings ? 1 : 2) + m.layers * perLayer;
 }
 
 double availableMemoryBytes()
@@ -108,7 +101,7 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
     impl->device = preferredDevice();
     try {
         torch::manual_seed(uint64_t(config.seed));
-        impl->net = Transformer(transformerOptions(config));
+        impl->net = buildModel(config);
         impl->net->to(impl->device);
     } catch (const c10::Error& e) {
         throw Error(QString("cannot build the model: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
@@ -146,10 +139,8 @@ long long Model::parameterCount() const
 QString Model::summary() const
 {
     if (!d) return "no model";
-    const ModelConfig& m = d->config.model;
-    const QString pos = m.positions == "hard_alibi" ? QString("Hard-ALiBi (%1 masked heads)").arg(m.numMaskedHeads) : "NoPE";
-    return QString("Transformer, %1, %2 layers, d_model %3, %4 heads, %5 parameters, step %6")
-        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(QLocale(QLocale::English).toString(parameterCount())).arg(d->step);
+    return QString("%1, %2 parameters, step %3")
+        .arg(describeModel(d->config.model), QLocale(QLocale::English).toString(parameterCount())).arg(d->step);
 }
 
 void Model::save(const QString& path) const
@@ -259,14 +250,16 @@ AttentionMaps Model::attention(const std::vector<int>& tokens) const
     std::lock_guard lock(d->mutex);
     torch::NoGradGuard noGrad;
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
-    std::vector<torch::Tensor> maps;
-    d->net->forward(toTensor(ids, 1, T, d->device), &maps);
+    Probes probes;
+    d->net->forward(toTensor(ids, 1, T, d->device), &probes);
     AttentionMaps a;
-    a.layers = int(maps.size());
-    a.heads = int(d->config.model.heads);
+    a.layers = int(probes.attention.size());
+    a.heads = a.layers > 0 ? int(probes.attention[0].size(1)) : 0;
     a.length = T;
-    auto all = torch::stack(maps).to(torch::kCPU).contiguous();  // (layers, 1, H, T, T)
-    a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+    if (a.layers > 0) {
+        auto all = torch::stack(probes.attention).to(torch::kCPU).contiguous();  // (layers, 1, H, T, T)
+        a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+    }
     for (int t : tokens) a.tokens.push_back(vocab.text(t));
     return a;
 }

@@ -2,7 +2,8 @@
 #pragma once
 
 #include "model.h"
-#include "models/transformer.h"
+#include "models/factory.h"
+#include "models/sequencemodel.h"
 #include "tasks/copytask.h"
 
 #include <mutex>
@@ -11,15 +12,13 @@ namespace parrot {
 
 struct Model::Impl {
     ExperimentConfig config;
-    Transformer net{nullptr};
+    SequenceModel net;
     torch::Device device{torch::kCPU};
     long long step = 0;
     // Training, evaluation and saving of one model are serialised; the UI never
     // starts two of them at once, and this keeps a stray call from racing.
     mutable std::mutex mutex;
 };
-
-TransformerOptions transformerOptions(const ExperimentConfig& config);
 
 // CUDA when this LibTorch has it and a GPU is present, else CPU.
 torch::Device preferredDevice();
@@ -28,7 +27,7 @@ torch::Device preferredDevice();
 torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device);
 
 // The teacher-forced accuracy of one evaluation batch: adds to string and char counts.
-void scoreCopyBatch(Transformer& net, const CopyEvalBatch& eval, torch::Device device,
+void scoreCopyBatch(SequenceModel& net, const CopyEvalBatch& eval, torch::Device device,
                     long long& stringsRight, long long& charsRight);
 
 }  // namespace parrot

@@ -140,7 +140,7 @@ private slots:
         QTest::newRow("fraction for int") << "model.layers=2.5" << "model.layers: expected an integer";
         QTest::newRow("bad bool") << "model.tie_embeddings=maybe" << "model.tie_embeddings: expected true or false";
         QTest::newRow("no equals") << "model.layers" << "expected key=value";
-        QTest::newRow("invalid value") << "model.positions=rope" << "model.positions";
+        QTest::newRow("invalid value") << "model.positions=sinusoidal" << "model.positions";
     }
     void badOverridesNameTheKey()
     {

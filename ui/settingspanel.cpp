@@ -60,25 +60,62 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     tf->addRow(tr("Eval lengths"), m_evalLengths);
     layout->addWidget(task);
 
-    auto* model = new QGroupBox(tr("Model: Transformer"), this);
+    auto* model = new QGroupBox(tr("Model"), this);
     auto* mf = new QFormLayout(model);
+    m_kind = new QComboBox(this);
+    m_kind->setObjectName("kind");
+    struct Kind { const char* id; const char* label; const char* tip; };
+    static const Kind kinds[] = {
+        {"transformer", "Transformer", "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen below."},
+        {"mamba", "Mamba", "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM."},
+        {"lstm", "LSTM", "An LSTM language model, the copy paper's recurrent baseline: state 2 x hidden x layers."},
+        {"s4d", "S4D", "Diagonal, time-invariant state space layers (S4D-real) with GELU and projections."},
+        {"s4_mamba", "S4-Mamba", "The Mamba block with a time-invariant S4D kernel in place of the selective scan (Park et al.)."},
+        {"hybrid", "Hybrid", "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid)."},
+        {"mambaformer", "MambaFormer", "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.)."},
+    };
+    for (const Kind& k : kinds) {
+        m_kind->addItem(tr(k.label), k.id);
+        m_kind->setItemData(m_kind->count() - 1, tr(k.tip), Qt::ToolTipRole);
+    }
+    m_kind->setToolTip(tr("The sequence model family"));
     m_positions = new QComboBox(this);
     m_positions->setObjectName("positions");
-    m_positions->addItem(tr("Hard-ALiBi"), "hard_alibi");
-    m_positions->addItem(tr("NoPE (causal mask only)"), "nope");
-    connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
-        m_masked->setEnabled(m_positions->currentData().toString() == "hard_alibi");
+    struct Pos { const char* id; const char* label; const char* tip; };
+    static const Pos positions[] = {
+        {"hard_alibi", "Hard-ALiBi", "Copy paper: head i < masked heads sees only the last i+1 tokens; the others see everything before."},
+        {"nope", "NoPE (causal mask only)", "No positional information beyond the causal mask."},
+        {"learned", "Learned absolute", "GPT-2 style position embeddings added to the tokens; limited to max_positions."},
+        {"rope", "RoPE", "Rotary embeddings (GPT-NeoX style) on the first quarter of each head's dimensions."},
+        {"alibi", "ALiBi", "Linear distance penalties with slopes 2^(-8h/H)."},
+    };
+    for (const Pos& p : positions) {
+        m_positions->addItem(tr(p.label), p.id);
+        m_positions->setItemData(m_positions->count() - 1, tr(p.tip), Qt::ToolTipRole);
+    }
+    m_positions->setToolTip(tr("Transformer positional scheme (the hybrids fix theirs as in Park et al.)"));
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+        updateModelFields();
         if (!m_filling) showProblems();
     });
-    m_layers = spin(1, 64, "layers", tr("Transformer blocks"));
-    m_dModel = spin(4, 8192, "d_model", tr("Width of the residual stream"));
+    connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
+        updateModelFields();
+        if (!m_filling) showProblems();
+    });
+    m_layers = spin(1, 64, "layers", tr("Blocks (for the hybrids: attention + Mamba pairs)"));
+    m_dModel = spin(4, 8192, "d_model", tr("Width of the residual stream (the LSTM's hidden size)"));
     m_heads = spin(1, 256, "heads", tr("Attention heads per layer"));
     m_masked = spin(0, 256, "num_masked_heads", tr("Hard-ALiBi: head i < this sees only the last i+1 tokens"));
+    m_dState = spin(1, 256, "d_state", tr("State size N per channel of Mamba and S4D layers"));
+    m_expand = spin(1, 16, "expand", tr("Mamba and S4D inner width = expand x d_model"));
+    mf->addRow(tr("Family"), m_kind);
     mf->addRow(tr("Positions"), m_positions);
     mf->addRow(tr("Layers"), m_layers);
     mf->addRow(tr("d_model"), m_dModel);
     mf->addRow(tr("Heads"), m_heads);
     mf->addRow(tr("Masked heads"), m_masked);
+    mf->addRow(tr("d_state"), m_dState);
+    mf->addRow(tr("Expand"), m_expand);
     layout->addWidget(model);
 
     auto* train = new QGroupBox(tr("Training"), this);
@@ -162,12 +199,15 @@ void SettingsPanel::setConfig(const ExperimentConfig& c)
     QStringList lengths;
     for (int l : c.task.evalLengths) lengths << QString::number(l);
     m_evalLengths->setText(lengths.join(", "));
+    m_kind->setCurrentIndex(std::max(0, m_kind->findData(c.model.kind)));
     m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
     m_layers->setValue(c.model.layers);
     m_dModel->setValue(c.model.dModel);
     m_heads->setValue(c.model.heads);
     m_masked->setValue(c.model.numMaskedHeads);
-    m_masked->setEnabled(c.model.positions == "hard_alibi");
+    m_dState->setValue(c.model.dState);
+    m_expand->setValue(c.model.expand);
+    updateModelFields();
     m_steps->setValue(c.train.steps);
     m_batch->setValue(c.train.batchSize);
     m_lr->setValue(c.train.lr);
@@ -194,11 +234,14 @@ ExperimentConfig SettingsPanel::config() const
     } catch (const Error&) {
         c.task.evalLengths = {-1};  // validate() names the field
     }
+    c.model.kind = m_kind->currentData().toString();
     c.model.positions = m_positions->currentData().toString();
     c.model.layers = m_layers->value();
     c.model.dModel = m_dModel->value();
     c.model.heads = m_heads->value();
     c.model.numMaskedHeads = c.model.positions == "hard_alibi" ? m_masked->value() : 0;
+    c.model.dState = m_dState->value();
+    c.model.expand = m_expand->value();
     c.train.steps = m_steps->value();
     c.train.batchSize = m_batch->value();
     c.train.lr = m_lr->value();
@@ -213,6 +256,20 @@ ExperimentConfig SettingsPanel::config() const
 }
 
 QStringList SettingsPanel::problems() const { return validate(config()); }
+
+// Only the options the chosen family uses are editable.
+void SettingsPanel::updateModelFields()
+{
+    const QString kind = m_kind->currentData().toString();
+    const bool transformer = kind == "transformer";
+    const bool attention = transformer || kind == "hybrid" || kind == "mambaformer";
+    const bool ssm = kind != "transformer" && kind != "lstm";
+    m_positions->setEnabled(transformer);
+    m_heads->setEnabled(attention);
+    m_masked->setEnabled(transformer && m_positions->currentData().toString() == "hard_alibi");
+    m_dState->setEnabled(ssm);
+    m_expand->setEnabled(ssm);
+}
 
 void SettingsPanel::showProblems()
 {

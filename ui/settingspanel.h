@@ -32,6 +32,7 @@ signals:
 
 private:
     void showProblems();
+    void updateModelFields();
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
 
     ExperimentConfig m_base;
@@ -40,7 +41,9 @@ private:
     QLabel* m_description;
     QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context;
     QLineEdit* m_evalLengths;
+    QComboBox* m_kind;
     QComboBox* m_positions;
+    QSpinBox *m_dState, *m_expand;
     QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
     QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_seed;
     QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;

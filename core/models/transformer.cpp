@@ -1,107 +1,158 @@
 #include "transformer.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace parrot {
 
-torch::Tensor attentionMask(const TransformerOptions& o, int64_t T, torch::Device device)
+Positions positionsFromName(const std::string& name)
 {
-    auto pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(device));
-    auto dist = pos.unsqueeze(1) - pos.unsqueeze(0);  // (T, T): q - k
-    auto causal = dist.ge(0);
-    if (o.positions == Positions::NoPE || o.numMaskedHeads == 0)
-        return causal.unsqueeze(0).expand({o.heads, T, T});
-    // Hard-ALiBi: head i < m sees only the last i+1 tokens (itself included).
-    auto window = torch::full({o.heads, 1, 1}, T, pos.options());
-    window.slice(0, 0, o.numMaskedHeads).copy_(torch::arange(o.numMaskedHeads, pos.options()).view({-1, 1, 1}));
-    return causal.unsqueeze(0) & dist.unsqueeze(0).le(window);
+    if (name == "nope") return Positions::NoPE;
+    if (name == "learned") return Positions::Learned;
+    if (name == "rope") return Positions::Rope;
+    if (name == "alibi") return Positions::Alibi;
+    if (name == "hard_alibi") return Positions::HardAlibi;
+    throw std::invalid_argument("unknown positions: " + name);
 }
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o) : m_heads(o.heads)
+torch::Tensor alibiSlopes(int64_t heads)
+{
+    auto h = torch::arange(1, heads + 1, torch::kFloat);
+    return torch::pow(2.0, -8.0 * h / double(heads));
+}
+
+torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device)
+{
+    const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
+    auto pos = torch::arange(T, longs);
+    auto dist = pos.unsqueeze(1) - pos.unsqueeze(0);  // (T, T): q - k
+    auto allowed = dist.ge(0).unsqueeze(0).expand({o.heads, T, T});
+    if (o.positions == Positions::HardAlibi && o.numMaskedHeads > 0) {
+        // head i < m sees only the last i+1 tokens, itself included; the rest see everything before
+        auto window = torch::full({o.heads, 1, 1}, T, longs);
+        window.slice(0, 0, o.numMaskedHeads).copy_(torch::arange(o.numMaskedHeads, longs).view({-1, 1, 1}));
+        allowed = allowed & dist.unsqueeze(0).le(window);
+    }
+    auto bias = torch::zeros({o.heads, T, T}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    if (o.positions == Positions::Alibi)
+        bias = -alibiSlopes(o.heads).to(device).view({-1, 1, 1}) * dist.unsqueeze(0).clamp_min(0).to(torch::kFloat);
+    return bias.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+}
+
+torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset)
+{
+    if (rotaryDims <= 0) return x;
+    const int64_t T = x.size(-2), half = rotaryDims / 2;
+    auto fopts = torch::TensorOptions().dtype(x.scalar_type()).device(x.device());
+    auto invFreq = 1.0 / torch::pow(10000.0, torch::arange(0, rotaryDims, 2, fopts) / double(rotaryDims));  // (R/2)
+    auto t = torch::arange(offset, offset + T, fopts);
+    auto freqs = torch::outer(t, invFreq);          // (T, R/2)
+    auto emb = torch::cat({freqs, freqs}, -1);      // (T, R)
+    auto cos = emb.cos(), sin = emb.sin();
+    auto rot = x.narrow(-1, 0, rotaryDims);
+    auto pass = x.narrow(-1, rotaryDims, x.size(-1) - rotaryDims);
+    auto rotated = torch::cat({-rot.narrow(-1, half, half), rot.narrow(-1, 0, half)}, -1);  // rotate_half
+    return torch::cat({rot * cos + rotated * sin, pass}, -1);
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o) : m_heads(o.heads), m_rotaryDims(0)
 {
     c_attn = register_module("c_attn", torch::nn::Linear(o.dModel, 3 * o.dModel));
     c_proj = register_module("c_proj", torch::nn::Linear(o.dModel, o.dModel));
+    if (o.positions == Positions::Rope) m_rotaryDims = (int64_t(o.rotaryFraction * double(o.dModel / o.heads)) / 2) * 2;
 }
 
-torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& allowed,
-                                               torch::Tensor* weights)
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
 {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
-    auto q = qkv[0], k = qkv[1], v = qkv[2];
+    auto q = applyRotary(qkv[0], m_rotaryDims), k = applyRotary(qkv[1], m_rotaryDims), v = qkv[2];
     // Explicit attention (LibTorch 1.13 has no fused SDPA, and the probes need the weights).
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D));  // (B, H, T, T)
-    scores = scores.masked_fill(allowed.logical_not().unsqueeze(0), -std::numeric_limits<float>::infinity());
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, T, T)
     auto att = torch::softmax(scores, -1);
     if (weights) *weights = att.detach();
     auto y = torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
     return c_proj(y);
 }
 
-MlpImpl::MlpImpl(const TransformerOptions& o)
+MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)
 {
-    c_fc = register_module("c_fc", torch::nn::Linear(o.dModel, o.mlpRatio * o.dModel));
-    c_proj = register_module("c_proj", torch::nn::Linear(o.mlpRatio * o.dModel, o.dModel));
+    c_fc = register_module("c_fc", torch::nn::Linear(dModel, hidden));
+    c_proj = register_module("c_proj", torch::nn::Linear(hidden, dModel));
 }
 
-torch::Tensor MlpImpl::forward(const torch::Tensor& x)
-{
-    return c_proj(torch::gelu(c_fc(x)));
-}
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return c_proj(torch::gelu(c_fc(x))); }
 
 BlockImpl::BlockImpl(const TransformerOptions& o)
 {
     ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
     attn = register_module("attn", CausalSelfAttention(o));
     ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
-    mlp = register_module("mlp", Mlp(o));
+    mlp = register_module("mlp", Mlp(o.dModel, o.mlpRatio * o.dModel));
 }
 
-torch::Tensor BlockImpl::forward(torch::Tensor x, const torch::Tensor& allowed, torch::Tensor* weights)
+torch::Tensor BlockImpl::forward(torch::Tensor x, const torch::Tensor& bias, torch::Tensor* weights)
 {
-    x = x + attn(ln_1(x), allowed, weights);
+    x = x + attn(ln_1(x), bias, weights);
     return x + mlp(ln_2(x));
+}
+
+void gpt2Init(torch::nn::Module& m, int64_t layers)
+{
+    torch::NoGradGuard noGrad;
+    auto endsWith = [](const std::string& s, const std::string& tail) {
+        return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    for (auto& p : m.named_parameters()) {
+        const std::string& name = p.key();
+        if (endsWith(name, ".bias")) p.value().zero_();
+        else if (name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos) p.value().fill_(1.0);
+        else if (endsWith(name, "c_proj.weight") || endsWith(name, "out_proj.weight"))
+            p.value().normal_(0.0, 0.02 / std::sqrt(2.0 * double(layers)));
+        else p.value().normal_(0.0, 0.02);
+    }
 }
 
 TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
 {
     wte = register_module("wte", torch::nn::Embedding(o.vocabSize, o.dModel));
+    if (o.positions == Positions::Learned) wpe = register_module("wpe", torch::nn::Embedding(o.maxPositions, o.dModel));
     h = register_module("h", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) h->push_back(Block(o));
     ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
     if (!o.tieEmbeddings)  // tied: the output layer reuses wte.weight and has no parameter of its own
         lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.dModel, o.vocabSize).bias(false)));
-
-    // GPT-2 initialisation: N(0, 0.02) everywhere, and the projections that write into the
-    // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with depth.
-    torch::NoGradGuard noGrad;
-    for (auto& p : named_parameters()) {
-        const std::string& name = p.key();
-        if (name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0) {
-            p.value().zero_();
-        } else if (name.find("ln_") != std::string::npos) {
-            p.value().fill_(1.0);
-        } else if (name.find("c_proj.weight") != std::string::npos) {
-            p.value().normal_(0.0, 0.02 / std::sqrt(2.0 * double(o.layers)));
-        } else {
-            p.value().normal_(0.0, 0.02);
-        }
-    }
+    gpt2Init(*this, o.layers);
 }
 
-torch::Tensor TransformerImpl::forward(const torch::Tensor& idx, std::vector<torch::Tensor>* attention)
+torch::Tensor TransformerImpl::forward(const torch::Tensor& idx, Probes* probes)
 {
     const int64_t T = idx.size(1);
-    auto allowed = attentionMask(m_options, T, idx.device());
+    auto bias = attentionBias(m_options, T, idx.device());
     auto x = wte(idx);  // (B, T, C)
-    if (attention) attention->clear();
+    if (wpe) {
+        TORCH_CHECK(T <= m_options.maxPositions, "learned positions cover ", m_options.maxPositions,
+                    " tokens; this input has ", T, " (raise model.max_positions)");
+        x = x + wpe(torch::arange(T, idx.options()));
+    }
+    int layer = 0;
     for (const auto& module : *h) {
         torch::Tensor w;
-        x = module->as<BlockImpl>()->forward(x, allowed, attention ? &w : nullptr);
-        if (attention) attention->push_back(w);
+        x = module->as<BlockImpl>()->forward(x, bias, probes ? &w : nullptr);
+        if (probes) {
+            probes->attention.push_back(w);
+            probes->attentionLayer.push_back(layer);
+        }
+        ++layer;
     }
     x = ln_f(x);
     return m_options.tieEmbeddings ? torch::linear(x, wte->weight) : lm_head(x);  // (B, T, V)
+}
+
+StateSize TransformerImpl::stateSize() const
+{
+    // The KV cache: keys and values of every layer for every token seen.
+    return {0, 2 * m_options.layers * m_options.dModel};
 }
 
 }  // namespace parrot

@@ -1,18 +1,21 @@
-// Decoder-only, pre-LayerNorm Transformer in the shape of nanoGPT's model.py.
+// Decoder-only, pre-LayerNorm Transformer in the shape of nanoGPT's model.py, with the
+// positional schemes the copy paper compares.
 // Legend: B batch, T time, C channels (d_model), V vocab, H heads, D head size (C / H).
 #pragma once
 
-#include <torch/torch.h>
-
-#include <string>
-#include <vector>
+#include "sequencemodel.h"
 
 namespace parrot {
 
 enum class Positions {
     NoPE,       // causal mask only (Kazemnejad et al., 2023)
+    Learned,    // GPT-2 absolute position embeddings, added to the token embeddings
+    Rope,       // rotary (Su et al.), GPT-NeoX style: the first rotaryFraction of each head's dims
+    Alibi,      // linear biases (Press et al.): -m_h (q - k), m_h = 2^(-8h/H), h = 1..H
     HardAlibi,  // copy paper, section 3: head i < num_masked_heads sees keys with 0 <= q - k <= i
 };
+
+Positions positionsFromName(const std::string& name);
 
 struct TransformerOptions {
     int64_t vocabSize = 30;
@@ -22,29 +25,38 @@ struct TransformerOptions {
     int64_t mlpRatio = 4;
     Positions positions = Positions::HardAlibi;
     int64_t numMaskedHeads = 4;
+    double rotaryFraction = 0.25;
+    int64_t maxPositions = 1024;
     bool tieEmbeddings = false;
 };
 
-// Which keys each head may see: (H, T, T) bool, true where query q may attend to key k.
-torch::Tensor attentionMask(const TransformerOptions& o, int64_t T, torch::Device device);
+// Which keys each head may see, as an additive bias: (H, T, T), 0 where query q may attend
+// to key k (ALiBi's linear penalty where it applies) and -inf where it may not.
+torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device);
+// ALiBi's head slopes 2^(-8h/H), h = 1..H.
+torch::Tensor alibiSlopes(int64_t heads);
+// Rotates the first `rotaryDims` of the last dimension by position (GPT-NeoX layout):
+// x: (B, H, T, D) -> (B, H, T, D).
+torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset = 0);
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
 public:
     explicit CausalSelfAttentionImpl(const TransformerOptions& o);
-    // x: (B, T, C), allowed: (H, T, T) -> (B, T, C); weights, when given, receives (B, H, T, T).
-    torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& allowed, torch::Tensor* weights = nullptr);
+    // x: (B, T, C), bias: (H, T, T) -> (B, T, C); weights, when given, receives (B, H, T, T).
+    torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
 
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
     torch::nn::Linear c_proj{nullptr};  // C -> C, back into the residual stream
 
 private:
     int64_t m_heads;
+    int64_t m_rotaryDims;  // 0 unless RoPE
 };
 TORCH_MODULE(CausalSelfAttention);
 
 class MlpImpl : public torch::nn::Module {
 public:
-    explicit MlpImpl(const TransformerOptions& o);
+    MlpImpl(int64_t dModel, int64_t hidden);
     torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
     torch::nn::Linear c_fc{nullptr};
     torch::nn::Linear c_proj{nullptr};
@@ -54,7 +66,7 @@ TORCH_MODULE(Mlp);
 class BlockImpl : public torch::nn::Module {
 public:
     explicit BlockImpl(const TransformerOptions& o);
-    torch::Tensor forward(torch::Tensor x, const torch::Tensor& allowed, torch::Tensor* weights = nullptr);
+    torch::Tensor forward(torch::Tensor x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
     torch::nn::LayerNorm ln_1{nullptr};
     CausalSelfAttention attn{nullptr};
     torch::nn::LayerNorm ln_2{nullptr};
@@ -62,16 +74,15 @@ public:
 };
 TORCH_MODULE(Block);
 
-class TransformerImpl : public torch::nn::Module {
+class TransformerImpl : public SequenceModelImpl {
 public:
     explicit TransformerImpl(const TransformerOptions& o);
-    // idx: (B, T) int64 -> logits (B, T, V). When attention is given, it receives one
-    // (B, H, T, T) tensor of softmax weights per layer; otherwise nothing is kept.
-    torch::Tensor forward(const torch::Tensor& idx, std::vector<torch::Tensor>* attention = nullptr);
-
+    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    StateSize stateSize() const override;
     const TransformerOptions& options() const { return m_options; }
 
     torch::nn::Embedding wte{nullptr};
+    torch::nn::Embedding wpe{nullptr};  // learned positions only
     torch::nn::ModuleList h{nullptr};
     torch::nn::LayerNorm ln_f{nullptr};
     torch::nn::Linear lm_head{nullptr};
@@ -79,6 +90,10 @@ public:
 private:
     TransformerOptions m_options;
 };
-TORCH_MODULE(Transformer);
+
+// GPT-2 initialisation for a module tree: N(0, 0.02) for weights and embeddings, zero biases,
+// unit norms, and projections into the residual stream (`c_proj.weight`, `out_proj.weight`)
+// scaled by 1/sqrt(2 * layers) so the residual variance does not grow with depth.
+void gpt2Init(torch::nn::Module& m, int64_t layers);
 
 }  // namespace parrot

@@ -29,11 +29,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Weight decay on weight matrices and embeddings only; biases and LayerNorm gains keep theirs.
-torch::optim::AdamW makeOptimizer(Transformer& net, const TrainConfig& c)
+// Weight decay on weight matrices and embeddings only; biases, norm gains and the SSM's own
+// parameters (A_log, D, log_dt: mamba_ssm's _no_weight_decay) keep theirs.
+torch::optim::AdamW makeOptimizer(SequenceModel& net, const TrainConfig& c)
 {
     std::vector<torch::Tensor> decay, noDecay;
-    for (auto& p : net->named_parameters()) (p.value().dim() >= 2 ? decay : noDecay).push_back(p.value());
+    auto ssmParameter = [](const std::string& name) {
+        const std::string leaf = name.substr(name.rfind('.') + 1);
+        return leaf == "A_log" || leaf == "D" || leaf == "log_dt";
+    };
+    for (auto& p : net->named_parameters())
+        (p.value().dim() >= 2 && !ssmParameter(p.key()) ? decay : noDecay).push_back(p.value());
     auto opts = [&](double wd) {
         return std::make_unique<torch::optim::AdamWOptions>(
             torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(wd));

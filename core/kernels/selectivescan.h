@@ -1,0 +1,38 @@
+// The selective scan of Mamba (Gu & Dao, 2023, algorithm 2), three ways behind one interface:
+// a reference loop of torch ops, a fused CPU kernel with a hand-written backward, and (later)
+// a CUDA kernel. Legend: B batch, D channels (d_inner), T time, N state size.
+//
+//   delta_t = softplus(delta_t + delta_bias)          (when softplus is set)
+//   x_t     = exp(delta_t * A) * x_{t-1} + delta_t * B_t * u_t      x: (N) per channel
+//   y_t     = C_t . x_t + D * u_t
+//   out_t   = y_t * silu(z_t)                          (when z is given)
+#pragma once
+
+#include <torch/torch.h>
+
+namespace parrot {
+
+struct ScanInputs {
+    torch::Tensor u;          // (B, D, T)
+    torch::Tensor delta;      // (B, D, T), before the bias and softplus
+    torch::Tensor A;          // (D, N), negative real
+    torch::Tensor B;          // (B, N, T), input-dependent ("selective")
+    torch::Tensor C;          // (B, N, T)
+    torch::Tensor D;          // (D), skip
+    torch::Tensor z;          // (B, D, T) gate, or undefined for none
+    torch::Tensor deltaBias;  // (D), or undefined
+    bool deltaSoftplus = true;
+};
+
+// Obviously correct: a Python-style loop over time. Differentiable by autograd.
+// When `states` is given it receives the hidden states x_t: (B, D, T, N).
+torch::Tensor selectiveScanReference(const ScanInputs& in, torch::Tensor* states = nullptr);
+
+// Fused CPU kernel (float32 or float64): parallel over batch x channels, the state in a
+// small stack buffer, no per-step tensors; its backward recomputes the states per channel.
+torch::Tensor selectiveScanFused(const ScanInputs& in);
+
+// The fast path where there is one (CPU tensors: the fused kernel), else the reference.
+torch::Tensor selectiveScan(const ScanInputs& in);
+
+}  // namespace parrot

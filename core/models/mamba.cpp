@@ -1,0 +1,215 @@
+#include "mamba.h"
+
+#include "kernels/selectivescan.h"
+
+#include <cmath>
+
+namespace parrot {
+
+namespace F = torch::nn::functional;
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : m_eps(eps)
+{
+    weight = register_parameter("weight", torch::ones({dim}));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x)
+{
+    return x * torch::rsqrt(x.pow(2).mean(-1, true) + m_eps) * weight;
+}
+
+void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
+{
+    torch::NoGradGuard noGrad;
+    const int64_t Di = o.dInner(), N = o.dState, R = o.dtRank();
+    // dt_proj.weight: uniform with std ~ R^-1/2, so delta starts near its bias whatever R is.
+    const double std = 1.0 / std::sqrt(double(R));
+    m.dt_proj->weight.uniform_(-std, std);
+    // dt_proj.bias: softplus(bias) = dt, log-uniform in [dt_min, dt_max], so channels start with
+    // memories from ~10 to ~1000 steps; the inverse of softplus is dt + log(-expm1(-dt)).
+    auto dt = torch::exp(torch::rand({Di}) * (std::log(o.dtMax) - std::log(o.dtMin)) + std::log(o.dtMin)).clamp_min(1e-4);
+    m.dt_proj->bias.copy_(dt + torch::log(-torch::expm1(-dt)));
+    // S4D-real: A_n = -(n + 1), the same for every channel.
+    m.A_log.copy_(torch::log(torch::arange(1, N + 1, torch::kFloat)).repeat({Di, 1}));
+    // D = 1: the block starts as a skip of its (convolved) input.
+    m.D.fill_(1.0);
+}
+
+MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
+{
+    const int64_t C = o.dModel, Di = o.dInner(), N = o.dState, R = o.dtRank();
+    in_proj = register_module("in_proj", torch::nn::Linear(torch::nn::LinearOptions(C, 2 * Di).bias(false)));
+    conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(Di, Di, o.dConv).groups(Di).padding(o.dConv - 1)));
+    if (o.selective) {
+        x_proj = register_module("x_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, R + 2 * N).bias(false)));
+        dt_proj = register_module("dt_proj", torch::nn::Linear(R, Di));
+        A_log = register_parameter("A_log", torch::empty({Di, N}));
+        D = register_parameter("D", torch::empty({Di}));
+        initMambaMixer(*this, o);
+    } else {
+        s4 = register_module("s4", S4DKernel(Di, N, o.dtMin, o.dtMax));
+        D = register_parameter("D", torch::ones({Di}));
+    }
+    out_proj = register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, C).bias(false)));
+}
+
+torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probes, int layer)
+{
+    const int64_t B = hidden.size(0), T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
+    auto xz = in_proj(hidden).transpose(1, 2);              // (B, 2Di, T)
+    auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);  // (B, Di, T) each
+    x = F::silu(conv1d(x).narrow(2, 0, T));                  // causal: drop the right padding
+    torch::Tensor y;
+    if (m_o.selective) {
+        auto xdbl = x_proj(x.transpose(1, 2));                // (B, T, R + 2N)
+        auto dt = torch::matmul(xdbl.narrow(2, 0, R), dt_proj->weight.t()).transpose(1, 2);  // (B, Di, T), bias in the scan
+        auto Bm = xdbl.narrow(2, R, N).transpose(1, 2);       // (B, N, T)
+        auto Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);   // (B, N, T)
+        ScanInputs in{x, dt, -torch::exp(A_log), Bm, Cm, D, z, dt_proj->bias, true};
+        if (probes) {
+            torch::Tensor states;
+            y = selectiveScanReference(in, &states);          // (B, Di, T, N)
+            probes->stateNorm.push_back(states.norm(2, -1).transpose(1, 2).detach());
+            probes->stateLayer.push_back(layer);
+            probes->delta.push_back(F::softplus(dt + dt_proj->bias.view({1, Di, 1})).transpose(1, 2).detach());
+            probes->deltaLayer.push_back(layer);
+        } else {
+            y = selectiveScan(in);
+        }
+    } else {
+        torch::Tensor states;
+        y = (s4(x, probes ? &states : nullptr) + x * D.view({1, Di, 1})) * F::silu(z);
+        if (probes) {
+            probes->stateNorm.push_back(states.norm(2, -1).transpose(1, 2).detach());
+            probes->stateLayer.push_back(layer);
+        }
+    }
+    (void)B;
+    return out_proj(y.transpose(1, 2));  // (B, T, C)
+}
+
+MambaCache MambaMixerImpl::emptyCache(int64_t batch, torch::TensorOptions opts) const
+{
+    return {torch::zeros({batch, m_o.dInner(), m_o.dConv}, opts), torch::zeros({batch, m_o.dInner(), m_o.dState}, opts)};
+}
+
+torch::Tensor MambaMixerImpl::step(const torch::Tensor& hidden, MambaCache& cache)
+{
+    const int64_t Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
+    auto xz = in_proj(hidden);                               // (B, 2Di)
+    auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);
+    cache.conv = torch::cat({cache.conv.narrow(2, 1, m_o.dConv - 1), x.unsqueeze(2)}, 2);  // (B, Di, K)
+    x = F::silu((cache.conv * conv1d->weight.squeeze(1).unsqueeze(0)).sum(-1) + conv1d->bias);  // (B, Di)
+    torch::Tensor y;
+    if (m_o.selective) {
+        auto xdbl = x_proj(x);                               // (B, R + 2N)
+        auto dt = F::softplus(dt_proj(xdbl.narrow(1, 0, R)));  // (B, Di)
+        auto Bm = xdbl.narrow(1, R, N), Cm = xdbl.narrow(1, R + N, N);  // (B, N)
+        auto dA = torch::exp(dt.unsqueeze(-1) * -torch::exp(A_log));    // (B, Di, N)
+        cache.ssm = cache.ssm * dA + dt.unsqueeze(-1) * Bm.unsqueeze(1) * x.unsqueeze(-1);
+        y = (cache.ssm * Cm.unsqueeze(1)).sum(-1);           // (B, Di)
+    } else {
+        auto dt = torch::exp(s4->log_dt).unsqueeze(-1);       // (Di, 1)
+        auto dA = torch::exp(dt * -torch::exp(s4->A_log));    // (Di, N)
+        cache.ssm = cache.ssm * dA + (dt * s4->B).unsqueeze(0) * x.unsqueeze(-1);
+        y = (cache.ssm * s4->C.unsqueeze(0)).sum(-1);
+    }
+    y = (y + x * D) * F::silu(z);
+    return out_proj(y);
+}
+
+namespace {
+
+// mamba_ssm's GatedMLP: fc1 to value and gate, SiLU gate, fc2 back.
+class GatedMlpImpl : public torch::nn::Module {
+public:
+    GatedMlpImpl(int64_t dModel, int64_t hidden) : m_hidden(hidden)
+    {
+        fc1 = register_module("fc1", torch::nn::Linear(torch::nn::LinearOptions(dModel, 2 * hidden).bias(false)));
+        fc2 = register_module("fc2", torch::nn::Linear(torch::nn::LinearOptions(hidden, dModel).bias(false)));
+    }
+    torch::Tensor forward(const torch::Tensor& x)
+    {
+        auto h = fc1(x);
+        return fc2(h.narrow(-1, 0, m_hidden) * F::silu(h.narrow(-1, m_hidden, m_hidden)));
+    }
+    torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+
+private:
+    int64_t m_hidden;
+};
+TORCH_MODULE(GatedMlp);
+
+}  // namespace
+
+MambaBlockImpl::MambaBlockImpl(const MambaLMOptions& o)
+{
+    norm = register_module("norm", RMSNorm(o.mixer.dModel));
+    mixer = register_module("mixer", MambaMixer(o.mixer));
+    if (o.mlpRatio > 0) {
+        norm2 = register_module("norm2", RMSNorm(o.mixer.dModel));
+        mlp = register_module("mlp", torch::nn::Sequential(GatedMlp(o.mixer.dModel, o.mlpRatio * o.mixer.dModel)));
+    }
+}
+
+torch::Tensor MambaBlockImpl::forward(torch::Tensor x, Probes* probes, int layer)
+{
+    x = x + mixer->forward(norm(x), probes, layer);
+    if (mlp) x = x + mlp->forward(norm2(x));
+    return x;
+}
+
+torch::Tensor MambaBlockImpl::step(torch::Tensor x, MambaCache& cache)
+{
+    x = x + mixer->step(norm(x), cache);
+    if (mlp) x = x + mlp->forward(norm2(x));
+    return x;
+}
+
+MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
+{
+    m_backbone = std::make_shared<torch::nn::Module>("backbone");
+    embedding = m_backbone->register_module("embedding", torch::nn::Embedding(o.vocabSize, o.mixer.dModel));
+    layers = m_backbone->register_module("layers", torch::nn::ModuleList());
+    for (int64_t i = 0; i < o.layers; ++i) layers->push_back(MambaBlock(o));
+    norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel));
+    register_module("backbone", m_backbone);
+    if (!o.tieEmbeddings)
+        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.mixer.dModel, o.vocabSize).bias(false)));
+    torch::NoGradGuard noGrad;
+    embedding->weight.normal_(0.0, 0.02);
+    if (lm_head) lm_head->weight.normal_(0.0, 0.02);
+    // mamba_ssm rescales the residual output projections by 1/sqrt(layers) (GPT-2's reason).
+    for (const auto& block : *layers) block->as<MambaBlockImpl>()->mixer->out_proj->weight.div_(std::sqrt(double(o.layers)));
+}
+
+torch::Tensor MambaLMImpl::head(const torch::Tensor& x)
+{
+    return m_o.tieEmbeddings ? torch::linear(x, embedding->weight) : lm_head(x);
+}
+
+torch::Tensor MambaLMImpl::forward(const torch::Tensor& idx, Probes* probes)
+{
+    auto x = embedding(idx);  // (B, T, C)
+    int layer = 0;
+    for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->forward(x, probes, layer++);
+    return head(norm_f(x));  // (B, T, V)
+}
+
+torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache>& caches)
+{
+    auto x = embedding(idx);  // (B, C)
+    if (caches.empty())
+        for (const auto& block : *layers)
+            caches.push_back(block->as<MambaBlockImpl>()->mixer->emptyCache(idx.size(0), x.options()));
+    size_t i = 0;
+    for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->step(x, caches[i++]);
+    return head(norm_f(x));  // (B, V)
+}
+
+StateSize MambaLMImpl::stateSize() const
+{
+    return {m_o.layers * m_o.mixer.dInner() * (m_o.mixer.dState + m_o.mixer.dConv - 1), 0};
+}
+
+}  // namespace parrot

@@ -1,0 +1,96 @@
+// Mamba (Gu & Dao, 2023) in the shape of mamba_ssm's mamba_simple.py, and S4-Mamba (Park et
+// al., 2024): the same block with a time-invariant S4D kernel in place of the selective scan.
+// Legend: B batch, T time, C d_model, Di d_inner = expand * C, N d_state, R dt_rank, K d_conv.
+#pragma once
+
+#include "s4d.h"
+#include "sequencemodel.h"
+
+namespace parrot {
+
+struct MambaOptions {
+    int64_t dModel = 128;
+    int64_t dState = 16;
+    int64_t dConv = 4;
+    int64_t expand = 2;
+    bool selective = true;  // false: S4-Mamba, an S4D kernel instead of the selective scan
+    double dtMin = 1e-3, dtMax = 0.1;
+    int64_t dInner() const { return expand * dModel; }
+    int64_t dtRank() const { return (dModel + 15) / 16; }  // ceil(d_model / 16), mamba_ssm's "auto"
+};
+
+// Caches for generating one token at a time.
+struct MambaCache {
+    torch::Tensor conv;  // (B, Di, K): the last K inputs of the convolution
+    torch::Tensor ssm;   // (B, Di, N): the scan's state
+};
+
+class MambaMixerImpl : public torch::nn::Module {
+public:
+    explicit MambaMixerImpl(const MambaOptions& o);
+    // x: (B, T, C) -> (B, T, C). With probes, the states and step sizes are recorded.
+    torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
+    // One token: x (B, C) -> (B, C), updating the cache (zeros at the start of a sequence).
+    torch::Tensor step(const torch::Tensor& x, MambaCache& cache);
+    MambaCache emptyCache(int64_t batch, torch::TensorOptions opts) const;
+    long long stateFloats() const { return m_o.dInner() * (m_o.dState + m_o.dConv - 1); }
+
+    // Declared in data-flow order, named as mamba_ssm's state dict.
+    torch::nn::Linear in_proj{nullptr};   // C -> 2 Di: x and the gate z
+    torch::nn::Conv1d conv1d{nullptr};    // depthwise, causal, width K
+    torch::nn::Linear x_proj{nullptr};    // Di -> R + 2N: delta (low rank), B, C
+    torch::nn::Linear dt_proj{nullptr};   // R -> Di, its bias puts softplus(bias) in [dt_min, dt_max]
+    torch::Tensor A_log;                  // (Di, N): A = -exp(A_log), S4D-real init log(1..N)
+    torch::Tensor D;                      // (Di): skip, init ones
+    S4DKernel s4{nullptr};                // S4-Mamba only
+    torch::nn::Linear out_proj{nullptr};  // Di -> C
+
+private:
+    MambaOptions m_o;
+};
+TORCH_MODULE(MambaMixer);
+
+struct MambaLMOptions {
+    MambaOptions mixer;
+    int64_t vocabSize = 30;
+    int64_t layers = 2;
+    int64_t mlpRatio = 0;  // an MLP after each mixer (mamba_ssm's d_intermediate), 0 = none
+    bool tieEmbeddings = true;
+};
+
+// Residual block: x + Mixer(Norm(x)) (mamba_ssm's Add -> Norm -> Mixer, written pre-norm).
+class MambaBlockImpl : public torch::nn::Module {
+public:
+    MambaBlockImpl(const MambaLMOptions& o);
+    torch::Tensor forward(torch::Tensor x, Probes* probes, int layer);
+    torch::Tensor step(torch::Tensor x, MambaCache& cache);  // x: (B, C)
+    RMSNorm norm{nullptr};
+    MambaMixer mixer{nullptr};
+    RMSNorm norm2{nullptr};
+    torch::nn::Sequential mlp{nullptr};
+};
+TORCH_MODULE(MambaBlock);
+
+class MambaLMImpl : public SequenceModelImpl {
+public:
+    explicit MambaLMImpl(const MambaLMOptions& o);
+    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    StateSize stateSize() const override;
+    // One token per call: idx (B) -> logits (B, V). `caches` starts empty.
+    torch::Tensor step(const torch::Tensor& idx, std::vector<MambaCache>& caches);
+
+    torch::nn::Embedding embedding{nullptr};  // backbone.embedding
+    torch::nn::ModuleList layers{nullptr};    // backbone.layers
+    RMSNorm norm_f{nullptr};                  // backbone.norm_f
+    torch::nn::Linear lm_head{nullptr};
+
+private:
+    torch::Tensor head(const torch::Tensor& x);
+    MambaLMOptions m_o;
+    std::shared_ptr<torch::nn::Module> m_backbone;
+};
+
+// Initialisation shared by every Mamba mixer (mamba_simple.py's reasons in the .cpp).
+void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o);
+
+}  // namespace parrot

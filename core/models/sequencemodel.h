@@ -1,0 +1,51 @@
+// The interface every model family implements: tokens in, logits out, and on request the
+// quantities the explorer views need. Legend: B batch, T time, V vocab, H heads, C channels.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace parrot {
+
+// Filled only when passed to forward (no cost otherwise). One entry per layer that has the
+// quantity, in depth order, with the layer's index in `...Layer`.
+struct Probes {
+    std::vector<torch::Tensor> attention;   // (B, H, T, T) softmax weights
+    std::vector<int> attentionLayer;
+    std::vector<torch::Tensor> stateNorm;   // (B, T, channels): per-channel hidden-state norm over time
+    std::vector<int> stateLayer;
+    std::vector<torch::Tensor> delta;       // (B, T, channels): Mamba's step size after softplus
+    std::vector<int> deltaLayer;
+};
+
+// The recurrent state the paper's bound counts: floats a model carries from one token to the
+// next. Transformers carry their whole KV cache, which grows with the context.
+struct StateSize {
+    long long floats = 0;          // fixed-size state (0 for a pure Transformer)
+    long long floatsPerToken = 0;  // state added per token of context (KV cache)
+};
+
+class SequenceModelImpl : public torch::nn::Module {
+public:
+    // idx: (B, T) int64 -> logits (B, T, V)
+    virtual torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) = 0;
+    virtual StateSize stateSize() const = 0;
+};
+
+using SequenceModel = std::shared_ptr<SequenceModelImpl>;
+
+// Root-mean-square norm (Zhang & Sennrich, 2019), as mamba_ssm's default: weight only.
+class RMSNormImpl : public torch::nn::Module {
+public:
+    explicit RMSNormImpl(int64_t dim, double eps = 1e-5);
+    torch::Tensor forward(const torch::Tensor& x);  // (..., C) -> (..., C)
+    torch::Tensor weight;
+
+private:
+    double m_eps;
+};
+TORCH_MODULE(RMSNorm);
+
+}  // namespace parrot

@@ -1,0 +1,237 @@
+// Every model family: shapes, causality, recurrent step mode, probes, sizes, the positional
+// schemes' definitions, and that each one learns a tiny copy task above chance.
+#include "modelimpl.h"
+#include "models/hybrid.h"
+#include "models/lstm.h"
+#include "models/mamba.h"
+#include "models/transformer.h"
+#include "testutil.h"
+#include "train/trainer.h"
+
+#include <QtTest>
+
+using namespace parrot;
+
+namespace {
+
+const QStringList kKinds = {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
+
+ExperimentConfig smallConfig(const QString& kind)
+{
+    ExperimentConfig c = test::tinyConfig();
+    c.model.kind = kind;
+    c.model.dModel = 32;
+    c.model.heads = 4;
+    c.model.numMaskedHeads = 2;
+    c.model.dState = 4;
+    return c;
+}
+
+double maxAbsDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+}  // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+private slots:
+    void everyFamilyIsCausal_data()
+    {
+        QTest::addColumn<QString>("kind");
+        for (const QString& k : kKinds) QTest::newRow(qPrintable(k)) << k;
+        QTest::newRow("transformer rope") << "transformer:rope";
+        QTest::newRow("transformer alibi") << "transformer:alibi";
+        QTest::newRow("transformer learned") << "transformer:learned";
+    }
+    void everyFamilyIsCausal()
+    {
+        QFETCH(QString, kind);
+        ExperimentConfig c = smallConfig(kind.section(':', 0, 0));
+        if (kind.contains(':')) c.model.positions = kind.section(':', 1);
+        torch::manual_seed(1);
+        SequenceModel net = buildModel(c);
+        const int64_t B = 2, T = 12, V = CopyVocab{c.task.vocabSize}.size();
+        auto idx = torch::randint(0, V, {B, T}, torch::kLong);
+        torch::NoGradGuard g;
+        auto base = net->forward(idx);
+        QCOMPARE(base.sizes().vec(), (std::vector<int64_t>{B, T, V}));
+        for (int64_t t : {0, 1, 5, 11}) {
+            auto changed = idx.clone();
+            changed.narrow(1, t, T - t).add_(1).remainder_(V);
+            auto out = net->forward(changed);
+            if (t > 0) QVERIFY2(maxAbsDiff(out.narrow(1, 0, t), base.narrow(1, 0, t)) == 0.0, qPrintable(QString::number(t)));
+            QVERIFY(maxAbsDiff(out.narrow(1, t, 1), base.narrow(1, t, 1)) > 1e-7);
+        }
+    }
+
+    void recurrentStepEqualsParallelForward_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::newRow("mamba") << "mamba";
+        QTest::newRow("s4_mamba") << "s4_mamba";
+        QTest::newRow("lstm") << "lstm";
+    }
+    void recurrentStepEqualsParallelForward()
+    {
+        QFETCH(QString, kind);
+        const ExperimentConfig c = smallConfig(kind);
+        torch::manual_seed(2);
+        SequenceModel net = buildModel(c);
+        const int64_t B = 3, T = 9, V = CopyVocab{c.task.vocabSize}.size();
+        auto idx = torch::randint(0, V, {B, T}, torch::kLong);
+        torch::NoGradGuard g;
+        auto parallel = net->forward(idx);
+        std::vector<torch::Tensor> steps;
+        if (auto* mamba = dynamic_cast<MambaLMImpl*>(net.get())) {
+            std::vector<MambaCache> caches;
+            for (int64_t t = 0; t < T; ++t) steps.push_back(mamba->step(idx.select(1, t), caches));
+            QCOMPARE(int(caches.size()), c.model.layers);
+        } else {
+            auto* lstm = dynamic_cast<LstmLMImpl*>(net.get());
+            QVERIFY(lstm);
+            std::tuple<torch::Tensor, torch::Tensor> state;
+            for (int64_t t = 0; t < T; ++t) steps.push_back(lstm->step(idx.select(1, t), state));
+        }
+        const double diff = maxAbsDiff(torch::stack(steps, 1), parallel);
+        QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+    }
+
+    void hardAlibiMasksExactlyAsDefined()
+    {
+        TransformerOptions o;
+        o.heads = 6;
+        o.numMaskedHeads = 3;
+        o.positions = Positions::HardAlibi;
+        const int64_t T = 9;
+        auto bias = attentionBias(o, T, torch::kCPU);
+        for (int64_t h = 0; h < 6; ++h)
+            for (int64_t q = 0; q < T; ++q)
+                for (int64_t k = 0; k < T; ++k) {
+                    const bool allowed = q - k >= 0 && (h >= 3 || q - k <= h);
+                    QCOMPARE(std::isinf(bias[h][q][k].item<float>()), !allowed);
+                    if (allowed) QCOMPARE(bias[h][q][k].item<float>(), 0.0f);
+                }
+    }
+
+    void alibiSlopesAndBiases()
+    {
+        auto s = alibiSlopes(8);
+        for (int h = 1; h <= 8; ++h) QCOMPARE(s[h - 1].item<float>(), float(std::pow(2.0, -h)));
+        TransformerOptions o;
+        o.heads = 8;
+        o.positions = Positions::Alibi;
+        auto bias = attentionBias(o, 5, torch::kCPU);
+        QCOMPARE(bias[0][4][1].item<float>(), -0.5f * 3);   // head 1: slope 1/2, distance 3
+        QCOMPARE(bias[7][3][3].item<float>(), 0.0f);
+        QVERIFY(std::isinf(bias[2][1][3].item<float>()));   // the future
+    }
+
+    void ropeDependsOnlyOnRelativePosition()
+    {
+        torch::manual_seed(3);
+        auto q = torch::randn({1, 1, 1, 16}, torch::kDouble), k = torch::randn({1, 1, 1, 16}, torch::kDouble);
+        for (int64_t rot : {4, 16}) {
+            auto dot = [&](int64_t i, int64_t j) {
+                return (applyRotary(q, rot, i) * applyRotary(k, rot, j)).sum().item<double>();
+            };
+            QVERIFY(std::abs(dot(3, 1) - dot(10, 8)) < 1e-9);
+            QVERIFY(std::abs(dot(5, 5) - dot(0, 0)) < 1e-9);
+            QVERIFY(std::abs(dot(3, 1) - dot(3, 2)) > 1e-6);  // and it does depend on the distance
+        }
+        // the dims past the rotary fraction pass through unchanged
+        auto x = torch::randn({1, 1, 3, 16});
+        QCOMPARE(maxAbsDiff(applyRotary(x, 4, 7).narrow(-1, 4, 12), x.narrow(-1, 4, 12)), 0.0);
+    }
+
+    void probesHaveTheDocumentedShapes()
+    {
+        const int64_t B = 2, T = 7;
+        for (const QString& kind : kKinds) {
+            const ExperimentConfig c = smallConfig(kind);
+            SequenceModel net = buildModel(c);
+            auto idx = torch::randint(0, 8, {B, T}, torch::kLong);
+            torch::NoGradGuard g;
+            Probes p;
+            auto withProbes = net->forward(idx, &p);
+            QVERIFY2(maxAbsDiff(withProbes, net->forward(idx)) < 1e-5, qPrintable(kind));  // same function
+            const bool attention = kind == "transformer" || kind == "hybrid" || kind == "mambaformer";
+            QCOMPARE(p.attention.empty(), !attention);
+            for (const auto& a : p.attention) QCOMPARE(a.sizes().vec(), (std::vector<int64_t>{B, c.model.heads, T, T}));
+            QCOMPARE(p.attention.size(), p.attentionLayer.size());
+            QCOMPARE(p.stateNorm.empty(), kind == "transformer");
+            for (const auto& s : p.stateNorm) {
+                QCOMPARE(s.size(0), B);
+                QCOMPARE(s.size(1), T);
+            }
+            QCOMPARE(p.delta.empty(), kind != "mamba" && kind != "hybrid" && kind != "mambaformer");
+            for (const auto& d : p.delta)
+                QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, c.model.expand * c.model.dModel}));
+        }
+    }
+
+    void stateSizesCountWhatThePaperCounts()
+    {
+        ExperimentConfig c = smallConfig("mamba");
+        const int64_t Di = c.model.expand * c.model.dModel;
+        QCOMPARE(buildModel(c)->stateSize().floats, c.model.layers * Di * (c.model.dState + c.model.dConv - 1));
+        c.model.kind = "lstm";
+        QCOMPARE(buildModel(c)->stateSize().floats, 2LL * c.model.dModel * c.model.layers);
+        c.model.kind = "transformer";
+        const StateSize t = buildModel(c)->stateSize();
+        QCOMPARE(t.floats, 0);
+        QCOMPARE(t.floatsPerToken, 2LL * c.model.dModel * c.model.layers);
+    }
+
+    void mambaParameterNamesFollowMambaSsm()
+    {
+        SequenceModel net = buildModel(smallConfig("mamba"));
+        QStringList names;
+        for (const auto& p : net->named_parameters()) names << QString::fromStdString(p.key());
+        for (const char* n : {"backbone.embedding.weight", "backbone.layers.0.norm.weight", "backbone.layers.0.mixer.in_proj.weight",
+                              "backbone.layers.0.mixer.conv1d.weight", "backbone.layers.0.mixer.conv1d.bias",
+                              "backbone.layers.0.mixer.x_proj.weight", "backbone.layers.0.mixer.dt_proj.weight",
+                              "backbone.layers.0.mixer.dt_proj.bias", "backbone.layers.0.mixer.A_log",
+                              "backbone.layers.0.mixer.D", "backbone.layers.1.mixer.out_proj.weight", "backbone.norm_f.weight"})
+            QVERIFY2(names.contains(n), n);
+        auto* m = dynamic_cast<MambaLMImpl*>(net.get());
+        auto* mixer = m->layers[0]->as<MambaBlockImpl>()->mixer.get();
+        // A_log = log(1..N) for every channel; softplus(dt bias) inside [1e-3, 0.1]; D = 1
+        QCOMPARE(mixer->A_log[3][2].item<float>(), std::log(3.0f));
+        auto dt = torch::nn::functional::softplus(mixer->dt_proj->bias);
+        QVERIFY(dt.min().item<float>() >= 0.999e-3f && dt.max().item<float>() <= 0.1001f);
+        QCOMPARE(mixer->D.min().item<float>(), 1.0f);
+    }
+
+    // Each family learns something of copying in a few seconds: character accuracy at length 2
+    // well above the 1/4 of guessing among four letters. The LSTM needs a higher rate and more
+    // steps to leave its plateau; S4D does not get there yet (see the note on issue 3).
+    void everyFamilyLearnsATinyCopyAboveChance_data()
+    {
+        QTest::addColumn<QString>("kind");
+        for (const QString& k : kKinds) QTest::newRow(qPrintable(k)) << k;
+    }
+    void everyFamilyLearnsATinyCopyAboveChance()
+    {
+        QFETCH(QString, kind);
+        ExperimentConfig c = smallConfig(kind);
+        c.task.vocabSize = 4;
+        c.task.minLen = 1;
+        c.task.maxLen = 2;
+        c.task.contextLen = 16;
+        c.task.evalLengths = {2};
+        c.train.steps = kind == "lstm" ? 600 : 150;
+        c.train.lr = kind == "lstm" ? 1e-2 : 3e-3;
+        c.train.warmupSteps = 10;
+        Model model = Model::create(c);
+        TrainControl control;
+        const TrainOutcome o = train(model, {}, control, {});
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        const LengthCurve curve = model.evaluate({2}, 200, 5);
+        qInfo("%s: char accuracy %.3f, string accuracy %.3f at length 2", qPrintable(kind), curve.charAccuracy[0],
+              curve.stringAccuracy[0]);
+        QEXPECT_FAIL("s4d", "the plain S4D stack stays at chance on this copy task so far", Continue);
+        QVERIFY(curve.charAccuracy[0] > 0.5);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "tst_models.moc"
