@@ -1,6 +1,6 @@
 // bench_models: the fused selective scan against its reference loop, and a training step of
 // every family at a matched size. Ratios against references measured in the same run.
-// Usage: bench_models [repeats]
+// Usage: bench_models [repeats] [--fused-only]
 #include "kernels/selectivescan.h"
 #include "modelimpl.h"
 
@@ -50,6 +50,11 @@ int main(int argc, char** argv)
     configureThreads(0);
     torch::manual_seed(0);
     const int64_t B = 32, D = 256, T = 256, N = 16;
+    if (argc > 2 && std::string(argv[2]) == "--fused-only") {  // for profilers: the fused scan alone
+        const ScanInputs in = randomScan(B, D, T, N, true);
+        for (int i = 0; i < repeats; ++i) selectiveScanFused(in).sum().backward();
+        return 0;
+    }
     std::printf("threads %d; selective scan at B %lld, D %lld, T %lld, N %lld (median of %d)\n", at::get_num_threads(),
                 (long long)B, (long long)D, (long long)T, (long long)N, repeats);
     {

@@ -1,5 +1,7 @@
 #include "selectivescan.h"
 
+#include "scankernel.h"
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -38,234 +40,173 @@ namespace {
 
 constexpr int64_t kMaxState = 256;
 
-template <class S> inline S softplus(S v) { return v > S(20) ? v : std::log1p(std::exp(v)); }
+// The scan's core, y_t = C_t . x_t + D u_t with x_t = exp(dt_t A) x_{t-1} + dt_t B_t u_t, in
+// the layouts the kernels want: u, dt: (B, T, D); A: (N, D); B, C: (B, T, N). The gate, the
+// delta bias and the softplus stay outside as ordinary differentiable torch ops.
+struct Core {
+    Tensor u, dt, A, B, C, D;  // float: D padded to a multiple of 8 lanes
+    int64_t Bn, T, Dn, Dpad, N;
 
-// exp for the scan's inner loops. float: a branch-free Cephes-style polynomial (relative error
-// ~2e-7, well inside the 1e-4 the tests ask) that the compiler vectorises, where std::exp is a
-// scalar call; double (used by the finite-difference check) keeps std::exp.
-inline float scanExp(float x)
-{
-    x = std::min(std::max(x, -87.0f), 88.0f);
-    const float magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
-    const float t = x * 1.44269504088896341f + magic;
-    const float n = t - magic;
-    x = x - n * 0.693359375f + n * 2.12194440e-4f;  // x - n ln 2, in two parts for precision
-    float y = 1.9875691500e-4f;
-    y = y * x + 1.3981999507e-3f;
-    y = y * x + 8.3334519073e-3f;
-    y = y * x + 4.1665795894e-2f;
-    y = y * x + 1.6666665459e-1f;
-    y = y * x + 5.0000001201e-1f;
-    y = y * x * x + x + 1.0f;
-    const int32_t k = std::bit_cast<int32_t>(t) - 0x4B400000;  // the integer n
-    return y * std::bit_cast<float>((k + 127) << 23);
-}
-inline double scanExp(double x) { return std::exp(x); }
-template <class S> inline S sigmoid(S v) { return S(1) / (S(1) + std::exp(-v)); }
-
-// Contiguous views the kernels index by hand. B and C are moved to (B, T, N) so that the
-// inner loop over the state runs along memory.
-struct Packed {
-    Tensor u, delta, A, Bt, Ct, D, z, bias;
-    int64_t Bn, Dn, T, N;
-    bool hasZ, hasBias, softplus;
-
-    explicit Packed(const ScanInputs& in)
+    Core(const Tensor& u_, const Tensor& dt_, const Tensor& A_, const Tensor& B_, const Tensor& C_, const Tensor& D_)
     {
-        u = in.u.contiguous();
-        delta = in.delta.contiguous();
-        A = in.A.contiguous();
-        Bt = in.B.transpose(1, 2).contiguous();
-        Ct = in.C.transpose(1, 2).contiguous();
-        D = in.D.contiguous();
-        hasZ = in.z.defined();
-        hasBias = in.deltaBias.defined();
-        z = hasZ ? in.z.contiguous() : Tensor();
-        bias = hasBias ? in.deltaBias.contiguous() : Tensor();
-        softplus = in.deltaSoftplus;
-        Bn = u.size(0);
-        Dn = u.size(1);
-        T = u.size(2);
-        N = A.size(1);
-        TORCH_CHECK(N <= kMaxState, "selective scan: d_state ", N, " exceeds ", kMaxState);
+        Bn = u_.size(0);
+        Dn = u_.size(1);
+        T = u_.size(2);
+        N = A_.size(1);
+        const bool vector = u_.scalar_type() == torch::kFloat;
+        Dpad = vector ? (Dn + scan::kLanes - 1) / scan::kLanes * scan::kLanes : Dn;
+        namespace F = torch::nn::functional;
+        auto padLast = [&](const Tensor& t) { return Dpad == Dn ? t : F::pad(t, F::PadFuncOptions({0, Dpad - Dn})); };
+        u = padLast(u_.transpose(1, 2)).contiguous();
+        dt = padLast(dt_.transpose(1, 2)).contiguous();
+        A = padLast(A_.t()).contiguous();
+        B = B_.transpose(1, 2).contiguous();
+        C = C_.transpose(1, 2).contiguous();
+        D = padLast(D_).contiguous();
     }
+    // From tensors already packed (saved by the forward): no copies.
+    Core(std::vector<Tensor> packed, int64_t channels) : Dn(channels)
+    {
+        u = packed[0];
+        dt = packed[1];
+        A = packed[2];
+        B = packed[3];
+        C = packed[4];
+        D = packed[5];
+        Bn = u.size(0);
+        T = u.size(1);
+        Dpad = u.size(2);
+        N = A.size(0);
+    }
+    // (B, T, Dpad) -> (B, D, T) as a view: the Mamba mixer transposes it straight back.
+    Tensor unpad(const Tensor& btd) const { return btd.narrow(2, 0, Dn).transpose(1, 2); }
 };
 
-template <class S> void scanForward(const Packed& p, Tensor& out)
+// The same loops in scalar code for float64, which the finite-difference test uses.
+template <class S> void coreForwardScalar(const Core& c, Tensor& y)
 {
-    const S* u = p.u.data_ptr<S>();
-    const S* dl = p.delta.data_ptr<S>();
-    const S* A = p.A.data_ptr<S>();
-    const S* Bt = p.Bt.data_ptr<S>();
-    const S* Ct = p.Ct.data_ptr<S>();
-    const S* Dk = p.D.data_ptr<S>();
-    const S* z = p.hasZ ? p.z.data_ptr<S>() : nullptr;
-    const S* bias = p.hasBias ? p.bias.data_ptr<S>() : nullptr;
-    S* o = out.data_ptr<S>();
-    const int64_t Dn = p.Dn, T = p.T, N = p.N;
-    at::parallel_for(0, p.Bn * Dn, 1, [&](int64_t begin, int64_t end) {
+    const S *u = c.u.data_ptr<S>(), *dt = c.dt.data_ptr<S>(), *A = c.A.data_ptr<S>(), *Bm = c.B.data_ptr<S>(),
+            *Cm = c.C.data_ptr<S>(), *D = c.D.data_ptr<S>();
+    S* o = y.data_ptr<S>();
+    const int64_t T = c.T, Dn = c.Dpad, N = c.N;
+    at::parallel_for(0, c.Bn * Dn, 1, [&](int64_t begin, int64_t end) {
         S x[kMaxState];
         for (int64_t bd = begin; bd < end; ++bd) {
             const int64_t b = bd / Dn, d = bd % Dn;
-            const S* Ad = A + d * N;
-            const int64_t row = bd * T;
             std::fill(x, x + N, S(0));
             for (int64_t t = 0; t < T; ++t) {
-                S dt = dl[row + t] + (bias ? bias[d] : S(0));
-                if (p.softplus) dt = softplus(dt);
-                const S ut = u[row + t];
-                const S* Bv = Bt + (b * T + t) * N;
-                const S* Cv = Ct + (b * T + t) * N;
-                const S dtu = dt * ut;
-#pragma omp simd
-                for (int64_t n = 0; n < N; ++n) x[n] = scanExp(dt * Ad[n]) * x[n] + dtu * Bv[n];
-                S y = 0;
-#pragma omp simd reduction(+ : y)
-                for (int64_t n = 0; n < N; ++n) y += Cv[n] * x[n];
-                y += Dk[d] * ut;
-                if (z) {
-                    const S zt = z[row + t];
-                    y *= zt * sigmoid(zt);
+                const int64_t at = (b * T + t) * Dn + d;
+                S yt = D[d] * u[at];
+                for (int64_t n = 0; n < N; ++n) {
+                    x[n] = std::exp(dt[at] * A[n * Dn + d]) * x[n] + dt[at] * Bm[(b * T + t) * N + n] * u[at];
+                    yt += Cm[(b * T + t) * N + n] * x[n];
                 }
-                o[row + t] = y;
+                o[at] = yt;
             }
         }
     });
 }
 
-// Backward, parallel over the batch: each thread owns whole batch rows, so dB and dC (shared
-// by all channels of a row) need no atomics; dA, dD and the bias gradient are summed per row
-// and reduced afterwards. The states of one channel are recomputed into a (T+1) x N buffer.
-template <class S> std::vector<Tensor> scanBackward(const Packed& p, const Tensor& gradOut)
+template <class S> void coreBackwardScalar(const Core& c, const Tensor& gy, std::vector<Tensor>& g)
 {
-    const int64_t Bn = p.Bn, Dn = p.Dn, T = p.T, N = p.N;
-    const auto opts = p.u.options();
-    Tensor du = torch::zeros_like(p.u), ddelta = torch::zeros_like(p.delta);
-    Tensor dBt = torch::zeros({Bn, T, N}, opts), dCt = torch::zeros({Bn, T, N}, opts);
-    Tensor dArow = torch::zeros({Bn, Dn, N}, opts), dDrow = torch::zeros({Bn, Dn}, opts);
-    Tensor dbiasRow = torch::zeros({Bn, Dn}, opts);
-    Tensor dz = p.hasZ ? torch::zeros_like(p.z) : Tensor();
-    Tensor g = gradOut.contiguous();
-
-    const S* u = p.u.data_ptr<S>();
-    const S* dl = p.delta.data_ptr<S>();
-    const S* A = p.A.data_ptr<S>();
-    const S* Bt = p.Bt.data_ptr<S>();
-    const S* Ct = p.Ct.data_ptr<S>();
-    const S* Dk = p.D.data_ptr<S>();
-    const S* z = p.hasZ ? p.z.data_ptr<S>() : nullptr;
-    const S* bias = p.hasBias ? p.bias.data_ptr<S>() : nullptr;
-    const S* go = g.data_ptr<S>();
-    S* gu = du.data_ptr<S>();
-    S* gdl = ddelta.data_ptr<S>();
-    S* gB = dBt.data_ptr<S>();
-    S* gC = dCt.data_ptr<S>();
-    S* gA = dArow.data_ptr<S>();
-    S* gD = dDrow.data_ptr<S>();
-    S* gbias = dbiasRow.data_ptr<S>();
-    S* gz = p.hasZ ? dz.data_ptr<S>() : nullptr;
-
-    at::parallel_for(0, Bn, 1, [&](int64_t begin, int64_t end) {
-        std::vector<S> xs(static_cast<size_t>((T + 1) * N)), as(static_cast<size_t>(T * N));
-        std::vector<S> dts(static_cast<size_t>(T)), ys(static_cast<size_t>(T));
+    const S *u = c.u.data_ptr<S>(), *dt = c.dt.data_ptr<S>(), *A = c.A.data_ptr<S>(), *Bm = c.B.data_ptr<S>(),
+            *Cm = c.C.data_ptr<S>(), *D = c.D.data_ptr<S>(), *dy = gy.data_ptr<S>();
+    S *du = g[0].data_ptr<S>(), *ddt = g[1].data_ptr<S>(), *dA = g[2].data_ptr<S>(), *dB = g[3].data_ptr<S>(),
+      *dC = g[4].data_ptr<S>(), *dD = g[5].data_ptr<S>();
+    const int64_t T = c.T, Dn = c.Dpad, N = c.N;
+    at::parallel_for(0, c.Bn, 1, [&](int64_t begin, int64_t end) {
+        std::vector<S> xs(static_cast<size_t>((T + 1) * N));
         S h[kMaxState];
-        for (int64_t b = begin; b < end; ++b) {
+        for (int64_t b = begin; b < end; ++b)
             for (int64_t d = 0; d < Dn; ++d) {
-                const int64_t row = (b * Dn + d) * T;
-                const S* Ad = A + d * N;
-                // Forward again, keeping x_t (xs[t + 1]), delta_t and y_t before the gate.
                 std::fill(xs.begin(), xs.begin() + N, S(0));
                 for (int64_t t = 0; t < T; ++t) {
-                    S dt = dl[row + t] + (bias ? bias[d] : S(0));
-                    if (p.softplus) dt = softplus(dt);
-                    dts[t] = dt;
-                    const S ut = u[row + t];
-                    const S* Bv = Bt + (b * T + t) * N;
-                    const S* Cv = Ct + (b * T + t) * N;
-                    const S* xp = &xs[size_t(t * N)];
-                    S* xn = &xs[size_t((t + 1) * N)];
-                    S* at = &as[size_t(t * N)];
-                    const S dtu = dt * ut;
-#pragma omp simd
-                    for (int64_t n = 0; n < N; ++n) {
-                        at[n] = scanExp(dt * Ad[n]);
-                        xn[n] = at[n] * xp[n] + dtu * Bv[n];
-                    }
-                    S y = 0;
-#pragma omp simd reduction(+ : y)
-                    for (int64_t n = 0; n < N; ++n) y += Cv[n] * xn[n];
-                    ys[t] = y + Dk[d] * ut;
+                    const int64_t at = (b * T + t) * Dn + d;
+                    for (int64_t n = 0; n < N; ++n)
+                        xs[size_t((t + 1) * N + n)] = std::exp(dt[at] * A[n * Dn + d]) * xs[size_t(t * N + n)]
+                                                      + dt[at] * Bm[(b * T + t) * N + n] * u[at];
                 }
-                // Reverse sweep; h carries dL/dx_t from t + 1.
                 std::fill(h, h + N, S(0));
-                S dDacc = 0, dbiasAcc = 0;
-                S* gAd = gA + (b * Dn + d) * N;
                 for (int64_t t = T - 1; t >= 0; --t) {
-                    S dy = go[row + t];
-                    if (z) {
-                        const S zt = z[row + t], sg = sigmoid(zt);
-                        gz[row + t] = dy * ys[t] * sg * (S(1) + zt * (S(1) - sg));
-                        dy *= zt * sg;
-                    }
-                    const S dt = dts[t], ut = u[row + t];
-                    const S* Bv = Bt + (b * T + t) * N;
-                    const S* Cv = Ct + (b * T + t) * N;
-                    S* gBv = gB + (b * T + t) * N;
-                    S* gCv = gC + (b * T + t) * N;
-                    const S* xp = &xs[size_t(t * N)];
-                    const S* xn = &xs[size_t((t + 1) * N)];
-                    const S* at = &as[size_t(t * N)];
-                    S ddt = 0, dut = dy * Dk[d];
-                    dDacc += dy * ut;
-#pragma omp simd reduction(+ : ddt, dut)
+                    const int64_t at = (b * T + t) * Dn + d, bt = (b * T + t) * N;
+                    S ddtv = 0, duv = dy[at] * D[d];
+                    dD[b * Dn + d] += dy[at] * u[at];
                     for (int64_t n = 0; n < N; ++n) {
-                        const S dx = h[n] + dy * Cv[n];
-                        const S axp = at[n] * xp[n];
-                        gCv[n] += dy * xn[n];
-                        ddt += dx * (Ad[n] * axp + Bv[n] * ut);
-                        gAd[n] += dx * dt * axp;
-                        gBv[n] += dx * dt * ut;
-                        dut += dx * dt * Bv[n];
-                        h[n] = dx * at[n];
+                        const S a = std::exp(dt[at] * A[n * Dn + d]);
+                        const S dx = h[n] + dy[at] * Cm[bt + n];
+                        const S axp = a * xs[size_t(t * N + n)];
+                        dC[bt + n] += dy[at] * xs[size_t((t + 1) * N + n)];
+                        ddtv += dx * (A[n * Dn + d] * axp + Bm[bt + n] * u[at]);
+                        dA[(b * N + n) * Dn + d] += dx * dt[at] * axp;
+                        dB[bt + n] += dx * dt[at] * u[at];
+                        duv += dx * dt[at] * Bm[bt + n];
+                        h[n] = dx * a;
                     }
-                    gu[row + t] = dut;
-                    if (p.softplus) ddt *= sigmoid(dl[row + t] + (bias ? bias[d] : S(0)));
-                    gdl[row + t] = ddt;
-                    dbiasAcc += ddt;
+                    du[at] = duv;
+                    ddt[at] = ddtv;
                 }
-                gD[b * Dn + d] = dDacc;
-                gbias[b * Dn + d] = dbiasAcc;
             }
-        }
     });
-    return {du, ddelta, dArow.sum(0), dBt.transpose(1, 2).contiguous(), dCt.transpose(1, 2).contiguous(),
-            dDrow.sum(0), dz, p.hasBias ? dbiasRow.sum(0) : Tensor()};
 }
 
-struct SelectiveScanFunction : public torch::autograd::Function<SelectiveScanFunction> {
-    // An absent gate or bias arrives as an empty tensor: autograd functions take no undefined inputs.
-    static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor u, Tensor delta, Tensor A, Tensor B,
-                          Tensor C, Tensor D, Tensor z, Tensor deltaBias, bool softplus)
+scan::Forward forwardArgs(const Core& c, Tensor& y)
+{
+    return {c.u.data_ptr<float>(), c.dt.data_ptr<float>(), c.A.data_ptr<float>(), c.B.data_ptr<float>(),
+            c.C.data_ptr<float>(), c.D.data_ptr<float>(), y.data_ptr<float>(), c.Bn, c.T, c.Dpad, c.N};
+}
+
+struct ScanCoreFunction : public torch::autograd::Function<ScanCoreFunction> {
+    static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor u, Tensor dt, Tensor A, Tensor B, Tensor C, Tensor D)
     {
-        ScanInputs in{u, delta, A, B, C, D, z.numel() ? z : Tensor(), deltaBias.numel() ? deltaBias : Tensor(), softplus};
-        const Packed p(in);
-        Tensor out = torch::empty_like(p.u);
-        AT_DISPATCH_FLOATING_TYPES(p.u.scalar_type(), "selective_scan_fwd", [&] { scanForward<scalar_t>(p, out); });
-        ctx->save_for_backward({u, delta, A, B, C, D, z, deltaBias});
-        ctx->saved_data["softplus"] = softplus;
-        return out;
+        const Core c(u, dt, A, B, C, D);
+        ctx->save_for_backward({c.u, c.dt, c.A, c.B, c.C, c.D});
+        ctx->saved_data["channels"] = c.Dn;
+        Tensor y = torch::empty({c.Bn, c.T, c.Dpad}, c.u.options());
+        if (c.u.scalar_type() == torch::kFloat) {
+            const scan::Forward f = forwardArgs(c, y);
+            const bool avx2 = scan::haveAvx2();
+            const int64_t blocks = c.Dpad / scan::kLanes;
+            at::parallel_for(0, c.Bn * blocks, 1, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                    const int64_t b = i / blocks, blk = i % blocks;
+                    (avx2 ? scan::forwardAvx2 : scan::forwardGeneric)(f, b, blk, blk + 1);
+                }
+            });
+        } else {
+            coreForwardScalar<double>(c, y);
+        }
+        return c.unpad(y);
     }
 
-    static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::tensor_list grads)
+    static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::tensor_list grads)
     {
-        const auto s = ctx->get_saved_variables();
-        ScanInputs in{s[0], s[1], s[2], s[3], s[4], s[5], s[6].numel() ? s[6] : Tensor(), s[7].numel() ? s[7] : Tensor(),
-                      ctx->saved_data["softplus"].toBool()};
-        const Packed p(in);
-        std::vector<Tensor> g;
-        AT_DISPATCH_FLOATING_TYPES(p.u.scalar_type(), "selective_scan_bwd", [&] { g = scanBackward<scalar_t>(p, grads[0]); });
-        return {g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], Tensor()};
+        const Core c(ctx->get_saved_variables(), ctx->saved_data["channels"].toInt());
+        namespace F = torch::nn::functional;
+        Tensor gy = grads[0].transpose(1, 2);
+        if (c.Dpad != c.Dn) gy = F::pad(gy, F::PadFuncOptions({0, c.Dpad - c.Dn}));
+        gy = gy.contiguous();
+        const auto o = c.u.options();
+        // The vector kernels write every element; the scalar one accumulates into zeros.
+        auto make = [&](std::vector<int64_t> shape) {
+            return c.u.scalar_type() == torch::kFloat ? torch::empty(shape, o) : torch::zeros(shape, o);
+        };
+        std::vector<Tensor> g{make({c.Bn, c.T, c.Dpad}), make({c.Bn, c.T, c.Dpad}), make({c.Bn, c.N, c.Dpad}),
+                              make({c.Bn, c.T, c.N}), make({c.Bn, c.T, c.N}), make({c.Bn, c.Dpad})};
+        if (c.u.scalar_type() == torch::kFloat) {
+            const scan::Backward b{c.u.data_ptr<float>(), c.dt.data_ptr<float>(), c.A.data_ptr<float>(),
+                                   c.B.data_ptr<float>(), c.C.data_ptr<float>(), c.D.data_ptr<float>(),
+                                   gy.data_ptr<float>(), g[0].data_ptr<float>(), g[1].data_ptr<float>(),
+                                   g[2].data_ptr<float>(), g[3].data_ptr<float>(), g[4].data_ptr<float>(),
+                                   g[5].data_ptr<float>(), c.Bn, c.T, c.Dpad, c.N};
+            const bool avx2 = scan::haveAvx2();
+            at::parallel_for(0, c.Bn, 1, [&](int64_t begin, int64_t end) {
+                (avx2 ? scan::backwardAvx2 : scan::backwardGeneric)(b, begin, end);
+            });
+        } else {
+            coreBackwardScalar<double>(c, gy, g);
+        }
+        return {c.unpad(g[0]), c.unpad(g[1]), g[2].sum(0).narrow(1, 0, c.Dn).t().contiguous(),
+                g[3].transpose(1, 2).contiguous(), g[4].transpose(1, 2).contiguous(), g[5].sum(0).narrow(0, 0, c.Dn)};
     }
 };
 
@@ -276,9 +217,12 @@ Tensor selectiveScanFused(const ScanInputs& in)
     TORCH_CHECK(in.u.device().is_cpu(), "selectiveScanFused: CPU tensors expected");
     TORCH_CHECK(in.u.dim() == 3 && in.A.dim() == 2 && in.B.dim() == 3 && in.C.dim() == 3,
                 "selectiveScanFused: expected u (B, D, T), A (D, N), B and C (B, N, T)");
-    const Tensor none = torch::empty({0}, in.u.options());
-    return SelectiveScanFunction::apply(in.u, in.delta, in.A, in.B, in.C, in.D, in.z.defined() ? in.z : none,
-                                        in.deltaBias.defined() ? in.deltaBias : none, in.deltaSoftplus);
+    TORCH_CHECK(in.A.size(1) <= kMaxState, "selective scan: d_state ", in.A.size(1), " exceeds ", kMaxState);
+    const int64_t D = in.u.size(1);
+    Tensor dt = in.deltaBias.defined() ? in.delta + in.deltaBias.view({1, D, 1}) : in.delta;
+    if (in.deltaSoftplus) dt = F::softplus(dt);
+    Tensor y = ScanCoreFunction::apply(in.u, dt, in.A, in.B, in.C, in.D);
+    return in.z.defined() ? y * F::silu(in.z) : y;
 }
 
 Tensor selectiveScan(const ScanInputs& in)

@@ -1,0 +1,15 @@
+#define PARROT_SCAN_SUFFIX Generic
+#include "scankernel.inc"
+
+namespace parrot::scan {
+
+bool haveAvx2()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+}  // namespace parrot::scan
