@@ -4,6 +4,7 @@
 #include "diagnostics.h"
 #include "error.h"
 #include "model.h"
+#include "modelcatalog.h"
 #include "presets.h"
 #include "train/trainer.h"
 #include "version.h"
@@ -33,6 +34,7 @@ Without a command, opens the Parrotscope window on its default experiment.
 
 Commands:
   presets                          list the bundled experiment presets
+  models [--json]                  list the model families, their options and defaults
   config (--preset NAME | --config FILE) [--set KEY=VALUE]...
                                    print the fully resolved configuration as JSON
   train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
@@ -45,8 +47,10 @@ Options:
   --threads N                      torch threads (default: all cores)
   --set KEY=VALUE                  override a config field by its dotted path,
                                    e.g. --set model.layers=4 --set task.max_len=30
-  --screenshot FILE [--preset NAME]
+  --screenshot FILE [--preset NAME] [--set KEY=VALUE]...
                                    open the window, save it as PNG, exit
+  (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
+                                   open the window on that experiment
   --version                        print the version
   --diagnostics                    print versions, BLAS, threads and device
   --help                           print this help
@@ -209,7 +213,7 @@ int cmdEval(Args& a)
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -237,7 +241,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets"})
+        for (const char* c : {"train", "eval", "config", "presets", "models"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -253,6 +257,28 @@ int runCli(QStringList argv)
                 const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
                 out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
             }
+            return 0;
+        }
+        if (command == "models") {
+            const bool json = args.flag("--json");
+            args.done();
+            const QJsonArray catalog = modelCatalogJson();
+            if (json) {
+                out() << QJsonDocument(catalog).toJson(QJsonDocument::Indented);
+                return 0;
+            }
+            for (const auto v : catalog) {
+                const QJsonObject f = v.toObject();
+                out() << QString("%1  %2\n").arg(f["kind"].toString(), -12).arg(f["description"].toString());
+                QStringList opts;
+                const QJsonObject o = f["options"].toObject();
+                for (auto it = o.begin(); it != o.end(); ++it)
+                    opts << QString("%1=%2").arg(it.key(), QString::fromUtf8(QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
+                out() << QString(14, ' ') << "options: " << opts.join(" ") << "\n";
+                for (const auto p : f["positions"].toArray())
+                    out() << QString(14, ' ') << QString("positions=%1: %2\n").arg(p.toObject()["positions"].toString(), p.toObject()["description"].toString());
+            }
+            out() << "choose one with --set model.kind=KIND (and its options with --set model.OPTION=VALUE)\n";
             return 0;
         }
         if (command == "config") {

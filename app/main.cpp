@@ -2,6 +2,8 @@
 // --version, --diagnostics) when asked, without touching the display.
 #include "cli.h"
 #include "diagnostics.h"
+#include "error.h"
+#include "settingspanel.h"
 #include "mainwindow.h"
 #include "presets.h"
 #include "version.h"
@@ -21,6 +23,7 @@ int runGui(int argc, char** argv, const QStringList& args)
     QApplication::setApplicationVersion(parrot::appVersion());
 
     QString preset, screenshot, checkpoint, error;
+    QStringList sets;
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
     bool train = false;
@@ -31,6 +34,7 @@ int runGui(int argc, char** argv, const QStringList& args)
             return args[++i];
         };
         if (a == "--preset") preset = next();
+        else if (a == "--set") sets << next();
         else if (a == "--screenshot") screenshot = next();
         else if (a == "--threads") {
             bool ok = false;
@@ -51,10 +55,24 @@ int runGui(int argc, char** argv, const QStringList& args)
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
     }
+    parrot::ExperimentConfig config;
+    if (error.isEmpty()) {
+        try {
+            config = parrot::loadPreset(preset.isEmpty() ? parrot::defaultPresetName() : preset);
+            parrot::applyOverrides(config, sets);
+        } catch (const parrot::Error& e) {
+            error = e.message();
+        }
+    }
+    if (!error.isEmpty()) {
+        QTextStream(stderr) << "parrotscope: error: " << error << "\n";
+        return 1;
+    }
     parrot::configureThreads(threads);
 
     parrot::MainWindow window;
-    window.loadPreset(preset.isEmpty() ? parrot::defaultPresetName() : preset);
+    window.loadPreset(config.name);
+    if (!sets.isEmpty()) window.settings()->setConfig(config);
     if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
     window.show();
     if (!screenshot.isEmpty()) {

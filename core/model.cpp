@@ -136,11 +136,37 @@ long long Model::parameterCount() const
     return n;
 }
 
+ModelSize Model::size() const
+{
+    if (!d) return {};
+    const StateSize s = d->net->stateSize();
+    return {parameterCount(), s.floats, s.floatsPerToken};
+}
+
+ModelSize Model::measure(const ExperimentConfig& config, double maxParameters)
+{
+    const double estimate = estimatedParameters(config);
+    if (estimate > maxParameters)
+        throw Error(QString("about %1 M parameters (too large to count here)").arg(estimate / 1e6, 0, 'f', 0));
+    return create(config).size();
+}
+
+QString ModelSize::describe() const
+{
+    const QLocale en(QLocale::English);
+    QString text = QString("%1 parameters").arg(en.toString(parameters));
+    if (stateFloats > 0)
+        text += QString("; state %1 floats = %2 bits at 32-bit").arg(en.toString(stateFloats)).arg(en.toString(stateFloats * 32));
+    if (stateFloatsPerToken > 0)
+        text += QString("; %1 %2 floats per token of context (KV cache)")
+                    .arg(stateFloats > 0 ? "plus" : "state grows by").arg(en.toString(stateFloatsPerToken));
+    return text;
+}
+
 QString Model::summary() const
 {
     if (!d) return "no model";
-    return QString("%1, %2 parameters, step %3")
-        .arg(describeModel(d->config.model), QLocale(QLocale::English).toString(parameterCount())).arg(d->step);
+    return QString("%1, %2, step %3").arg(describeModel(d->config.model), size().describe()).arg(d->step);
 }
 
 void Model::save(const QString& path) const

@@ -13,6 +13,15 @@
 
 namespace parrot {
 
+// Sizes the paper's bound talks about: parameters, and the state carried from token to token
+// (fixed for recurrent models; growing with the context for attention's KV cache).
+struct ModelSize {
+    long long parameters = 0;
+    long long stateFloats = 0;          // fixed-size recurrent state
+    long long stateFloatsPerToken = 0;  // KV cache added per token of context
+    QString describe() const;           // "404,480 parameters; state: 512 floats per token of context (KV cache)"
+};
+
 class Model {
 public:
     Model() = default;  // null: no model yet
@@ -31,6 +40,10 @@ public:
     const ExperimentConfig& config() const;
     long long step() const;
     long long parameterCount() const;
+    ModelSize size() const;
+    // Builds the model a config describes (on the CPU) just to count it. Throws parrot::Error
+    // for an invalid config or one larger than `maxParameters` (estimated before building).
+    static ModelSize measure(const ExperimentConfig& config, double maxParameters = 2e7);
     QString summary() const;  // one line: family, positions, size, parameters, step
 
     // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.

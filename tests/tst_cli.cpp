@@ -78,6 +78,36 @@ private slots:
         QVERIFY(r.out.contains("copy-hard-alibi") && r.out.contains("[default]") && r.out.contains("copy-tiny"));
     }
 
+    void modelsListsEveryFamily()
+    {
+        const Result r = run({"models", "--json"});
+        QCOMPARE(r.code, 0);
+        const QJsonArray families = QJsonDocument::fromJson(r.out.toUtf8()).array();
+        QStringList kinds;
+        for (const auto f : families) kinds << f.toObject()["kind"].toString();
+        QCOMPARE(kinds, (QStringList{"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}));
+        const QJsonObject mamba = families[1].toObject()["options"].toObject();
+        QCOMPARE(mamba["d_state"].toInt(), 16);
+        QCOMPARE(mamba["d_conv"].toInt(), 4);
+        QCOMPARE(families[0].toObject()["positions"].toArray().size(), 5);
+        const Result text = run({"models"});
+        QCOMPARE(text.code, 0);
+        QVERIFY(text.out.contains("mambaformer") && text.out.contains("--set model.kind=KIND"));
+    }
+
+    void anyFamilyTrainsFromTheCommandLine()
+    {
+        const QString out = m_dir.filePath("mamba-run");
+        const Result t = run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "5", "--set", "model.kind=mamba",
+                              "--set", "model.d_state=8", "--set", "train.eval_every=0"});
+        QVERIFY2(t.code == 0, qPrintable(t.err + t.out));
+        QVERIFY(t.out.contains("training Mamba, 2 layers"));
+        QVERIFY2(t.out.contains("state 5,632 floats"), qPrintable(t.out));  // 2 layers x 256 channels x (d_state 8 + conv 3)
+        const Result e = run({"eval", "--checkpoint", out + "/checkpoints/last.safetensors", "--lengths", "4", "--json"});
+        QVERIFY2(e.code == 0, qPrintable(e.err));
+        QCOMPARE(QJsonDocument::fromJson(e.out.toUtf8()).object()["step"].toInt(), 5);
+    }
+
     void configPrintsAResolvedConfigThatRoundTrips()
     {
         const Result r = run({"config", "--preset", "copy-tiny", "--set", "model.layers=3", "--set", "task.max_len=10"});

@@ -7,6 +7,8 @@
 #include "testutil.h"
 
 #include <QApplication>
+#include <QComboBox>
+#include <QLabel>
 #include <QElapsedTimer>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -184,6 +186,34 @@ private slots:
         QCOMPARE(errors.count(), 3);  // a bad length list is reported, nothing runs
         QVERIFY(!w.isEvaluating());
         closeErrorBoxes();
+    }
+
+    void familyPickerShowsHonestSizesAndTrains()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        auto* kind = w.settings()->findChild<QComboBox*>("kind");
+        auto* size = w.settings()->findChild<QLabel*>("modelSize");
+        QVERIFY(kind && size);
+        QTRY_VERIFY(size->text().contains("per token of context"));  // the Transformer's KV cache
+        kind->setCurrentIndex(kind->findData("mamba"));
+        QCOMPARE(w.settings()->config().model.kind, QString("mamba"));
+        QVERIFY(!w.settings()->findChild<QComboBox*>("positions")->isEnabled());
+        QTRY_VERIFY2(size->text().contains("state 9,728 floats"), qPrintable(size->text()));  // 2 layers x 256 x (16 + 3)
+        QVERIFY(!size->text().contains("per token"));
+        kind->setCurrentIndex(kind->findData("lstm"));
+        QTRY_VERIFY(size->text().contains("state 512 floats"));     // 2 x 128 x 2
+
+        ExperimentConfig c = w.settings()->config();
+        c.model.kind = "mamba";
+        c.train.steps = 5;
+        c.train.evalEvery = 0;
+        w.settings()->setConfig(c);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Finished);
+        QVERIFY(w.model().summary().startsWith("Mamba"));
     }
 
     void screenshotIsWritten()

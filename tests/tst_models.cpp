@@ -1,5 +1,6 @@
 // Every model family: shapes, causality, recurrent step mode, probes, sizes, the positional
 // schemes' definitions, and that each one learns a tiny copy task above chance.
+#include "error.h"
 #include "modelimpl.h"
 #include "models/hybrid.h"
 #include "models/lstm.h"
@@ -179,6 +180,21 @@ private slots:
         const StateSize t = buildModel(c)->stateSize();
         QCOMPARE(t.floats, 0);
         QCOMPARE(t.floatsPerToken, 2LL * c.model.dModel * c.model.layers);
+    }
+
+    void sizesAreDescribedForPeople()
+    {
+        QCOMPARE((ModelSize{404480, 0, 512}).describe(),
+                 QString("404,480 parameters; state grows by 512 floats per token of context (KV cache)"));
+        QCOMPARE((ModelSize{1000, 5632, 0}).describe(), QString("1,000 parameters; state 5,632 floats = 180,224 bits at 32-bit"));
+        const ExperimentConfig c = smallConfig("hybrid");
+        const ModelSize s = Model::measure(c);
+        QVERIFY(s.stateFloats > 0 && s.stateFloatsPerToken > 0);
+        QCOMPARE(s.parameters, Model::create(c).parameterCount());
+        ExperimentConfig huge = c;
+        huge.model.dModel = 4096;
+        huge.model.heads = 8;
+        QVERIFY_THROWS_EXCEPTION(Error, Model::measure(huge));
     }
 
     void mambaParameterNamesFollowMambaSsm()

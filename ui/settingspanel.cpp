@@ -1,6 +1,8 @@
 #include "settingspanel.h"
 
 #include "error.h"
+#include "model.h"
+#include "modelcatalog.h"
 #include "presets.h"
 
 #include <QComboBox>
@@ -10,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace parrot {
@@ -64,34 +67,16 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     auto* mf = new QFormLayout(model);
     m_kind = new QComboBox(this);
     m_kind->setObjectName("kind");
-    struct Kind { const char* id; const char* label; const char* tip; };
-    static const Kind kinds[] = {
-        {"transformer", "Transformer", "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen below."},
-        {"mamba", "Mamba", "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM."},
-        {"lstm", "LSTM", "An LSTM language model, the copy paper's recurrent baseline: state 2 x hidden x layers."},
-        {"s4d", "S4D", "Diagonal, time-invariant state space layers (S4D-real) with GELU and projections."},
-        {"s4_mamba", "S4-Mamba", "The Mamba block with a time-invariant S4D kernel in place of the selective scan (Park et al.)."},
-        {"hybrid", "Hybrid", "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid)."},
-        {"mambaformer", "MambaFormer", "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.)."},
-    };
-    for (const Kind& k : kinds) {
-        m_kind->addItem(tr(k.label), k.id);
-        m_kind->setItemData(m_kind->count() - 1, tr(k.tip), Qt::ToolTipRole);
+    for (const CatalogEntry& k : modelFamilies()) {
+        m_kind->addItem(k.label, k.id);
+        m_kind->setItemData(m_kind->count() - 1, k.tip, Qt::ToolTipRole);
     }
     m_kind->setToolTip(tr("The sequence model family"));
     m_positions = new QComboBox(this);
     m_positions->setObjectName("positions");
-    struct Pos { const char* id; const char* label; const char* tip; };
-    static const Pos positions[] = {
-        {"hard_alibi", "Hard-ALiBi", "Copy paper: head i < masked heads sees only the last i+1 tokens; the others see everything before."},
-        {"nope", "NoPE (causal mask only)", "No positional information beyond the causal mask."},
-        {"learned", "Learned absolute", "GPT-2 style position embeddings added to the tokens; limited to max_positions."},
-        {"rope", "RoPE", "Rotary embeddings (GPT-NeoX style) on the first quarter of each head's dimensions."},
-        {"alibi", "ALiBi", "Linear distance penalties with slopes 2^(-8h/H)."},
-    };
-    for (const Pos& p : positions) {
-        m_positions->addItem(tr(p.label), p.id);
-        m_positions->setItemData(m_positions->count() - 1, tr(p.tip), Qt::ToolTipRole);
+    for (const CatalogEntry& p : positionSchemes()) {
+        m_positions->addItem(p.label, p.id);
+        m_positions->setItemData(m_positions->count() - 1, p.tip, Qt::ToolTipRole);
     }
     m_positions->setToolTip(tr("Transformer positional scheme (the hybrids fix theirs as in Park et al.)"));
     connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
@@ -116,7 +101,17 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(tr("Masked heads"), m_masked);
     mf->addRow(tr("d_state"), m_dState);
     mf->addRow(tr("Expand"), m_expand);
+    m_size = new QLabel(this);
+    m_size->setObjectName("modelSize");
+    m_size->setWordWrap(true);
+    m_size->setToolTip(tr("Parameters, and the state the model carries from one token to the next: the quantity in the copy paper's bound"));
+    mf->addRow(m_size);
     layout->addWidget(model);
+    // Counting builds the model; coalesce bursts of edits (a spin box held down).
+    m_sizeTimer = new QTimer(this);
+    m_sizeTimer->setSingleShot(true);
+    m_sizeTimer->setInterval(150);
+    connect(m_sizeTimer, &QTimer::timeout, this, &SettingsPanel::updateSize);
 
     auto* train = new QGroupBox(tr("Training"), this);
     auto* rf = new QFormLayout(train);
@@ -271,8 +266,22 @@ void SettingsPanel::updateModelFields()
     m_expand->setEnabled(ssm);
 }
 
+void SettingsPanel::updateSize()
+{
+    if (!problems().isEmpty()) {
+        m_size->setText(tr("(fix the settings to see the size)"));
+        return;
+    }
+    try {
+        m_size->setText(Model::measure(config()).describe());
+    } catch (const Error& e) {
+        m_size->setText(e.message());
+    }
+}
+
 void SettingsPanel::showProblems()
 {
+    if (m_sizeTimer) m_sizeTimer->start();
     const QStringList p = problems();
     m_problems->setText(p.join("\n"));
     m_problems->setVisible(!p.isEmpty());

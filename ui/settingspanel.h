@@ -11,6 +11,7 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QTimer;
 
 namespace parrot {
 
@@ -33,6 +34,7 @@ signals:
 private:
     void showProblems();
     void updateModelFields();
+    void updateSize();
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
 
     ExperimentConfig m_base;
@@ -49,6 +51,8 @@ private:
     QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;
     QComboBox* m_schedule;
     QLabel* m_problems;
+    QLabel* m_size;     // parameters and state, updated as the options change
+    QTimer* m_sizeTimer = nullptr;
 };
 
 }  // namespace parrot
