@@ -56,8 +56,7 @@ HybridLMImpl::HybridLMImpl(const HybridOptions& o) : m_o(o)
     }
     for (bool a : m_isAttention) layers->push_back(HybridBlock(a ? &m_attention : nullptr, a ? nullptr : &mamba));
     ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
-    if (!o.tieEmbeddings)
-        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.dModel, o.vocabSize).bias(false)));
+    lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
 
     // GPT-2 init for the attention side; the Mamba mixers keep their own (mamba_simple.py).
     torch::NoGradGuard noGrad;
@@ -82,8 +81,7 @@ torch::Tensor HybridLMImpl::forward(const torch::Tensor& idx, Probes* probes)
     }
     int layer = 0;
     for (const auto& block : *layers) x = block->as<HybridBlockImpl>()->forward(x, bias, probes, layer++);
-    x = ln_f(x);
-    return m_o.tieEmbeddings ? torch::linear(x, wte->weight) : lm_head(x);
+    return lmLogits(ln_f(x), lm_head, wte->weight);
 }
 
 StateSize HybridLMImpl::stateSize() const

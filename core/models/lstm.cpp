@@ -6,8 +6,7 @@ LstmLMImpl::LstmLMImpl(const LstmOptions& o) : m_o(o)
 {
     embedding = register_module("embedding", torch::nn::Embedding(o.vocabSize, o.dModel));
     lstm = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(o.dModel, o.dModel).num_layers(o.layers).batch_first(true)));
-    if (!o.tieEmbeddings)
-        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.dModel, o.vocabSize).bias(false)));
+    lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
     if (lm_head) lm_head->weight.normal_(0.0, 0.02);
@@ -16,15 +15,10 @@ LstmLMImpl::LstmLMImpl(const LstmOptions& o) : m_o(o)
         if (p.key().rfind("bias_hh", 0) == 0) p.value().narrow(0, o.dModel, o.dModel).fill_(1.0);
 }
 
-torch::Tensor LstmLMImpl::head(const torch::Tensor& x)
-{
-    return m_o.tieEmbeddings ? torch::linear(x, embedding->weight) : lm_head(x);
-}
-
 torch::Tensor LstmLMImpl::forward(const torch::Tensor& idx, Probes* probes)
 {
     auto x = embedding(idx);  // (B, T, C)
-    if (!probes) return head(std::get<0>(lstm->forward(x)));
+    if (!probes) return lmLogits(std::get<0>(lstm->forward(x)), lm_head, embedding->weight);
     // With probes, run one layer at a time so each layer's cell state can be recorded.
     const int64_t B = idx.size(0), T = idx.size(1), C = m_o.dModel;
     std::vector<std::tuple<torch::Tensor, torch::Tensor>> states;
@@ -42,7 +36,7 @@ torch::Tensor LstmLMImpl::forward(const torch::Tensor& idx, Probes* probes)
         probes->stateNorm.push_back(torch::stack(perLayer[size_t(l)], 1).detach());  // (B, T, 2C): |h|, |c|
         probes->stateLayer.push_back(int(l));
     }
-    return head(torch::cat(outs, 1));
+    return lmLogits(torch::cat(outs, 1), lm_head, embedding->weight);
 }
 
 torch::Tensor LstmLMImpl::step(const torch::Tensor& idx, std::tuple<torch::Tensor, torch::Tensor>& state)
@@ -54,7 +48,7 @@ torch::Tensor LstmLMImpl::step(const torch::Tensor& idx, std::tuple<torch::Tenso
     }
     auto [y, hc] = lstm->forward(x, state);
     state = hc;
-    return head(y.squeeze(1));  // (B, V)
+    return lmLogits(y.squeeze(1), lm_head, embedding->weight);  // (B, V)
 }
 
 }  // namespace parrot

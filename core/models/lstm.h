@@ -26,7 +26,6 @@ public:
     torch::nn::Linear lm_head{nullptr};
 
 private:
-    torch::Tensor head(const torch::Tensor& x);
     LstmOptions m_o;
 };
 

@@ -8,16 +8,6 @@ namespace parrot {
 
 namespace F = torch::nn::functional;
 
-RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : m_eps(eps)
-{
-    weight = register_parameter("weight", torch::ones({dim}));
-}
-
-torch::Tensor RMSNormImpl::forward(const torch::Tensor& x)
-{
-    return x * torch::rsqrt(x.pow(2).mean(-1, true) + m_eps) * weight;
-}
-
 void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
 {
     torch::NoGradGuard noGrad;
@@ -174,8 +164,7 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     for (int64_t i = 0; i < o.layers; ++i) layers->push_back(MambaBlock(o));
     norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel));
     register_module("backbone", m_backbone);
-    if (!o.tieEmbeddings)
-        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.mixer.dModel, o.vocabSize).bias(false)));
+    lm_head = registerLmHead(*this, o.mixer.dModel, o.vocabSize, o.tieEmbeddings);
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
     if (lm_head) lm_head->weight.normal_(0.0, 0.02);
@@ -183,17 +172,12 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     for (const auto& block : *layers) block->as<MambaBlockImpl>()->mixer->out_proj->weight.div_(std::sqrt(double(o.layers)));
 }
 
-torch::Tensor MambaLMImpl::head(const torch::Tensor& x)
-{
-    return m_o.tieEmbeddings ? torch::linear(x, embedding->weight) : lm_head(x);
-}
-
 torch::Tensor MambaLMImpl::forward(const torch::Tensor& idx, Probes* probes)
 {
     auto x = embedding(idx);  // (B, T, C)
     int layer = 0;
     for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->forward(x, probes, layer++);
-    return head(norm_f(x));  // (B, T, V)
+    return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, T, V)
 }
 
 torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache>& caches)
@@ -204,7 +188,7 @@ torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache
             caches.push_back(block->as<MambaBlockImpl>()->mixer->emptyCache(idx.size(0), x.options()));
     size_t i = 0;
     for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->step(x, caches[i++]);
-    return head(norm_f(x));  // (B, V)
+    return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, V)
 }
 
 StateSize MambaLMImpl::stateSize() const

@@ -85,7 +85,6 @@ public:
     torch::nn::Linear lm_head{nullptr};
 
 private:
-    torch::Tensor head(const torch::Tensor& x);
     MambaLMOptions m_o;
     std::shared_ptr<torch::nn::Module> m_backbone;
 };

@@ -84,8 +84,7 @@ S4DLMImpl::S4DLMImpl(const S4DLMOptions& o) : m_o(o)
     layers = register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) layers->push_back(S4DBlock(o.dModel, o.expand * o.dModel, o.dState));
     norm_f = register_module("norm_f", RMSNorm(o.dModel));
-    if (!o.tieEmbeddings)
-        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.dModel, o.vocabSize).bias(false)));
+    lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
 }
@@ -95,8 +94,7 @@ torch::Tensor S4DLMImpl::forward(const torch::Tensor& idx, Probes* probes)
     auto x = embedding(idx);
     int layer = 0;
     for (const auto& block : *layers) x = block->as<S4DBlockImpl>()->forward(x, probes, layer++);
-    x = norm_f(x);
-    return m_o.tieEmbeddings ? torch::linear(x, embedding->weight) : lm_head(x);
+    return lmLogits(norm_f(x), lm_head, embedding->weight);
 }
 
 StateSize S4DLMImpl::stateSize() const { return {m_o.layers * m_o.expand * m_o.dModel * m_o.dState, 0}; }

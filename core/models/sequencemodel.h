@@ -48,4 +48,11 @@ private:
 };
 TORCH_MODULE(RMSNorm);
 
+// The output layer every family shares: registered as `lm_head` (bias-free; the caller
+// initialises it) unless tied, in which case the token embedding's weight is reused and
+// nothing is registered.
+torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied);
+// x: (..., C) -> (..., V) through the head, or through the embedding when tied (head is null).
+torch::Tensor lmLogits(const torch::Tensor& x, torch::nn::Linear head, const torch::Tensor& embedding);
+
 }  // namespace parrot

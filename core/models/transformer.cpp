@@ -120,8 +120,7 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
     h = register_module("h", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) h->push_back(Block(o));
     ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
-    if (!o.tieEmbeddings)  // tied: the output layer reuses wte.weight and has no parameter of its own
-        lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(o.dModel, o.vocabSize).bias(false)));
+    lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
     gpt2Init(*this, o.layers);
 }
 
@@ -145,8 +144,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& idx, Probes* probes)
         }
         ++layer;
     }
-    x = ln_f(x);
-    return m_options.tieEmbeddings ? torch::linear(x, wte->weight) : lm_head(x);  // (B, T, V)
+    return lmLogits(ln_f(x), lm_head, wte->weight);  // (B, T, V)
 }
 
 StateSize TransformerImpl::stateSize() const
