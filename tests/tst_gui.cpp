@@ -71,8 +71,8 @@ private slots:
         MainWindow w;
         w.loadPreset("copy-tiny");
         ExperimentConfig c = w.settings()->config();
-        c.train.steps = 400;
-        c.train.evalEvery = 100;
+        c.train.steps = 200;
+        c.train.evalEvery = 50;
         w.settings()->setConfig(c);
         w.show();
 
@@ -105,12 +105,12 @@ private slots:
         QTest::qWait(400);
         QVERIFY(w.lossPlot()->pointCount() <= atPause + 1);
         QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
-        QVERIFY(finished.wait(180000));
+        QVERIFY(finished.wait(400000));  // ~15 s on an idle machine; generous for a loaded one
         tick.stop();
 
         const TrainOutcome o = finished.first().first().value<TrainOutcome>();
         QCOMPARE(o.status, TrainOutcome::Status::Finished);
-        QCOMPARE(o.step, 400);
+        QCOMPARE(o.step, 200);
         QVERIFY(w.lossPlot()->pointCount() >= 10);
         QVERIFY(w.accuracyPlot()->curveCount() >= 1);
         QVERIFY2(worstGap < 500, qPrintable(QString("event loop blocked for %1 ms").arg(worstGap)));
@@ -130,7 +130,7 @@ private slots:
         QVERIFY(evaluated.wait(60000));
         const LengthCurve e = evaluated.first().first().value<LengthCurve>();
         QCOMPARE(e.lengths, (std::vector<int>{4, 8, 16}));
-        QCOMPARE(e.step, 400);
+        QCOMPARE(e.step, 200);
         QCOMPARE(w.accuracyPlot()->curveCount(), curvesBefore + 1);
     }
 
