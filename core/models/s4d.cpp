@@ -85,8 +85,18 @@ S4DLMImpl::S4DLMImpl(const S4DLMOptions& o) : m_o(o)
     for (int64_t i = 0; i < o.layers; ++i) layers->push_back(S4DBlock(o.dModel, o.expand * o.dModel, o.dState));
     norm_f = register_module("norm_f", RMSNorm(o.dModel));
     lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
+    // GPT-2-style initialisation of the projections, as for the other families (the SSM's own
+    // parameters keep their S4D init): zero biases, N(0, 0.02), the residual output scaled.
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
+    if (lm_head) lm_head->weight.normal_(0.0, 0.02);
+    for (const auto& block : *layers) {
+        auto* b = block->as<S4DBlockImpl>();
+        b->in_proj->weight.normal_(0.0, 0.02);
+        b->in_proj->bias.zero_();
+        b->out_proj->weight.normal_(0.0, 0.02 / std::sqrt(2.0 * double(o.layers)));
+        b->out_proj->bias.zero_();
+    }
 }
 
 torch::Tensor S4DLMImpl::forward(const torch::Tensor& idx, Probes* probes)
