@@ -45,7 +45,7 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 
 torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probes, int layer)
 {
-    const int64_t B = hidden.size(0), T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
+    const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
     auto xz = in_proj(hidden).transpose(1, 2);              // (B, 2Di, T)
     auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);  // (B, Di, T) each
     x = F::silu(conv1d(x).narrow(2, 0, T));                  // causal: drop the right padding
@@ -74,7 +74,6 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
             probes->stateLayer.push_back(layer);
         }
     }
-    (void)B;
     return out_proj(y.transpose(1, 2));  // (B, T, C)
 }
 
