@@ -9,17 +9,21 @@ using namespace parrot;
 
 namespace {
 
-ScanInputs randomInputs(int64_t B, int64_t D, int64_t T, int64_t N, bool gate, bool bias, torch::Dtype type)
+// Views: u, delta and z as transposes of (B, T, D) tensors, the layout the Mamba mixer hands
+// over; deltaScale widens delta to reach softplus's tails.
+ScanInputs randomInputs(int64_t B, int64_t D, int64_t T, int64_t N, bool gate, bool bias, torch::Dtype type,
+                        bool views = false, double deltaScale = 0.5)
 {
     auto opts = torch::TensorOptions().dtype(type);
+    auto btd = [&] { return views ? torch::randn({B, T, D}, opts).transpose(1, 2) : torch::randn({B, D, T}, opts); };
     ScanInputs in;
-    in.u = torch::randn({B, D, T}, opts);
-    in.delta = torch::randn({B, D, T}, opts) * 0.5 - 1.0;
+    in.u = btd();
+    in.delta = btd() * deltaScale - 1.0;
     in.A = -torch::exp(torch::randn({D, N}, opts) * 0.5);
     in.B = torch::randn({B, N, T}, opts);
     in.C = torch::randn({B, N, T}, opts);
     in.D = torch::randn({D}, opts);
-    if (gate) in.z = torch::randn({B, D, T}, opts);
+    if (gate) in.z = btd();
     if (bias) in.deltaBias = torch::randn({D}, opts) * 0.3;
     return in;
 }
@@ -53,14 +57,20 @@ private slots:
         QTest::addColumn<int>("N");
         QTest::addColumn<bool>("gate");
         QTest::addColumn<bool>("bias");
-        QTest::newRow("T=1") << 2 << 3 << 1 << 4 << true << true;
-        QTest::newRow("all ones") << 1 << 1 << 1 << 1 << true << true;
-        QTest::newRow("odd") << 3 << 7 << 13 << 5 << true << true;
-        QTest::newRow("no gate") << 2 << 5 << 9 << 3 << false << true;
-        QTest::newRow("no bias") << 2 << 5 << 9 << 3 << true << false;
-        QTest::newRow("bare") << 2 << 4 << 6 << 2 << false << false;
-        QTest::newRow("mamba-like") << 2 << 32 << 64 << 16 << true << true;
-        QTest::newRow("long") << 1 << 4 << 300 << 8 << true << true;
+        QTest::addColumn<bool>("views");
+        QTest::addColumn<bool>("softplus");
+        QTest::addColumn<double>("deltaScale");
+        QTest::newRow("T=1") << 2 << 3 << 1 << 4 << true << true << false << true << 0.5;
+        QTest::newRow("all ones") << 1 << 1 << 1 << 1 << true << true << false << true << 0.5;
+        QTest::newRow("odd") << 3 << 7 << 13 << 5 << true << true << false << true << 0.5;
+        QTest::newRow("no gate") << 2 << 5 << 9 << 3 << false << true << false << true << 0.5;
+        QTest::newRow("no bias") << 2 << 5 << 9 << 3 << true << false << false << true << 0.5;
+        QTest::newRow("bare") << 2 << 4 << 6 << 2 << false << false << false << true << 0.5;
+        QTest::newRow("mamba-like") << 2 << 32 << 64 << 16 << true << true << false << true << 0.5;
+        QTest::newRow("long") << 1 << 4 << 300 << 8 << true << true << false << true << 0.5;
+        QTest::newRow("transposed views") << 3 << 19 << 11 << 6 << true << true << true << true << 0.5;
+        QTest::newRow("softplus tails") << 2 << 9 << 7 << 4 << true << true << false << true << 12.0;
+        QTest::newRow("no softplus") << 2 << 9 << 7 << 4 << true << true << false << false << 0.0;
     }
     void fusedMatchesReference()
     {
@@ -70,11 +80,19 @@ private slots:
         QFETCH(int, N);
         QFETCH(bool, gate);
         QFETCH(bool, bias);
+        QFETCH(bool, views);
+        QFETCH(bool, softplus);
+        QFETCH(double, deltaScale);
         torch::manual_seed(B * 1000 + D * 100 + T + N);
-        ScanInputs ref = randomInputs(B, D, T, N, gate, bias, torch::kFloat);
+        ScanInputs ref = randomInputs(B, D, T, N, gate, bias, torch::kFloat, views, deltaScale);
+        if (!softplus) {  // then delta is the step itself and must be positive
+            ref.delta = torch::rand_like(ref.delta) * 0.5 + 0.01;
+            ref.deltaSoftplus = false;
+        }
         ScanInputs fused = ref;
         for (auto* t : leaves(ref)) t->set_requires_grad(true);
         for (auto* t : leaves(fused)) *t = t->detach().clone().set_requires_grad(true);
+        QCOMPARE(fused.u.is_contiguous(), !views);  // clone() keeps the strides
 
         auto yRef = selectiveScanReference(ref);
         auto yFused = selectiveScanFused(fused);
@@ -145,7 +163,7 @@ private slots:
         in.u.set_requires_grad(true);
         auto y = selectiveScan(in);
         QVERIFY(y.grad_fn());
-        QVERIFY2(y.grad_fn()->name().find("ScanCore") != std::string::npos, y.grad_fn()->name().c_str());
+        QVERIFY2(y.grad_fn()->name().find("ScanFunction") != std::string::npos, y.grad_fn()->name().c_str());
     }
 };
 

@@ -1,4 +1,5 @@
 #define PARROT_SCAN_SUFFIX Generic
+#define PARROT_SCAN_DOUBLE
 #include "scankernel.inc"
 
 namespace parrot::scan {
