@@ -89,35 +89,46 @@ private slots:
             ref.delta = torch::rand_like(ref.delta) * 0.5 + 0.01;
             ref.deltaSoftplus = false;
         }
-        ScanInputs fused = ref;
         for (auto* t : leaves(ref)) t->set_requires_grad(true);
-        for (auto* t : leaves(fused)) *t = t->detach().clone().set_requires_grad(true);
-        QCOMPARE(fused.u.is_contiguous(), !views);  // clone() keeps the strides
-
         auto yRef = selectiveScanReference(ref);
-        auto yFused = selectiveScanFused(fused);
-        QCOMPARE(yFused.sizes().vec(), (std::vector<int64_t>{B, D, T}));
-        QVERIFY2(relError(yFused, yRef) < 1e-4, qPrintable(QString::number(relError(yFused, yRef))));
-
         auto w = torch::randn_like(yRef);
         (yRef * w).sum().backward();
-        (yFused * w).sum().backward();
-        const auto lr = leaves(ref), lf = leaves(fused);
-        for (size_t i = 0; i < lr.size(); ++i) {
-            const int name = int(i) < 6 ? int(i) : (lr[i] == &ref.z ? 6 : 7);
-            QVERIFY2(lf[i]->grad().defined(), kNames[name]);
-            const double e = relError(lf[i]->grad(), lr[i]->grad());
-            QVERIFY2(e < 1e-4, qPrintable(QString("d%1: relative error %2").arg(kNames[name]).arg(e)));
+
+        // Both CPU codes: the vector kernel and the CUDA kernel's per-channel code.
+        for (ScanPath path : {ScanPath::Vector, ScanPath::Channel}) {
+            const QString which = path == ScanPath::Vector ? "vector" : "channel";
+            ScanInputs fused = ref;
+            for (auto* t : leaves(fused)) *t = t->detach().clone().set_requires_grad(true);
+            QCOMPARE(fused.u.is_contiguous(), !views);  // clone() keeps the strides
+            auto yFused = selectiveScanFused(fused, path);
+            QCOMPARE(yFused.sizes().vec(), (std::vector<int64_t>{B, D, T}));
+            QVERIFY2(relError(yFused, yRef) < 1e-4, qPrintable(which + ": y " + QString::number(relError(yFused, yRef))));
+            (yFused * w).sum().backward();
+            const auto lr = leaves(ref), lf = leaves(fused);
+            for (size_t i = 0; i < lr.size(); ++i) {
+                const int name = int(i) < 6 ? int(i) : (lr[i] == &ref.z ? 6 : 7);
+                QVERIFY2(lf[i]->grad().defined(), kNames[name]);
+                const double e = relError(lf[i]->grad(), lr[i]->grad());
+                QVERIFY2(e < 1e-4, qPrintable(QString("%1: d%2: relative error %3").arg(which, kNames[name]).arg(e)));
+            }
         }
     }
 
+    void fusedBackwardMatchesFiniteDifferences_data()
+    {
+        QTest::addColumn<int>("path");
+        QTest::newRow("vector") << int(ScanPath::Vector);
+        QTest::newRow("channel") << int(ScanPath::Channel);
+    }
     void fusedBackwardMatchesFiniteDifferences()
     {
+        QFETCH(int, path);
+        const auto scanPath = ScanPath(path);
         torch::manual_seed(7);
         ScanInputs in = randomInputs(2, 3, 4, 2, true, true, torch::kDouble);
         for (auto* t : leaves(in)) t->set_requires_grad(true);
         auto w = torch::randn({2, 3, 4}, torch::kDouble);
-        (selectiveScanFused(in) * w).sum().backward();
+        (selectiveScanFused(in, scanPath) * w).sum().backward();
         const double eps = 1e-6;
         int index = 0;
         for (auto* leaf : leaves(in)) {
@@ -134,7 +145,7 @@ private slots:
                     ScanInputs p = probe;
                     for (size_t j = 0; j < leaves(in).size(); ++j)
                         if (leaves(in)[j] == leaf) *leaves(p)[j] = copy;
-                    return (selectiveScanFused(p) * w).sum().item<double>();
+                    return (selectiveScanFused(p, scanPath) * w).sum().item<double>();
                 };
                 const double numeric = (perturbed(orig + eps) - perturbed(orig - eps)) / (2 * eps);
                 const double a = analytic.view({-1})[k].item<double>();
@@ -154,6 +165,31 @@ private slots:
         // y_t = C_t . x_t + D u_t
         auto expect = (states * in.C.transpose(1, 2).unsqueeze(1)).sum(-1) + in.u * in.D.view({1, 3, 1});
         QVERIFY(relError(y, expect) < 1e-5);
+    }
+
+    // Runs where the build has the CUDA kernel and Torch sees a GPU; elsewhere the channel rows
+    // above test the same per-thread code on the host.
+    void cudaKernelMatchesReferenceOnGpu()
+    {
+        if (!cudaScanBuilt()) QSKIP("this build has no CUDA scan kernel (nvcc was not found)");
+        if (!torch::cuda::is_available()) QSKIP("Torch sees no CUDA device");
+        torch::manual_seed(11);
+        ScanInputs cpu = randomInputs(3, 70, 45, 16, true, true, torch::kFloat, true);
+        for (auto* t : leaves(cpu)) t->set_requires_grad(true);
+        ScanInputs gpu = cpu;
+        for (auto* t : leaves(gpu)) *t = t->detach().to(torch::kCUDA).set_requires_grad(true);
+        auto yRef = selectiveScanReference(cpu);
+        auto y = selectiveScan(gpu);
+        QVERIFY2(y.grad_fn() && y.grad_fn()->name().find("ScanFunction") != std::string::npos, "not the CUDA kernel");
+        QVERIFY(relError(y.cpu(), yRef) < 1e-4);
+        auto w = torch::randn_like(yRef);
+        (yRef * w).sum().backward();
+        (y * w.to(torch::kCUDA)).sum().backward();
+        const auto lr = leaves(cpu), lg = leaves(gpu);
+        for (size_t i = 0; i < lr.size(); ++i) {
+            const double e = relError(lg[i]->grad().cpu(), lr[i]->grad());
+            QVERIFY2(e < 1e-4, qPrintable(QString("d%1: relative error %2").arg(kNames[i]).arg(e)));
+        }
     }
 
     void dispatchUsesTheFusedKernelOnCpu()

@@ -1,6 +1,10 @@
 #include "selectivescan.h"
 
+#include "scanchannel.h"
 #include "scankernel.h"
+#ifdef PARROT_HAVE_CUDA_SCAN
+#include "scancuda.h"
+#endif
 
 #include <ATen/Parallel.h>
 
@@ -72,6 +76,22 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
         return a;
     }
 
+    // The CUDA kernel's per-thread code on the host: batch rows in parallel (dB and dC are
+    // sums over channels), channels in turn.
+    template <class S> static void runChannelForward(scan::Args<S>& a)
+    {
+        at::parallel_for(0, a.Bn * a.Dn, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) scan::forwardChannel<S, kMaxState>(a, i / a.Dn, i % a.Dn);
+        });
+    }
+    template <class S> static void runChannelBackward(scan::Args<S>& a, S* ckpt)
+    {
+        at::parallel_for(0, a.Bn, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t b = begin; b < end; ++b)
+                for (int64_t d = 0; d < a.Dn; ++d) scan::backwardChannel<S, kMaxState>(a, b, d, ckpt);
+        });
+    }
+
     template <class S> static void runForward(scan::Args<S>& a)
     {
         const int64_t blocks = (a.Dn + scan::kLanes<S> - 1) / scan::kLanes<S>;
@@ -99,7 +119,7 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
     }
 
     static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor u, Tensor delta, Tensor A, Tensor B, Tensor C,
-                          Tensor D, Tensor z, Tensor bias, bool softplus)
+                          Tensor D, Tensor z, Tensor bias, bool softplus, int64_t path)
     {
         // B and C are small (N per step): one (B, T, N) copy each lets the kernel read a step's
         // N values together. The large (B, D, T) tensors are read in place through their strides.
@@ -107,16 +127,29 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
                                     D.contiguous(), z, bias.contiguous()};
         ctx->save_for_backward(v);
         ctx->saved_data["softplus"] = softplus;
+        ctx->saved_data["path"] = path;
         Tensor out = torch::empty({u.size(0), u.size(1), u.size(2)}, u.options());
-        if (u.scalar_type() == torch::kFloat) {
-            auto a = args<float>(v, softplus);
-            a.out = out.data_ptr<float>();
-            runForward(a);
-        } else {
-            auto a = args<double>(v, softplus);
-            a.out = out.data_ptr<double>();
-            runForward(a);
-        }
+        auto run = [&](auto tag) {
+            using S = decltype(tag);
+            auto a = args<S>(v, softplus);
+            a.out = out.data_ptr<S>();
+            if (u.is_cuda()) {
+#ifdef PARROT_HAVE_CUDA_SCAN
+                if constexpr (std::is_same_v<S, float>) {
+                    const std::string error = scan::cudaForward(a);
+                    TORCH_CHECK(error.empty(), error);
+                }
+#endif
+            } else if (path == int64_t(ScanPath::Channel)) {
+                runChannelForward(a);
+            } else {
+                runForward(a);
+            }
+        };
+        if (u.scalar_type() == torch::kFloat)
+            run(0.0f);
+        else
+            run(0.0);
         return out;
     }
 
@@ -124,6 +157,7 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
     {
         const std::vector<Tensor> v = ctx->get_saved_variables();
         const bool softplus = ctx->saved_data["softplus"].toBool();
+        const bool channel = ctx->saved_data["path"].toInt() == int64_t(ScanPath::Channel) || v[0].is_cuda();
         const Tensor& u = v[0];
         const bool gate = v[6].numel() > 0, hasBias = v[7].numel() > 0;
         const int64_t Bn = u.size(0), Dn = u.size(1), T = u.size(2), N = v[2].size(1);
@@ -131,7 +165,9 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
         Tensor dout = grads[0];
         Tensor du = torch::empty({Bn, Dn, T}, o), ddelta = torch::empty({Bn, Dn, T}, o);
         Tensor dz = gate ? torch::empty({Bn, Dn, T}, o) : Tensor();
-        Tensor dA = torch::empty({Bn, N, Dn}, o), dB = torch::empty({Bn, T, N}, o), dC = torch::empty({Bn, T, N}, o);
+        // The channel code accumulates dB and dC across channels, so they start at zero.
+        auto make = [&](std::vector<int64_t> shape) { return channel ? torch::zeros(shape, o) : torch::empty(shape, o); };
+        Tensor dA = torch::empty({Bn, N, Dn}, o), dB = make({Bn, T, N}), dC = make({Bn, T, N});
         Tensor dD = torch::empty({Bn, Dn}, o), dbias = hasBias ? torch::empty({Bn, Dn}, o) : Tensor();
         auto fill = [&](auto& a, auto tag) {
             using S = decltype(tag);
@@ -144,7 +180,18 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
             a.dC = dC.data_ptr<S>();
             a.dD = dD.data_ptr<S>();
             a.dbias = hasBias ? dbias.data_ptr<S>() : nullptr;
-            runBackward(a);
+            if (!channel) return runBackward(a);
+            Tensor ckpt = torch::empty({Bn, Dn, (T + scan::kChunk - 1) / scan::kChunk, N}, o);
+            if (v[0].is_cuda()) {
+#ifdef PARROT_HAVE_CUDA_SCAN
+                if constexpr (std::is_same_v<S, float>) {
+                    const std::string error = scan::cudaBackward(a, ckpt.data_ptr<float>());
+                    TORCH_CHECK(error.empty(), error);
+                }
+#endif
+            } else {
+                runChannelBackward(a, ckpt.data_ptr<S>());
+            }
         };
         if (u.scalar_type() == torch::kFloat) {
             auto a = args<float>(v, softplus);
@@ -154,30 +201,42 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
             fill(a, 0.0);
         }
         return {du, ddelta, dA.sum(0).t(), dB.transpose(1, 2), dC.transpose(1, 2), dD.sum(0),
-                gate ? dz : Tensor(), hasBias ? dbias.sum(0) : Tensor(), Tensor()};
+                gate ? dz : Tensor(), hasBias ? dbias.sum(0) : Tensor(), Tensor(), Tensor()};
     }
 };
 
 }  // namespace
 
-Tensor selectiveScanFused(const ScanInputs& in)
+bool cudaScanBuilt()
 {
-    TORCH_CHECK(in.u.device().is_cpu(), "selectiveScanFused: CPU tensors expected");
+#ifdef PARROT_HAVE_CUDA_SCAN
+    return true;
+#else
+    return false;
+#endif
+}
+
+Tensor selectiveScanFused(const ScanInputs& in, ScanPath path)
+{
+    TORCH_CHECK(in.u.device().is_cpu() || (in.u.is_cuda() && cudaScanBuilt()),
+                "selectiveScanFused: this build has no CUDA scan kernel (nvcc was not found)");
     TORCH_CHECK(in.u.dim() == 3 && in.A.dim() == 2 && in.B.dim() == 3 && in.C.dim() == 3,
                 "selectiveScanFused: expected u (B, D, T), A (D, N), B and C (B, N, T)");
     TORCH_CHECK(in.A.size(1) <= kMaxState, "selective scan: d_state ", in.A.size(1), " exceeds ", kMaxState);
     const auto type = in.u.scalar_type();
-    TORCH_CHECK(type == torch::kFloat || type == torch::kDouble, "selectiveScanFused: float32 or float64 expected");
+    TORCH_CHECK(type == torch::kFloat || (type == torch::kDouble && in.u.device().is_cpu()),
+                "selectiveScanFused: float32 (or float64 on the CPU) expected");
     const Tensor none = torch::empty({0}, in.u.options());
     return ScanFunction::apply(in.u, in.delta, in.A, in.B, in.C, in.D, in.z.defined() ? in.z : none,
-                               in.deltaBias.defined() ? in.deltaBias : none, in.deltaSoftplus);
+                               in.deltaBias.defined() ? in.deltaBias : none, in.deltaSoftplus, int64_t(path));
 }
 
 Tensor selectiveScan(const ScanInputs& in)
 {
     const auto type = in.u.scalar_type();
-    if (in.u.device().is_cpu() && (type == torch::kFloat || type == torch::kDouble) && in.A.size(1) <= kMaxState)
-        return selectiveScanFused(in);
+    if (in.A.size(1) > kMaxState) return selectiveScanReference(in);
+    if (in.u.device().is_cpu() && (type == torch::kFloat || type == torch::kDouble)) return selectiveScanFused(in);
+    if (in.u.is_cuda() && type == torch::kFloat && cudaScanBuilt()) return selectiveScanFused(in);
     return selectiveScanReference(in);
 }
 

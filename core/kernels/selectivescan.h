@@ -1,6 +1,6 @@
 // The selective scan of Mamba (Gu & Dao, 2023, algorithm 2), three ways behind one interface:
 // a reference loop of torch ops, a fused CPU kernel with a hand-written backward, and (later)
-// a CUDA kernel. Legend: B batch, D channels (d_inner), T time, N state size.
+// a CUDA kernel (one thread per channel; built when nvcc is found). Legend: B batch, D channels (d_inner), T time, N state size.
 //
 //   delta_t = softplus(delta_t + delta_bias)          (when softplus is set)
 //   x_t     = exp(delta_t * A) * x_{t-1} + delta_t * B_t * u_t      x: (N) per channel
@@ -28,11 +28,20 @@ struct ScanInputs {
 // When `states` is given it receives the hidden states x_t: (B, D, T, N).
 torch::Tensor selectiveScanReference(const ScanInputs& in, torch::Tensor* states = nullptr);
 
-// Fused CPU kernel (float32 or float64): parallel over batch x channels, the state in a
-// small stack buffer, no per-step tensors; its backward recomputes the states per channel.
-torch::Tensor selectiveScanFused(const ScanInputs& in);
+// Which code runs the fused scan on CPU tensors: the vector kernel (eight channels per AVX
+// register), or the CUDA kernel's per-thread code run on the host (for tests). CUDA tensors
+// always take the CUDA kernel.
+enum class ScanPath { Vector, Channel };
 
-// The fast path where there is one (CPU tensors: the fused kernel), else the reference.
+// Fused kernel (float32 or float64 on the CPU, float32 on CUDA): one autograd node for the bias,
+// softplus, scan, skip and gate, with a hand-written backward that recomputes the states.
+torch::Tensor selectiveScanFused(const ScanInputs& in, ScanPath path = ScanPath::Vector);
+
+// Whether this build has the CUDA kernel (nvcc was found when it was configured).
+bool cudaScanBuilt();
+
+// The fast path where there is one (CPU tensors, or CUDA ones with the CUDA kernel built),
+// else the reference.
 torch::Tensor selectiveScan(const ScanInputs& in);
 
 }  // namespace parrot
