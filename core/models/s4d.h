@@ -31,7 +31,8 @@ struct S4DLMOptions {
     bool tieEmbeddings = true;
 };
 
-// A stack of x + out_proj(GELU(S4D(in_proj(Norm(x))) + D * in_proj(...))) blocks.
+// A stack of x + out_proj(GELU(S4D(in_proj(Norm(x))) + D * in_proj(...))) blocks; their step
+// sizes start log-uniform in [1e-3, 1] (see s4d.cpp).
 class S4DLMImpl : public SequenceModelImpl {
 public:
     explicit S4DLMImpl(const S4DLMOptions& o);
