@@ -266,28 +266,56 @@ std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int 
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
 }
 
-AttentionMaps Model::attention(const std::vector<int>& tokens) const
+AttentionMaps Model::attention(const std::vector<int>& tokens) const { return probe(tokens).attention; }
+
+namespace {
+
+// (1, T, C) tensors -> T x C matrices labelled with their block index.
+std::vector<ProbeMatrix> probeMatrices(const std::vector<torch::Tensor>& ts, const std::vector<int>& layers)
+{
+    std::vector<ProbeMatrix> out;
+    for (size_t i = 0; i < ts.size(); ++i) {
+        const auto t = ts[i].select(0, 0).to(torch::kCPU, torch::kFloat).contiguous();
+        ProbeMatrix m;
+        m.layer = layers[i];
+        m.rows = int(t.size(0));
+        m.cols = int(t.size(1));
+        m.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+}  // namespace
+
+ModelProbes Model::probe(const std::vector<int>& tokens) const
 {
     if (!d) throw Error("no model");
     const int T = int(tokens.size());
+    if (T < 1) throw Error("probe: no tokens");
     const CopyVocab vocab{d->config.task.vocabSize};
     for (int t : tokens)
-        if (t < 0 || t >= vocab.size()) throw Error(QString("attention: token id %1 outside the vocabulary").arg(t));
+        if (t < 0 || t >= vocab.size()) throw Error(QString("probe: token id %1 outside the vocabulary").arg(t));
     std::lock_guard lock(d->mutex);
     torch::NoGradGuard noGrad;
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
     Probes probes;
     d->net->forward(toTensor(ids, 1, T, d->device), &probes);
-    AttentionMaps a;
+    ModelProbes out;
+    for (int t : tokens) out.tokens.push_back(vocab.text(t));
+    AttentionMaps& a = out.attention;
     a.layers = int(probes.attention.size());
     a.heads = a.layers > 0 ? int(probes.attention[0].size(1)) : 0;
     a.length = T;
+    a.tokens = out.tokens;
     if (a.layers > 0) {
-        auto all = torch::stack(probes.attention).to(torch::kCPU).contiguous();  // (layers, 1, H, T, T)
+        auto all = torch::stack(probes.attention).to(torch::kCPU, torch::kFloat).contiguous();  // (layers, 1, H, T, T)
         a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
     }
-    for (int t : tokens) a.tokens.push_back(vocab.text(t));
-    return a;
+    out.attentionLayers = probes.attentionLayer;
+    out.stateNorm = probeMatrices(probes.stateNorm, probes.stateLayer);
+    out.delta = probeMatrices(probes.delta, probes.deltaLayer);
+    return out;
 }
 
 LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,

@@ -50,6 +50,9 @@ public:
     std::vector<float> logits(const std::vector<int>& tokens, int batch, int time) const;
     // Attention weights of every layer and head for one row of tokens.
     AttentionMaps attention(const std::vector<int>& tokens) const;
+    // Everything the model exposes about one row of tokens: attention maps, state norms and
+    // step sizes per block (see ModelProbes). Throws parrot::Error for ids outside the vocabulary.
+    ModelProbes probe(const std::vector<int>& tokens) const;
 
     // Teacher-forced copy accuracy at each length on `samples` fresh strings, drawn from a
     // generator seeded by `seed` and the length (the same strings for the same seed).

@@ -54,6 +54,26 @@ struct AttentionMaps {
     }
 };
 
+// One probed quantity of one block over the positions of an input: rows x cols, row-major.
+struct ProbeMatrix {
+    int layer = 0;  // index of the block in the model (0 = the first)
+    int rows = 0;   // positions of the input
+    int cols = 0;   // channels
+    std::vector<float> values;
+    float at(int row, int col) const { return values[size_t(row) * cols + col]; }
+};
+
+// Everything a model exposes about one input, for the look-inside views. Each family fills
+// what it has: attention for Transformer blocks, state norms for Mamba, S4D, LSTM blocks
+// (LSTM: |h| then |c| per channel, 2 x hidden columns), Mamba's step sizes.
+struct ModelProbes {
+    std::vector<QString> tokens;
+    AttentionMaps attention;           // the attention blocks only, in order
+    std::vector<int> attentionLayers;  // block index of each of attention's layers
+    std::vector<ProbeMatrix> stateNorm;  // T x channels: per-channel norm of the hidden state
+    std::vector<ProbeMatrix> delta;      // T x d_inner: Mamba's step size after softplus
+};
+
 QString statusName(TrainOutcome::Status s);
 
 }  // namespace parrot

@@ -11,6 +11,8 @@
 
 #include <QtTest>
 
+#include <set>
+
 using namespace parrot;
 
 namespace {
@@ -167,6 +169,53 @@ private slots:
             for (const auto& d : p.delta)
                 QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, c.model.expand * c.model.dModel}));
         }
+    }
+
+    // The facade's plain arrays: shapes, block indices, and what the numbers must satisfy.
+    void facadeProbesArePlainArraysWithShapes()
+    {
+        const std::vector<int> tokens{1, 4, 5, 6, 2, 4, 5, 6, 3};
+        const int T = int(tokens.size());
+        for (const QString& kind : kKinds) {
+            const ExperimentConfig c = smallConfig(kind);
+            const Model m = Model::create(c);
+            const ModelProbes p = m.probe(tokens);
+            const int Di = int(c.model.expand * c.model.dModel);
+            QCOMPARE(int(p.tokens.size()), T);
+            QCOMPARE(p.tokens[0], QString("$"));
+            const AttentionMaps& a = p.attention;
+            QCOMPARE(int(p.attentionLayers.size()), a.layers);
+            QCOMPARE(a.weights.size(), size_t(a.layers) * a.heads * T * T);
+            for (int l = 0; l < a.layers; ++l)
+                for (int h = 0; h < a.heads; ++h)
+                    for (int q = 0; q < T; ++q) {
+                        double sum = 0;
+                        for (int k = 0; k < T; ++k) {
+                            if (k > q) QCOMPARE(a.at(l, h, q, k), 0.0f);  // causal
+                            sum += a.at(l, h, q, k);
+                        }
+                        QVERIFY2(std::abs(sum - 1.0) < 1e-4, qPrintable(kind));
+                    }
+            std::set<int> blocks(p.attentionLayers.begin(), p.attentionLayers.end());
+            for (const ProbeMatrix& s : p.stateNorm) {
+                QVERIFY2(blocks.insert(s.layer).second, qPrintable(kind + ": a block with attention and a state"));
+                QCOMPARE(s.rows, T);
+                QCOMPARE(s.cols, kind == "lstm" ? 2 * int(c.model.dModel) : Di);
+                QCOMPARE(s.values.size(), size_t(s.rows) * s.cols);
+                for (float v : s.values) QVERIFY(std::isfinite(v) && v >= 0);
+            }
+            // every block appears once, numbered from 0
+            QCOMPARE(int(blocks.size()), int(p.attentionLayers.size() + p.stateNorm.size()));
+            QCOMPARE(*blocks.rbegin(), int(blocks.size()) - 1);
+            const bool mambaBlocks = kind == "mamba" || kind == "hybrid" || kind == "mambaformer";
+            QCOMPARE(p.delta.empty(), !mambaBlocks);
+            for (const ProbeMatrix& dlt : p.delta) {
+                QCOMPARE(dlt.rows, T);
+                QCOMPARE(dlt.cols, Di);
+                for (float v : dlt.values) QVERIFY(v > 0);  // softplus
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, Model::create(smallConfig("mamba")).probe({1, 999}));
     }
 
     void stateSizesCountWhatThePaperCounts()
