@@ -35,7 +35,7 @@ Without a command, opens the Parrotscope window on its default experiment.
 Commands:
   presets                          list the bundled experiment presets
   models [--json]                  list the model families, their options and defaults
-  config (--preset NAME | --config FILE) [--set KEY=VALUE]...
+  config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]
                                    print the fully resolved configuration as JSON
   train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
         [--set KEY=VALUE]...       train and write a run folder (config.json,
@@ -47,6 +47,9 @@ Options:
   --threads N                      torch threads (default: all cores)
   --set KEY=VALUE                  override a config field by its dotted path,
                                    e.g. --set model.layers=4 --set task.max_len=30
+  --match-params N|FAMILY          (config, train) choose model.d_model so the model has
+                                   N parameters, or as many as FAMILY with the same
+                                   settings, e.g. --set model.kind=mamba --match-params transformer
   --screenshot FILE [--preset NAME] [--set KEY=VALUE]...
                                    open the window, save it as PNG, exit
   (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
@@ -130,6 +133,23 @@ ExperimentConfig experimentFrom(Args& a)
     const QString seed = a.value("--seed");
     if (!seed.isNull()) sets << "seed=" + seed;
     applyOverrides(c, sets);
+    // --match-params N | FAMILY: the width at which this model has N parameters, or as many as
+    // FAMILY has with the same settings.
+    const QString match = a.value("--match-params");
+    if (!match.isNull()) {
+        bool number = false;
+        long long target = match.toLongLong(&number);
+        if (!number) {
+            ExperimentConfig other = c;
+            other.model.kind = match;
+            const QStringList problems = validate(other);
+            if (!problems.isEmpty()) throw Error(QString("--match-params %1: %2").arg(match, problems.join("; ")));
+            target = Model::measure(other).parameters;
+        }
+        c = Model::matchParameters(c, target);
+        QTextStream(stderr) << QString("matched: d_model %1 gives %2 parameters (target %3)\n")
+                                   .arg(c.model.dModel).arg(Model::measure(c).parameters).arg(target);
+    }
     return c;
 }
 

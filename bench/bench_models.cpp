@@ -80,10 +80,14 @@ int main(int argc, char** argv)
     const int64_t vocab = CopyVocab{base.task.vocabSize}.size();
     auto idx = torch::randint(0, vocab, {base.train.batchSize, base.task.contextLen}, torch::kLong);
     double reference = 0;
-    std::printf("\ntraining step, batch %d x %d tokens (relative to the Transformer):\n", base.train.batchSize, base.task.contextLen);
+    // Every family widened or narrowed to about a million parameters (Model::matchParameters).
+    const long long target = 1000000;
+    std::printf("\ntraining step at ~%lld parameters, batch %d x %d tokens (time relative to the Transformer):\n", target,
+                base.train.batchSize, base.task.contextLen);
     for (const char* kind : {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}) {
         ExperimentConfig c = base;
         c.model.kind = kind;
+        c = Model::matchParameters(c, target);
         const Model m = Model::create(c);
         auto& net = m.d->net;
         torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4));
@@ -94,7 +98,7 @@ int main(int argc, char** argv)
             opt.step();
         }, repeats);
         if (reference == 0) reference = s;
-        std::printf("  %-12s %9lld params  %6.2fx  %8.0f tokens/s\n", kind, m.parameterCount(), s / reference,
+        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", kind, c.model.dModel, m.parameterCount(), s / reference,
                     double(base.train.batchSize * base.task.contextLen) / s);
     }
     return 0;

@@ -12,6 +12,8 @@
 #include <QLocale>
 
 #include <cmath>
+#include <limits>
+#include <numeric>
 
 namespace parrot {
 
@@ -149,6 +151,43 @@ ModelSize Model::measure(const ExperimentConfig& config, double maxParameters)
     if (estimate > maxParameters)
         throw Error(QString("about %1 M parameters (too large to count here)").arg(estimate / 1e6, 0, 'f', 0));
     return create(config).size();
+}
+
+ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long long target)
+{
+    const QStringList problems = validate(config);
+    if (!problems.isEmpty()) throw Error(problems.join("; "));
+    if (target < 1) throw Error(QString("matching parameters: the target must be positive, got %1").arg(target));
+    const ModelConfig& m = config.model;
+    const bool attention = m.kind == "transformer" || m.kind == "hybrid" || m.kind == "mambaformer";
+    const int step = attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
+    ExperimentConfig c = config;
+    // The parameter count grows with the width: bisect over multiples of the step, treating a
+    // width too large to build as too many parameters.
+    auto count = [&](int k) -> double {
+        c.model.dModel = k * step;
+        try {
+            return double(measure(c).parameters);
+        } catch (const Error&) {
+            return std::numeric_limits<double>::infinity();
+        }
+    };
+    int lo = 1, hi = std::max(1, 4096 / step);
+    if (count(lo) >= double(target)) hi = lo;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (count(mid) <= double(target)) lo = mid;
+        else hi = mid - 1;
+    }
+    // lo: the largest width at or under the target (or the smallest there is); the next may be nearer.
+    const double below = count(lo), above = count(lo + 1);
+    const int best = std::abs(above - double(target)) < std::abs(below - double(target)) ? lo + 1 : lo;
+    const double got = count(best);
+    if (!std::isfinite(got) || std::abs(got - double(target)) > 0.5 * double(target))
+        throw Error(QString("matching parameters: no width of %1 gives about %2 parameters (nearest: %3)")
+                        .arg(describeModel(m)).arg(target).arg(std::isfinite(got) ? QString::number(got, 'f', 0) : "too large"));
+    c.model.dModel = best * step;
+    return c;
 }
 
 QString ModelSize::describe() const

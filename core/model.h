@@ -44,6 +44,11 @@ public:
     // Builds the model a config describes (on the CPU) just to count it. Throws parrot::Error
     // for an invalid config or one larger than `maxParameters` (estimated before building).
     static ModelSize measure(const ExperimentConfig& config, double maxParameters = 2e7);
+    // The config with model.d_model chosen so the parameter count is as near `targetParameters`
+    // as the width's step allows (a multiple of the heads where there is attention, else of 8;
+    // every other option kept), for comparing families at matched size. Throws parrot::Error
+    // for an invalid config or a target no width between one step and 4096 comes near.
+    static ExperimentConfig matchParameters(const ExperimentConfig& config, long long targetParameters);
     QString summary() const;  // one line: family, positions, size, parameters, step
 
     // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.

@@ -122,6 +122,23 @@ private slots:
         QCOMPARE(again.out, r.out);
     }
 
+    // --match-params picks the width; the printed config has it, and the model is that size.
+    void matchParamsPicksTheWidth()
+    {
+        const Result t = run({"config", "--preset", "copy-tiny"});
+        const Result m = run({"config", "--preset", "copy-tiny", "--set", "model.kind=mamba", "--match-params", "transformer"});
+        QCOMPARE(m.code, 0);
+        QVERIFY2(m.err.contains("matched: d_model"), qPrintable(m.err));
+        const QJsonObject o = QJsonDocument::fromJson(m.out.toUtf8()).object();
+        QCOMPARE(o["model"].toObject()["kind"].toString(), QString("mamba"));
+        const int width = o["model"].toObject()["d_model"].toInt();
+        QVERIFY2(width != QJsonDocument::fromJson(t.out.toUtf8()).object()["model"].toObject()["d_model"].toInt(),
+                 qPrintable(m.err));
+        QCOMPARE(width % 8, 0);
+        expectError(run({"config", "--preset", "copy-tiny", "--match-params", "sponge"}), "model.kind");
+        expectError(run({"config", "--preset", "copy-tiny", "--match-params", "-5"}), "positive");
+    }
+
     void badConfigRequestsAreOneLineErrors()
     {
         expectError(run({"config", "--preset", "copy-tiny", "--set", "model.depth=3"}), "model.depth: unknown key");

@@ -20,6 +20,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QToolButton>
+#include <QMenu>
 
 using namespace parrot;
 
@@ -214,6 +216,32 @@ private slots:
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Finished);
         QVERIFY(w.model().summary().startsWith("Mamba"));
+    }
+
+    // The "Match size of" menu: Mamba widened to the Transformer's parameter count, off the GUI
+    // thread, with the result in the form and the size label.
+    void matchSizeMenuSetsTheWidth()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        auto* kind = w.settings()->findChild<QComboBox*>("kind");
+        auto* size = w.settings()->findChild<QLabel*>("modelSize");
+        auto* button = w.settings()->findChild<QToolButton*>("matchSize");
+        QVERIFY(kind && size && button && button->menu());
+        kind->setCurrentIndex(kind->findData("mamba"));
+        QAction* action = button->menu()->findChild<QAction*>("match_transformer");
+        QVERIFY(action);
+        QSignalSpy matched(w.settings(), &SettingsPanel::matched);
+        action->trigger();
+        QVERIFY(matched.wait(60000));
+        ExperimentConfig transformer = w.settings()->config();
+        transformer.model.kind = "transformer";
+        transformer.model.dModel = 128;
+        const int width = matched.first().first().toInt();
+        QCOMPARE(w.settings()->config().model.dModel, width);
+        QCOMPARE(width, Model::matchParameters(w.settings()->config(), Model::measure(transformer).parameters).model.dModel);
+        QVERIFY2(size->text().contains("matched to transformer"), qPrintable(size->text()));
+        QVERIFY(button->isEnabled());
     }
 
     void screenshotIsWritten()

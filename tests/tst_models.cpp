@@ -218,6 +218,32 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, Model::create(smallConfig("mamba")).probe({1, 999}));
     }
 
+    // Mamba, LSTM and S4D widened or narrowed to a Transformer's size land within a width step.
+    void matchParametersPicksAWidthOfEqualSize()
+    {
+        ExperimentConfig t = test::tinyConfig();
+        const long long target = Model::measure(t).parameters;
+        for (const QString& kind : {QString("mamba"), QString("lstm"), QString("s4d"), QString("hybrid")}) {
+            ExperimentConfig c = t;
+            c.model.kind = kind;
+            const ExperimentConfig matched = Model::matchParameters(c, target);
+            const long long got = Model::measure(matched).parameters;
+            QVERIFY2(std::abs(double(got - target)) / double(target) < 0.1,
+                     qPrintable(QString("%1: %2 vs %3 at d_model %4").arg(kind).arg(got).arg(target).arg(matched.model.dModel)));
+            // no other width of the step is nearer
+            const int step = kind == "hybrid" ? 2 * int(c.model.heads) : 8;
+            for (int w : {matched.model.dModel - step, matched.model.dModel + step}) {
+                if (w < step) continue;
+                ExperimentConfig other = matched;
+                other.model.dModel = w;
+                QVERIFY2(std::abs(double(Model::measure(other).parameters - target)) >= std::abs(double(got - target)), qPrintable(kind));
+            }
+            QCOMPARE(matched.model.layers, c.model.layers);
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, Model::matchParameters(t, 10));  // smaller than any width
+        QVERIFY_THROWS_EXCEPTION(Error, Model::matchParameters(t, -1));
+    }
+
     void stateSizesCountWhatThePaperCounts()
     {
         ExperimentConfig c = smallConfig("mamba");

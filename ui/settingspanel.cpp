@@ -9,10 +9,14 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QMenu>
+#include <QThread>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace parrot {
@@ -96,7 +100,12 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(tr("Family"), m_kind);
     mf->addRow(tr("Positions"), m_positions);
     mf->addRow(tr("Layers"), m_layers);
-    mf->addRow(tr("d_model"), m_dModel);
+    auto* widthRow = new QHBoxLayout;  // d_model, and the button that picks it for a matched size
+    widthRow->setContentsMargins(0, 0, 0, 0);
+    widthRow->addWidget(m_dModel, 1);
+    m_match = new QToolButton(this);
+    widthRow->addWidget(m_match);
+    mf->addRow(tr("d_model"), widthRow);
     mf->addRow(tr("Heads"), m_heads);
     mf->addRow(tr("Masked heads"), m_masked);
     mf->addRow(tr("d_state"), m_dState);
@@ -106,6 +115,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_size->setWordWrap(true);
     m_size->setToolTip(tr("Parameters, and the state the model carries from one token to the next: the quantity in the copy paper's bound"));
     mf->addRow(m_size);
+    m_match->setObjectName("matchSize");
+    m_match->setText(tr("Match…"));
+    m_match->setToolTip(tr("Choose d_model so this family has as many parameters as another family with the same settings "
+                           "(to compare architectures at matched size)"));
+    m_match->setPopupMode(QToolButton::InstantPopup);
+    auto* matchMenu = new QMenu(m_match);
+    for (const CatalogEntry& k : modelFamilies())
+        matchMenu->addAction(k.label, this, [this, id = k.id] { matchSizeOf(id); })->setObjectName("match_" + k.id);
+    m_match->setMenu(matchMenu);
     layout->addWidget(model);
     // Counting builds the model; coalesce bursts of edits (a spin box held down).
     m_sizeTimer = new QTimer(this);
@@ -277,6 +295,44 @@ void SettingsPanel::updateSize()
     } catch (const Error& e) {
         m_size->setText(e.message());
     }
+}
+
+void SettingsPanel::matchSizeOf(const QString& kind)
+{
+    if (!problems().isEmpty()) {
+        emit errorMessage(tr("Match size: fix the settings first (%1)").arg(problems().join("; ")));
+        return;
+    }
+    const ExperimentConfig mine = config();
+    ExperimentConfig other = mine;
+    other.model.kind = kind;
+    m_match->setEnabled(false);
+    m_size->setText(tr("matching the size of %1…").arg(kind));
+    // Bisection builds up to a dozen models: off the GUI thread.
+    auto result = std::make_shared<std::pair<ExperimentConfig, QString>>();
+    QThread* worker = QThread::create([mine, other, result] {
+        try {
+            if (!validate(other).isEmpty()) throw Error(validate(other).join("; "));
+            result->first = Model::matchParameters(mine, Model::measure(other).parameters);
+        } catch (const Error& e) {
+            result->second = e.message();
+        }
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);  // even if the panel is gone
+    connect(worker, &QThread::finished, this, [this, result, kind] {
+        m_match->setEnabled(true);
+        if (!result->second.isEmpty()) {
+            updateSize();
+            emit errorMessage(tr("Match size of %1: %2").arg(kind, result->second));
+            return;
+        }
+        m_dModel->setValue(result->first.model.dModel);
+        m_sizeTimer->stop();
+        updateSize();
+        m_size->setText(m_size->text() + tr(" (matched to %1)").arg(kind));
+        emit matched(result->first.model.dModel);
+    });
+    worker->start();
 }
 
 void SettingsPanel::showProblems()

@@ -12,6 +12,7 @@ class QLabel;
 class QLineEdit;
 class QSpinBox;
 class QTimer;
+class QToolButton;
 
 namespace parrot {
 
@@ -25,11 +26,15 @@ public:
     QStringList problems() const;       // validation messages; empty when trainable
     QString presetName() const;
     bool selectPreset(const QString& name);  // loads it into the form
+    // Sets d_model so the chosen family has as many parameters as `kind` would with the same
+    // settings; counted off the GUI thread, then `matched` (or errorMessage).
+    void matchSizeOf(const QString& kind);
 
 signals:
     void changed();
     void presetLoaded(const QString& name);
     void errorMessage(const QString& text);
+    void matched(int dModel);
 
 private:
     void showProblems();
@@ -53,6 +58,7 @@ private:
     QLabel* m_problems;
     QLabel* m_size;     // parameters and state, updated as the options change
     QTimer* m_sizeTimer = nullptr;
+    QToolButton* m_match;  // "Match size of" a family
 };
 
 }  // namespace parrot
