@@ -6,6 +6,7 @@
 #include "model.h"
 #include "modelcatalog.h"
 #include "presets.h"
+#include "tasks/tokentask.h"
 #include "train/trainer.h"
 #include "version.h"
 
@@ -35,6 +36,10 @@ Without a command, opens the Parrotscope window on its default experiment.
 Commands:
   presets                          list the bundled experiment presets
   models [--json]                  list the model families, their options and defaults
+  tasks [--json]                   list the tasks, their options and defaults
+  sample [--task NAME | --preset NAME | --config FILE] [--set KEY=VALUE]...
+         [--count N] [--length D] [--seed S] [--json]
+                                   print generated examples of a task, answers marked
   config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]
                                    print the fully resolved configuration as JSON
   train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
@@ -164,7 +169,8 @@ int cmdTrain(Args& a)
     if (outDir.isEmpty()) throw Error("train: --out DIR is required (the run folder to write)");
     Model model = Model::create(c);
     out() << "training " << model.summary() << "\n";
-    out() << "task: copy, " << c.task.vocabSize << " letters, lengths " << c.task.minLen << ".." << c.task.maxLen
+    const TaskInfo* info = findTask(c.task.kind);
+    out() << "task: " << info->label << ", " << info->difficulty << " " << c.task.minLen << ".." << c.task.maxLen
           << ", rows of " << c.task.contextLen << " tokens; run folder " << QDir(outDir).absolutePath() << "\n";
     out().flush();
 
@@ -209,23 +215,124 @@ int cmdEval(Args& a)
     const std::vector<int> lengths = requested.empty() ? evaluationLengths(model.config().task) : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
     if (json) {
-        QJsonArray l, s, ch;
+        QJsonArray l, s, ch, se, ce;
         for (size_t i = 0; i < c.lengths.size(); ++i) {
             l.append(c.lengths[i]);
             s.append(c.stringAccuracy[i]);
             ch.append(c.charAccuracy[i]);
+            se.append(c.stringStdErr[i]);
+            ce.append(c.charStdErr[i]);
         }
-        const QJsonObject o{{"lengths", l}, {"string_accuracy", s}, {"char_accuracy", ch}, {"samples", c.samples},
-                            {"step", c.step}, {"checkpoint", QFileInfo(path).absoluteFilePath()}};
+        const QJsonObject o{{"task", model.config().task.kind}, {"lengths", l}, {"string_accuracy", s},
+                            {"char_accuracy", ch}, {"string_accuracy_stderr", se}, {"char_accuracy_stderr", ce},
+                            {"samples", c.samples}, {"step", c.step}, {"checkpoint", QFileInfo(path).absoluteFilePath()}};
         out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
     } else {
+        const TaskInfo* info = findTask(model.config().task.kind);
         out() << model.summary() << "\n";
-        out() << QString("%1  %2  %3\n").arg("length", 8).arg("string acc", 11).arg("char acc", 9);
+        out() << "task: " << info->label << "; accuracy of whole answers and of answer tokens, +- one standard error\n";
+        out() << QString("%1  %2  %3\n").arg(info->difficulty, 16).arg("answer acc", 16).arg("token acc", 16);
         for (size_t i = 0; i < c.lengths.size(); ++i)
-            out() << QString("%1  %2%  %3%\n").arg(c.lengths[i], 8).arg(100 * c.stringAccuracy[i], 10, 'f', 1)
-                         .arg(100 * c.charAccuracy[i], 8, 'f', 1);
-        out() << "(" << c.samples << " strings per length)\n";
+            out() << QString("%1  %2% +- %3  %4% +- %5\n").arg(c.lengths[i], 16)
+                         .arg(100 * c.stringAccuracy[i], 6, 'f', 1).arg(100 * c.stringStdErr[i], 4, 'f', 1)
+                         .arg(100 * c.charAccuracy[i], 6, 'f', 1).arg(100 * c.charStdErr[i], 4, 'f', 1);
+        out() << "(" << c.samples << " examples at each point)\n";
     }
+    return 0;
+}
+
+QString roleName(Role r)
+{
+    switch (r) {
+    case Role::Pad: return "pad";
+    case Role::Prompt: return "prompt";
+    case Role::Separator: return "separator";
+    case Role::Query: return "query";
+    case Role::Answer: return "answer";
+    case Role::End: return "end";
+    }
+    return "?";
+}
+
+int cmdTasks(Args& a)
+{
+    const bool json = a.flag("--json");
+    a.done();
+    const QJsonObject defaultsJson = toJson(ExperimentConfig{})["task"].toObject();
+    QJsonArray all;
+    for (const TaskInfo& t : tokenTasks()) {
+        QJsonObject options;
+        QStringList keys = {"min_len", "max_len", "context_len", "eval_lengths", "eval_samples"};
+        if (!t.characters) keys.prepend("vocab_size");
+        keys += t.options;
+        for (const QString& k : keys) options.insert(k, defaultsJson[k]);
+        all.append(QJsonObject{{"kind", t.id}, {"label", t.label}, {"description", t.description},
+                               {"difficulty", t.difficulty}, {"character_vocabulary", t.characters}, {"options", options}});
+    }
+    if (json) {
+        out() << QJsonDocument(all).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    for (const auto v : all) {
+        const QJsonObject t = v.toObject();
+        out() << QString("%1  %2\n").arg(t["kind"].toString(), -15).arg(t["description"].toString());
+        QStringList opts;
+        for (const QString& k : t["options"].toObject().keys())
+            if (findTask(t["kind"].toString())->options.contains(k) || k == "vocab_size")
+                opts << QString("%1=%2").arg(k, QString::fromUtf8(QJsonDocument(QJsonArray{t["options"].toObject()[k]}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
+        out() << QString(17, ' ') << "min_len/max_len count: " << t["difficulty"].toString()
+              << (opts.isEmpty() ? QString() : "; options: " + opts.join(" ")) << "\n";
+    }
+    out() << "choose one with --set task.kind=KIND; parrotscope sample --task KIND shows examples\n";
+    return 0;
+}
+
+int cmdSample(Args& a)
+{
+    const QString taskName = a.value("--task");
+    ExperimentConfig c;
+    if (!taskName.isNull()) {
+        if (!a.value("--preset").isNull() || !a.value("--config").isNull())
+            throw Error("sample: give --task, or --preset / --config, not both");
+        if (!findTask(taskName)) throw Error(QString("--task: unknown task \"%1\" (see parrotscope tasks)").arg(taskName));
+        c = loadPreset(defaultPresetName());
+        c.task = taskDefaults(taskName);
+        applyOverrides(c, a.values("--set"));
+    } else {
+        c = experimentFrom(a);
+    }
+    const int count = a.integer("--count", 3, 1, 10000);
+    const int length = a.integer("--length", 0, 1, 100000);
+    const int seed = a.integer("--seed", 1, 0, 2147483647);
+    const bool json = a.flag("--json");
+    a.done();
+    const std::unique_ptr<TokenTask> task = TokenTask::create(c.task);
+    const bool characters = findTask(c.task.kind)->characters;
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    QJsonArray all;
+    for (int i = 0; i < count; ++i) {
+        const Example e = length > 0 ? task->example(length, rng) : task->example(rng);
+        if (json) {
+            QJsonArray ids, text, roles;
+            for (size_t k = 0; k < e.tokens.size(); ++k) {
+                ids.append(e.tokens[k]);
+                text.append(task->text(e.tokens[k]));
+                roles.append(roleName(e.roles[k]));
+            }
+            all.append(QJsonObject{{"tokens", ids}, {"text", text}, {"roles", roles}});
+            continue;
+        }
+        // The example, then the answer alone: letters spaced, characters run together.
+        const QString sep = characters ? "" : " ";
+        QStringList whole, answer;
+        for (size_t k = 0; k < e.tokens.size(); ++k) {
+            whole << task->text(e.tokens[k]);
+            if (e.roles[k] == Role::Answer) answer << task->text(e.tokens[k]);
+        }
+        auto plain = [&](const QStringList& parts) { return parts.join(sep).replace(QString::fromUtf8("\u2423"), " "); };
+        out() << plain(whole) << "\n" << "  answer: " << plain(answer) << "\n";
+    }
+    if (json) out() << QJsonDocument(all).toJson(QJsonDocument::Compact) << "\n";
     return 0;
 }
 
@@ -233,7 +340,7 @@ int cmdEval(Args& a)
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -261,7 +368,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models"})
+        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -307,6 +414,8 @@ int runCli(QStringList argv)
             out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
             return 0;
         }
+        if (command == "tasks") return cmdTasks(args);
+        if (command == "sample") return cmdSample(args);
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);
         throw Error("no command given (see parrotscope --help)");

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "tasks/tokentask.h"
+
 #include "error.h"
 
 #include <QFile>
@@ -25,6 +27,9 @@ template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig
     v("context_len", c.contextLen);
     v("eval_lengths", c.evalLengths);
     v("eval_samples", c.evalSamples);
+    v("ngram", c.ngram);
+    v("answer_len", c.answerLen);
+    v("shuffle_words", c.shuffleWords);
 }
 
 template <class Model, class V> void visitFields(Model& c, V&& v, const ModelConfig*)
@@ -268,16 +273,27 @@ QStringList validate(const ExperimentConfig& c)
     QStringList p;
     auto need = [&](bool ok, const QString& msg) { if (!ok) p << msg; };
     const TaskConfig& t = c.task;
-    need(t.kind == "copy", QString("task.kind: expected \"copy\", got \"%1\"").arg(t.kind));
-    need(t.vocabSize >= 2 && t.vocabSize <= 1024, QString("task.vocab_size: expected 2..1024, got %1").arg(t.vocabSize));
     need(t.minLen >= 1, QString("task.min_len: expected >= 1, got %1").arg(t.minLen));
     need(t.maxLen >= t.minLen, QString("task.max_len: expected >= task.min_len (%1), got %2").arg(t.minLen).arg(t.maxLen));
-    need(t.contextLen >= copyExampleTokens(t.maxLen) && t.contextLen <= 65536,
-         QString("task.context_len: expected room for one example of max_len %1 (%2 tokens) and at most 65536, got %3")
-             .arg(t.maxLen).arg(copyExampleTokens(t.maxLen)).arg(t.contextLen));
     need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
     for (int len : t.evalLengths)
         need(len >= 1 && len <= 10000, QString("task.eval_lengths: expected lengths in 1..10000, got %1").arg(len));
+    if (p.isEmpty()) {
+        // The task checks the rest: its kind, vocabulary, options, room in the context, and
+        // whether each evaluation length can be generated.
+        try {
+            const std::unique_ptr<TokenTask> task = TokenTask::create(t);
+            for (int len : t.evalLengths) {  // the first one that cannot be generated
+                const QString problem = task->checkDifficulty(len);
+                if (!problem.isEmpty()) {
+                    p << "task.eval_lengths: " + problem;
+                    break;
+                }
+            }
+        } catch (const Error& e) {
+            p << e.message();
+        }
+    }
     need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
 
     const ModelConfig& m = c.model;

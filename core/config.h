@@ -12,13 +12,18 @@ namespace parrot {
 
 // The copy task of Jelassi et al. (2024): `$ s | s .` with s uniform i.i.d. over V letters.
 struct TaskConfig {
-    QString kind = "copy";          // the only task so far; the task suite adds more
+    // "copy" | "prefix_ngram" | "suffix_ngram" | "copy_dup_ngram" | "text_copy" | "phonebook" | "mqar"
+    // (tasks/tokentask.h; `parrotscope tasks` describes them)
+    QString kind = "copy";
     int vocabSize = 26;             // V letters; the paper uses the 26 lower-case letters
     int minLen = 1;                 // training string lengths are uniform in [minLen, maxLen]
     int maxLen = 20;                // the paper's short-string regime; 20 trains in minutes on 2 cores
     int contextLen = 64;            // packed row length; 64 holds a length-20 example 2.9x (STACK.md: 128 costs 3.5x)
     std::vector<int> evalLengths = {5, 10, 15, 20, 25, 30, 40};  // up to 2x the training range; max_len is always added
     int evalSamples = 128;          // strings per length: a 95% CI of about +-8 points at 50%
+    int ngram = 3;                  // n-gram lookup and duplicated-n-gram copy: n
+    int answerLen = 0;              // n-gram lookup: letters to answer after the key; 0 = the rest of the string
+    bool shuffleWords = false;      // text copy: shuffle the words of the span
 };
 
 // Which sequence model, and its options. Options that a family does not use are ignored by it.
@@ -98,6 +103,5 @@ QString describeModel(const ModelConfig& m);
 std::vector<int> parseLengthList(const QString& text, const QString& field);
 
 // Tokens per example of the copy task: `$`, s, `|`, s, `.`.
-inline int copyExampleTokens(int len) { return 2 * len + 3; }
 
 }  // namespace parrot

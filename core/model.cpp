@@ -46,18 +46,18 @@ torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length
     return t.to(device);
 }
 
-void scoreCopyBatch(SequenceModel& net, const CopyEvalBatch& eval, torch::Device device,
-                    long long& stringsRight, long long& charsRight)
+// Teacher-forced argmax at the masked (answer) positions of each row: rows all right, answers right.
+void scoreBatch(SequenceModel& net, const TokenBatch& b, torch::Device device, long long& rowsRight,
+                long long& answersRight, long long& answers)
 {
-    const TokenBatch& b = eval.tokens;
     auto input = toTensor(b.input, b.batch, b.length, device);
     auto target = toTensor(b.target, b.batch, b.length, device);
-    auto logits = net->forward(input);  // (B, T, V)
-    const int64_t L = eval.stringLength;
-    auto pred = logits.slice(1, eval.answerStart, eval.answerStart + L).argmax(-1);  // (B, L)
-    auto right = pred.eq(target.slice(1, eval.answerStart, eval.answerStart + L));
-    charsRight += right.sum().item<int64_t>();
-    stringsRight += right.all(1).sum().item<int64_t>();
+    auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kBool);
+    auto right = net->forward(input).argmax(-1).eq(target);   // (B, T)
+    auto rightAnswers = right.logical_and(mask);
+    answersRight += rightAnswers.sum().item<int64_t>();
+    answers += mask.sum().item<int64_t>();
+    rowsRight += right.logical_or(mask.logical_not()).all(1).sum().item<int64_t>();
 }
 
 namespace {
@@ -67,7 +67,7 @@ namespace {
 double estimatedParameters(const ExperimentConfig& c)
 {
     const ModelConfig& m = c.model;
-    const double C = m.dModel, V = CopyVocab{c.task.vocabSize}.size();
+    const double C = m.dModel, V = taskVocabSize(c.task);
     const double attention = 4 * C * C, mlp = 2 * m.mlpRatio * C * C, mamba = 3 * m.expand * C * C;
     double perLayer = attention + mlp;
     if (m.kind == "mamba" || m.kind == "s4_mamba") perLayer = mamba + 3 * m.mambaMlpRatio * C * C;
@@ -295,7 +295,7 @@ std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int 
     if (!d) throw Error("no model");
     if (batch < 1 || time < 1 || tokens.size() != size_t(batch) * size_t(time))
         throw Error(QString("logits: expected %1 x %2 tokens, got %3").arg(batch).arg(time).arg(tokens.size()));
-    const int vocab = CopyVocab{d->config.task.vocabSize}.size();
+    const int vocab = taskVocabSize(d->config.task);
     for (int t : tokens)
         if (t < 0 || t >= vocab) throw Error(QString("logits: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
     std::lock_guard lock(d->mutex);
@@ -332,16 +332,16 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     if (!d) throw Error("no model");
     const int T = int(tokens.size());
     if (T < 1) throw Error("probe: no tokens");
-    const CopyVocab vocab{d->config.task.vocabSize};
+    const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);
     for (int t : tokens)
-        if (t < 0 || t >= vocab.size()) throw Error(QString("probe: token id %1 outside the vocabulary").arg(t));
+        if (t < 0 || t >= task->vocabSize()) throw Error(QString("probe: token id %1 outside the vocabulary").arg(t));
     std::lock_guard lock(d->mutex);
     torch::NoGradGuard noGrad;
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
     Probes probes;
     d->net->forward(toTensor(ids, 1, T, d->device), &probes);
     ModelProbes out;
-    for (int t : tokens) out.tokens.push_back(vocab.text(t));
+    for (int t : tokens) out.tokens.push_back(task->text(t));
     AttentionMaps& a = out.attention;
     a.layers = int(probes.attention.size());
     a.heads = a.layers > 0 ? int(probes.attention[0].size(1)) : 0;
@@ -364,7 +364,11 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     if (samples < 1) throw Error(QString("evaluation samples: expected >= 1, got %1").arg(samples));
     for (int len : lengths)
         if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
-    const CopyTask task(d->config.task);
+    const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);
+    for (int len : lengths) {
+        const QString problem = task->checkDifficulty(len);
+        if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));
+    }
     applyThreads();
     std::lock_guard lock(d->mutex);
     torch::NoGradGuard noGrad;
@@ -375,17 +379,21 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     const int total = int(lengths.size());
     for (int i = 0; i < total; ++i) {
         const int len = lengths[i];
-        // Fixed strings per (seed, length): curves at different steps compare like with like.
+        // Fixed examples per (seed, length): curves at different steps compare like with like.
         std::mt19937_64 rng(seed * 1000003ULL + unsigned(len));
-        const int perBatch = std::max(1, std::min(samples, 32768 / copyExampleTokens(len)));
-        long long strings = 0, chars = 0;
+        const int perBatch = std::max(1, std::min(samples, 32768 / task->maxTokens(len)));
+        long long rows = 0, right = 0, answers = 0;
         for (int done = 0; done < samples; done += perBatch) {
-            const CopyEvalBatch batch = task.evalBatch(len, std::min(perBatch, samples - done), rng);
-            scoreCopyBatch(d->net, batch, d->device, strings, chars);
+            const TokenBatch batch = task->evalBatch(len, std::min(perBatch, samples - done), rng);
+            scoreBatch(d->net, batch, d->device, rows, right, answers);
         }
+        const double p = double(rows) / samples, q = double(right) / std::max(1LL, answers);
         curve.lengths.push_back(len);
-        curve.stringAccuracy.push_back(double(strings) / samples);
-        curve.charAccuracy.push_back(double(chars) / (double(samples) * len));
+        curve.stringAccuracy.push_back(p);
+        curve.charAccuracy.push_back(q);
+        // Binomial standard errors (answers within a row are correlated: the char one is optimistic).
+        curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / samples));
+        curve.charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
         if (keepGoing && !keepGoing(i + 1, total)) break;
     }
     d->net->train();

@@ -4,7 +4,7 @@
 #include "model.h"
 #include "models/factory.h"
 #include "models/sequencemodel.h"
-#include "tasks/copytask.h"
+#include "tasks/tokentask.h"
 
 #include <mutex>
 
@@ -26,8 +26,9 @@ torch::Device preferredDevice();
 // (batch x length) int64 values -> a (B, T) tensor on `device`.
 torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device);
 
-// The teacher-forced accuracy of one evaluation batch: adds to string and char counts.
-void scoreCopyBatch(SequenceModel& net, const CopyEvalBatch& eval, torch::Device device,
-                    long long& stringsRight, long long& charsRight);
+// The teacher-forced accuracy of one evaluation batch (one example per row, answers masked):
+// adds the rows with every answer right, the answers right, and the answers.
+void scoreBatch(SequenceModel& net, const TokenBatch& b, torch::Device device, long long& rowsRight,
+                long long& answersRight, long long& answers);
 
 }  // namespace parrot

@@ -14,7 +14,9 @@ struct LengthCurve {
     std::vector<int> lengths;
     std::vector<double> stringAccuracy;  // fraction of strings copied exactly
     std::vector<double> charAccuracy;    // fraction of answer characters right
-    int samples = 0;                     // strings per length
+    std::vector<double> stringStdErr;    // binomial standard errors of the two
+    std::vector<double> charStdErr;
+    int samples = 0;                     // examples per length (what "length" counts depends on the task)
     long long step = 0;                  // training step of the weights evaluated
     bool empty() const { return lengths.empty(); }
     double stringAccuracyAt(int length, double fallback = -1) const;

@@ -108,6 +108,22 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(e.out.toUtf8()).object()["step"].toInt(), 5);
     }
 
+    void anyTaskTrainsAndEvaluatesFromTheCommandLine()
+    {
+        const QString out = m_dir.filePath("suffix-run");
+        const Result t = run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "5", "--set", "task.kind=suffix_ngram",
+                              "--set", "task.min_len=6", "--set", "task.max_len=10", "--set", "task.context_len=64",
+                              "--set", "task.eval_lengths=8", "--set", "train.eval_every=0"});
+        QVERIFY2(t.code == 0, qPrintable(t.err + t.out));
+        QVERIFY2(t.out.contains("task: N-gram lookup, suffix key, string length 6..10"), qPrintable(t.out));
+        const Result e = run({"eval", "--checkpoint", out + "/checkpoints/last.safetensors", "--lengths", "8,12", "--json"});
+        QVERIFY2(e.code == 0, qPrintable(e.err));
+        const QJsonObject o = QJsonDocument::fromJson(e.out.toUtf8()).object();
+        QCOMPARE(o["task"].toString(), QString("suffix_ngram"));
+        QCOMPARE(o["string_accuracy_stderr"].toArray().size(), 2);
+        expectError(run({"eval", "--checkpoint", out + "/checkpoints/last.safetensors", "--lengths", "3"}), "n-gram lookup needs");
+    }
+
     void configPrintsAResolvedConfigThatRoundTrips()
     {
         const Result r = run({"config", "--preset", "copy-tiny", "--set", "model.layers=3", "--set", "task.max_len=10"});
@@ -137,6 +153,34 @@ private slots:
         QCOMPARE(width % 8, 0);
         expectError(run({"config", "--preset", "copy-tiny", "--match-params", "sponge"}), "model.kind");
         expectError(run({"config", "--preset", "copy-tiny", "--match-params", "-5"}), "positive");
+    }
+
+    void tasksAndSamplesForEveryTask()
+    {
+        const Result list = run({"tasks", "--json"});
+        QCOMPARE(list.code, 0);
+        const QJsonArray tasks = QJsonDocument::fromJson(list.out.toUtf8()).array();
+        QCOMPARE(tasks.size(), 7);
+        for (const auto v : tasks) {
+            const QString kind = v.toObject()["kind"].toString();
+            QVERIFY(!v.toObject()["description"].toString().isEmpty());
+            const Result r = run({"sample", "--task", kind, "--count", "4", "--seed", "3", "--json"});
+            QVERIFY2(r.code == 0, qPrintable(kind + ": " + r.err));
+            const QJsonArray examples = QJsonDocument::fromJson(r.out.toUtf8()).array();
+            QCOMPARE(examples.size(), 4);
+            for (const auto e : examples) {
+                const QJsonObject o = e.toObject();
+                QCOMPARE(o["tokens"].toArray().size(), o["roles"].toArray().size());
+                QVERIFY2(o["roles"].toArray().contains(QJsonValue("answer")), qPrintable(kind));
+            }
+            QCOMPARE(run({"sample", "--task", kind, "--count", "4", "--seed", "3", "--json"}).out, r.out);  // seeded
+        }
+        const Result text = run({"sample", "--task", "phonebook", "--count", "1", "--length", "3"});
+        QCOMPARE(text.code, 0);
+        QCOMPARE(text.out.count(": "), 3 + 1 + 1);  // three entries, the query, and "answer: "
+        QVERIFY(QRegularExpression("answer: [0-9]{10}\\n").match(text.out).hasMatch());
+        expectError(run({"sample", "--task", "sorting"}), "unknown task");
+        expectError(run({"sample", "--task", "mqar", "--length", "40"}), "at most vocab_size / 2");
     }
 
     void badConfigRequestsAreOneLineErrors()

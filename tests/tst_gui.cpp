@@ -20,6 +20,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QFormLayout>
 #include <QToolButton>
 #include <QMenu>
 
@@ -242,6 +243,38 @@ private slots:
         QCOMPARE(width, Model::matchParameters(w.settings()->config(), Model::measure(transformer).parameters).model.dModel);
         QVERIFY2(size->text().contains("matched to transformer"), qPrintable(size->text()));
         QVERIFY(button->isEnabled());
+    }
+
+    // The task picker: a new task loads its settings, relabels the ranges, shows an example
+    // coloured by role, and brings its evaluation lengths to the evaluate box.
+    void taskPickerLoadsTheTaskAndShowsAnExample()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        auto* task = w.settings()->findChild<QComboBox*>("task_kind");
+        auto* sample = w.settings()->findChild<QLabel*>("sample");
+        auto* vocab = w.settings()->findChild<QSpinBox*>("vocab_size");
+        auto* evalBox = w.findChild<QLineEdit*>("evalLengths");
+        QVERIFY(task && sample && vocab && evalBox);
+        QCOMPARE(task->count(), 7);
+        QVERIFY(sample->text().contains("#1a8f3a"));  // the copy answer, in green
+        task->setCurrentIndex(task->findData("mqar"));
+        const ExperimentConfig c = w.settings()->config();
+        QCOMPARE(c.task.kind, QString("mqar"));
+        QCOMPARE(c.task.vocabSize, 52);
+        QVERIFY(validate(c).isEmpty());
+        auto* form = static_cast<QFormLayout*>(vocab->parentWidget()->layout());
+        QCOMPARE(static_cast<QLabel*>(form->labelForField(w.settings()->findChild<QSpinBox*>("min_len")))->text(),
+                 QString("Min key-value pairs"));
+        QVERIFY(!w.settings()->findChild<QSpinBox*>("ngram")->isEnabled());
+        QVERIFY2(sample->text().contains("#d2691e") && sample->text().contains("#1a8f3a"), qPrintable(sample->text()));
+        QCOMPARE(evalBox->text(), QString("4, 8, 16, 24"));
+        const QString first = sample->text();
+        QTest::mouseClick(w.settings()->findChild<QPushButton*>("newSample"), Qt::LeftButton);
+        QVERIFY(sample->text() != first);
+        task->setCurrentIndex(task->findData("phonebook"));
+        QVERIFY(!vocab->isEnabled());  // characters
+        QVERIFY(sample->text().contains("monospace"));
     }
 
     void screenshotIsWritten()

@@ -10,6 +10,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include "tasks/tokentask.h"
+
 #include <QtTest>
 
 #include <thread>
@@ -115,6 +117,34 @@ private slots:
         QCOMPARE(saved.step(), cfg.train.steps);
         const std::vector<int> tokens{1, 4, 5, 6, 2, 4, 5};
         QCOMPARE(saved.logits(tokens, 1, 7), model.logits(tokens, 1, 7));
+    }
+
+    // A small Transformer recalls values of keys it saw in context well above the 1/8 chance of
+    // guessing among the values, and the evaluation reports standard errors with its accuracies.
+    void learnsAssociativeRecallAboveChance()
+    {
+        ExperimentConfig cfg = loadPreset("copy-tiny");
+        cfg.task = taskDefaults("mqar");
+        cfg.task.vocabSize = 16;  // keys a-h, values i-p
+        cfg.task.minLen = 2;
+        cfg.task.maxLen = 4;
+        cfg.task.contextLen = 64;
+        cfg.task.evalLengths = {4};
+        cfg.model.dModel = 64;
+        cfg.train.steps = 200;
+        cfg.train.evalEvery = 0;
+        cfg.train.checkpointEvery = 0;
+        Model model = Model::create(cfg);
+        TrainControl control;
+        const TrainOutcome o = train(model, {}, control, {});
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        const LengthCurve c = model.evaluate({2, 4}, 200, 5);
+        qInfo("MQAR answer-token accuracy: %.3f at 2 pairs, %.3f at 4 pairs", c.charAccuracy[0], c.charAccuracy[1]);
+        QVERIFY2(c.charAccuracy[1] > 0.25, qPrintable(QString::number(c.charAccuracy[1])));
+        QCOMPARE(c.charStdErr.size(), size_t(2));
+        const double p = c.stringAccuracy[1];
+        QVERIFY(std::abs(c.stringStdErr[1] - std::sqrt(p * (1 - p) / 200)) < 1e-12);
+        QVERIFY_THROWS_EXCEPTION(Error, model.evaluate({9}, 10, 1));  // 8 keys at most
     }
 
     void pauseResumeAndCancelTakeEffectWithinAStep()

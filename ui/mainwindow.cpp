@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "tasks/tokentask.h"
+
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"
@@ -110,7 +112,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     auto* eh = new QHBoxLayout(evalBox);
     m_evalLengths = new QLineEdit("10, 20, 30, 40, 60, 80", this);
     m_evalLengths->setObjectName("evalLengths");
-    m_evalLengths->setToolTip(tr("String lengths to test, e.g. up to 4x the training length"));
+    m_evalLengths->setToolTip(tr("Lengths to test (string length, entries or pairs, by task), e.g. up to 4x the training range; "
+                                 "set to the task's evaluation lengths when the task changes"));
     m_evalSamples = new QSpinBox(this);
     m_evalSamples->setRange(1, 100000);
     m_evalSamples->setValue(128);
@@ -120,7 +123,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_evalCancelButton = new QPushButton(tr("Cancel"), this);
     eh->addWidget(new QLabel(tr("Lengths"), this));
     eh->addWidget(m_evalLengths, 1);
-    eh->addWidget(new QLabel(tr("Strings per length"), this));
+    eh->addWidget(new QLabel(tr("Examples per length"), this));
     eh->addWidget(m_evalSamples);
     eh->addWidget(m_evaluate);
     eh->addWidget(m_evalCancelButton);
@@ -147,10 +150,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_evaluate, &QPushButton::clicked, this, &MainWindow::startEvaluation);
     connect(m_evalCancelButton, &QPushButton::clicked, this, [this] { if (m_evalCancel) *m_evalCancel = true; });
     connect(m_settings, &SettingsPanel::changed, this, &MainWindow::updateActions);
+    connect(m_settings, &SettingsPanel::changed, this, [this] { setPlotTask(m_settings->config().task); });
     connect(m_settings, &SettingsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_settings, &SettingsPanel::presetLoaded, this, [this](const QString& name) {
         const ExperimentConfig c = m_settings->config();
-        m_accuracy->setTrainingRange(c.task.minLen, c.task.maxLen);
+        setPlotTask(c.task);
         log(tr("Preset %1 loaded.").arg(name));
     });
     updateStatus();
@@ -239,7 +243,7 @@ void MainWindow::startTraining()
     m_runDir = runDir;
     m_loss->clear();
     m_accuracy->clearCurves();
-    m_accuracy->setTrainingRange(c.task.minLen, c.task.maxLen);
+    setPlotTask(c.task);
     m_progress->setValue(0);
     m_progress->setFormat(tr("starting..."));
     log(tr("Training %1 on copy (lengths %2-%3); run folder %4").arg(model.summary()).arg(c.task.minLen).arg(c.task.maxLen).arg(runDir));
@@ -275,12 +279,27 @@ void MainWindow::onProgress(const TrainProgress& p)
     }
 }
 
+void MainWindow::setPlotTask(const TaskConfig& t)
+{
+    const TaskInfo* info = findTask(t.kind);
+    m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen);
+    // A new task brings its own evaluation lengths (copy's string lengths mean nothing for MQAR).
+    if (t.kind != m_plotTaskKind) {
+        m_plotTaskKind = t.kind;
+        QStringList lengths;
+        for (int l : evaluationLengths(t)) lengths << QString::number(l);
+        m_evalLengths->setText(lengths.join(", "));
+    }
+}
+
 void MainWindow::onEvaluated(const LengthCurve& c)
 {
     m_accuracy->setLiveCurve(c);
     const int target = m_settings->config().task.maxLen;
     const double acc = c.stringAccuracyAt(target);
-    if (acc >= 0) statusBar()->showMessage(tr("step %1: string accuracy %2% at length %3").arg(c.step).arg(100 * acc, 0, 'f', 1).arg(target));
+    const TaskInfo* info = findTask(m_settings->config().task.kind);
+    if (acc >= 0 && info)
+        statusBar()->showMessage(tr("step %1: answer accuracy %2% at %3 %4").arg(c.step).arg(100 * acc, 0, 'f', 1).arg(info->difficulty).arg(target));
 }
 
 void MainWindow::onTrainingFinished(const TrainOutcome& o)
@@ -299,7 +318,7 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
         showError(o.message);
     if (!o.finalCurve.empty()) {
         m_accuracy->setLiveCurve(o.finalCurve);
-        log(tr("Final string accuracy: %1").arg([&] {
+        log(tr("Final answer accuracy: %1").arg([&] {
             QStringList s;
             for (size_t i = 0; i < o.finalCurve.lengths.size(); ++i)
                 s << QString("L%1 %2%").arg(o.finalCurve.lengths[i]).arg(100 * o.finalCurve.stringAccuracy[i], 0, 'f', 1);
@@ -413,7 +432,7 @@ bool MainWindow::openCheckpoint(const QString& path)
         m_settings->setConfig(m.config());
         m_loss->clear();
         m_accuracy->clearCurves();
-        m_accuracy->setTrainingRange(m.config().task.minLen, m.config().task.maxLen);
+        setPlotTask(m.config().task);
         m_progress->setFormat(tr("loaded"));
         log(tr("Opened %1: %2").arg(path, m.summary()));
         QSettings().setValue("lastCheckpoint", path);

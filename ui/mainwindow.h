@@ -66,8 +66,10 @@ protected:
     void closeEvent(QCloseEvent* e) override;
 
 private:
+    QString m_plotTaskKind;  // the task whose evaluation lengths the evaluate box holds
     void buildMenus();
     void onProgress(const TrainProgress& p);
+    void setPlotTask(const TaskConfig& t);  // the accuracy plot's axis, title and training range
     void onEvaluated(const LengthCurve& c);
     void onTrainingFinished(const TrainOutcome& o);
     void togglePause();

@@ -107,9 +107,10 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    styleAxes(m_plot, tr("string length"), tr("string accuracy"));
+    styleAxes(m_plot, tr("string length"), tr("answer accuracy (whole answers right)"));
     m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Copy accuracy against length"), QFont("sans", 10, QFont::Bold)));
+    m_title = new QCPTextElement(m_plot, tr("Copy accuracy against length"), QFont("sans", 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
     m_plot->yAxis->setRange(-0.02, 1.02);
     m_plot->xAxis->setRange(0, 45);
     m_plot->legend->setVisible(true);
@@ -137,6 +138,14 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     m_replot.setSingleShot(true);
     m_replot.setInterval(40);
     connect(&m_replot, &QTimer::timeout, this, [this] { m_plot->replot(QCustomPlot::rpQueuedReplot); });
+}
+
+void AccuracyPlot::setTask(const QString& difficulty, int lo, int hi)
+{
+    m_plot->xAxis->setLabel(difficulty);
+    m_title->setText(tr("Accuracy against %1").arg(difficulty));
+    if (auto* label = m_plot->findChild<QCPItemText*>("rangeLabel")) label->setText(tr("training range"));
+    setTrainingRange(lo, hi);
 }
 
 void AccuracyPlot::setTrainingRange(int lo, int hi)

@@ -11,6 +11,7 @@
 class QCustomPlot;
 class QCPGraph;
 class QCPItemRect;
+class QCPTextElement;
 class QCheckBox;
 
 namespace parrot {
@@ -48,6 +49,8 @@ public:
 
     // Shades [lo, hi], the lengths the model was trained on.
     void setTrainingRange(int lo, int hi);
+    // The task's training range, and what its lengths count on the x axis and in the title.
+    void setTask(const QString& difficulty, int lo, int hi);
     // The latest evaluation during training: one curve, replaced each time.
     void setLiveCurve(const LengthCurve& c);
     // A kept curve (an evaluation the user asked for), with its own colour and label.
@@ -66,6 +69,7 @@ private:
     QCustomPlot* m_plot;
     QCPGraph* m_live = nullptr;
     QCPItemRect* m_range;
+    QCPTextElement* m_title = nullptr;
     int m_rangeLo = 0, m_rangeHi = 0;
     QTimer m_replot;
 };

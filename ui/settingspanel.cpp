@@ -4,7 +4,9 @@
 #include "model.h"
 #include "modelcatalog.h"
 #include "presets.h"
+#include "tasks/tokentask.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -14,6 +16,7 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QMenu>
+#include <QPushButton>
 #include <QThread>
 #include <QTimer>
 #include <QToolButton>
@@ -50,21 +53,60 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     pf->addWidget(m_description);
     layout->addWidget(presetBox);
 
-    auto* task = new QGroupBox(tr("Task: string copying"), this);
+    auto* task = new QGroupBox(tr("Task"), this);
     auto* tf = new QFormLayout(task);
-    m_vocab = spin(2, 1024, "vocab_size", tr("Letters in the alphabet (the paper uses 26)"));
-    m_minLen = spin(1, 10000, "min_len", tr("Shortest training string"));
-    m_maxLen = spin(1, 10000, "max_len", tr("Longest training string"));
-    m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; an example of length L takes 2L+3"));
+    m_task = new QComboBox(this);
+    m_task->setObjectName("task_kind");
+    for (const TaskInfo& t : tokenTasks()) {
+        m_task->addItem(t.label, t.id);
+        m_task->setItemData(m_task->count() - 1, t.description, Qt::ToolTipRole);
+    }
+    m_task->setToolTip(tr("What the model is trained and evaluated on; choosing one loads its laptop-scale settings"));
+    m_task->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_task->setMinimumContentsLength(12);
+    connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_filling) return;
+        setTaskFields(taskDefaults(m_task->currentData().toString()));
+        showProblems();
+    });
+    m_vocab = spin(2, 1024, "vocab_size", tr("Letters in the alphabet (the copy paper uses 26; MQAR splits them into keys and values)"));
+    m_minLen = spin(1, 10000, "min_len", tr("Smallest training difficulty (string length, entries or pairs, by task)"));
+    m_maxLen = spin(1, 10000, "max_len", tr("Largest training difficulty"));
+    m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; must hold one example at the largest difficulty"));
+    m_ngram = spin(1, 64, "ngram", tr("n of the n-gram: the lookup key's length, or the planted duplicate's"));
+    m_answerLen = spin(0, 10000, "answer_len", tr("Letters to answer after the key; 0 = the rest of the string"));
+    m_shuffle = new QCheckBox(tr("Shuffle words"), this);
+    m_shuffle->setObjectName("shuffle_words");
+    m_shuffle->setToolTip(tr("Copy the span's words in a random order (no help from knowing English)"));
+    connect(m_shuffle, &QCheckBox::toggled, this, [this] { if (!m_filling) showProblems(); });
     m_evalLengths = new QLineEdit(this);
     m_evalLengths->setObjectName("eval_lengths");
     m_evalLengths->setToolTip(tr("Lengths evaluated during training, comma-separated; the max length is always included"));
     connect(m_evalLengths, &QLineEdit::textChanged, this, [this] { if (!m_filling) showProblems(); });
+    tf->addRow(tr("Task"), m_task);
     tf->addRow(tr("Alphabet size"), m_vocab);
     tf->addRow(tr("Min length"), m_minLen);
     tf->addRow(tr("Max length"), m_maxLen);
     tf->addRow(tr("Context length"), m_context);
     tf->addRow(tr("Eval lengths"), m_evalLengths);
+    tf->addRow(tr("n-gram"), m_ngram);
+    tf->addRow(tr("Answer letters"), m_answerLen);
+    tf->addRow(QString(), m_shuffle);
+    m_sample = new QLabel(this);
+    m_sample->setObjectName("sample");
+    m_sample->setWordWrap(true);
+    m_sample->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // wraps to the panel's width
+    m_sample->setTextFormat(Qt::RichText);
+    m_sample->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_sample->setToolTip(tr("One generated example: prompt grey, separators blue, query orange, answer green and bold"));
+    m_newSample = new QPushButton(tr("Another example"), this);
+    m_newSample->setObjectName("newSample");
+    connect(m_newSample, &QPushButton::clicked, this, [this] {
+        ++m_sampleSeed;
+        showSample();
+    });
+    tf->addRow(m_sample);
+    tf->addRow(m_newSample);
     layout->addWidget(task);
 
     auto* model = new QGroupBox(tr("Model"), this);
@@ -205,13 +247,7 @@ void SettingsPanel::setConfig(const ExperimentConfig& c)
     const int presetIndex = m_preset->findText(c.name);
     if (presetIndex >= 0) m_preset->setCurrentIndex(presetIndex);
     m_description->setText(c.description.isEmpty() ? tr("(custom experiment)") : c.description);
-    m_vocab->setValue(c.task.vocabSize);
-    m_minLen->setValue(c.task.minLen);
-    m_maxLen->setValue(c.task.maxLen);
-    m_context->setValue(c.task.contextLen);
-    QStringList lengths;
-    for (int l : c.task.evalLengths) lengths << QString::number(l);
-    m_evalLengths->setText(lengths.join(", "));
+    setTaskFields(c.task);
     m_kind->setCurrentIndex(std::max(0, m_kind->findData(c.model.kind)));
     m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
     m_layers->setValue(c.model.layers);
@@ -235,9 +271,86 @@ void SettingsPanel::setConfig(const ExperimentConfig& c)
     showProblems();
 }
 
+void SettingsPanel::setTaskFields(const TaskConfig& t)
+{
+    const bool filling = m_filling;
+    m_filling = true;
+    m_base.task = t;
+    m_task->setCurrentIndex(std::max(0, m_task->findData(t.kind)));
+    m_vocab->setValue(t.vocabSize);
+    m_minLen->setValue(t.minLen);
+    m_maxLen->setValue(t.maxLen);
+    m_context->setValue(t.contextLen);
+    QStringList lengths;
+    for (int l : t.evalLengths) lengths << QString::number(l);
+    m_evalLengths->setText(lengths.join(", "));
+    m_ngram->setValue(t.ngram);
+    m_answerLen->setValue(t.answerLen);
+    m_shuffle->setChecked(t.shuffleWords);
+    m_filling = filling;
+    updateTaskFields();
+}
+
+// Only the options the chosen task uses are editable; the range labels name what they count.
+void SettingsPanel::updateTaskFields()
+{
+    const TaskInfo* info = findTask(m_task->currentData().toString());
+    if (!info) return;
+    m_vocab->setEnabled(!info->characters);
+    m_ngram->setEnabled(info->options.contains("ngram"));
+    m_answerLen->setEnabled(info->options.contains("answer_len"));
+    m_shuffle->setEnabled(info->options.contains("shuffle_words"));
+    auto* form = static_cast<QFormLayout*>(m_minLen->parentWidget()->layout());
+    auto label = [&](QWidget* field, const QString& text) {
+        if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
+    };
+    const QString what = info->difficulty;
+    label(m_minLen, tr("Min %1").arg(what));
+    label(m_maxLen, tr("Max %1").arg(what));
+    label(m_evalLengths, tr("Eval %1").arg(what));
+}
+
+// One example of the task as configured, tokens coloured by role.
+void SettingsPanel::showSample()
+{
+    const TaskConfig t = config().task;
+    try {
+        const std::unique_ptr<TokenTask> task = TokenTask::create(t);
+        std::mt19937_64 rng(static_cast<uint64_t>(m_sampleSeed));
+        const Example e = task->example(rng);
+        const bool characters = findTask(t.kind)->characters;
+        QString html = characters ? "<span style='font-family: monospace'>" : "<span>";
+        for (size_t i = 0; i < e.tokens.size(); ++i) {
+            QString style;
+            switch (e.roles[i]) {
+            case Role::Pad: style = "color:#bbbbbb"; break;
+            case Role::Prompt: style = "color:#444444"; break;
+            case Role::Separator: style = "color:#1f5fbf; font-weight:bold"; break;
+            case Role::Query: style = "color:#d2691e; font-weight:bold"; break;
+            case Role::Answer: style = "color:#1a8f3a; font-weight:bold"; break;
+            case Role::End: style = "color:#1f5fbf"; break;
+            }
+            QString text = task->text(e.tokens[i]).toHtmlEscaped();
+            if (characters && text == QString::fromUtf8("\u2423")) {
+                text = "&#x2423;";
+                if (e.roles[i] == Role::Prompt) style = "color:#cccccc";
+            }
+            html += QString("<span style='%1'>%2</span>").arg(style, text) + (characters ? "" : " ");
+        }
+        html += "</span>";
+        m_sample->setText(html);
+    } catch (const Error& e) {
+        m_sample->setText(tr("(no example: %1)").arg(e.message().toHtmlEscaped()));
+    }
+}
+
 ExperimentConfig SettingsPanel::config() const
 {
     ExperimentConfig c = m_base;
+    c.task.kind = m_task->currentData().toString();
+    c.task.ngram = m_ngram->value();
+    c.task.answerLen = m_answerLen->value();
+    c.task.shuffleWords = m_shuffle->isChecked();
     c.task.vocabSize = m_vocab->value();
     c.task.minLen = m_minLen->value();
     c.task.maxLen = m_maxLen->value();
@@ -338,7 +451,10 @@ void SettingsPanel::matchSizeOf(const QString& kind)
 void SettingsPanel::showProblems()
 {
     if (m_sizeTimer) m_sizeTimer->start();
+    updateTaskFields();
     const QStringList p = problems();
+    if (p.isEmpty()) showSample();
+    else m_sample->setText(tr("(fix the settings to see an example)"));
     m_problems->setText(p.join("\n"));
     m_problems->setVisible(!p.isEmpty());
     emit changed();

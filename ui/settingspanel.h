@@ -6,7 +6,9 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
+class QPushButton;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -39,6 +41,9 @@ signals:
 private:
     void showProblems();
     void updateModelFields();
+    void updateTaskFields();
+    void setTaskFields(const TaskConfig& t);
+    void showSample();
     void updateSize();
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
 
@@ -46,7 +51,12 @@ private:
     bool m_filling = false;
     QComboBox* m_preset;
     QLabel* m_description;
-    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context;
+    QComboBox* m_task;
+    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen;
+    QCheckBox* m_shuffle;
+    QLabel* m_sample;          // one generated example, coloured by role
+    QPushButton* m_newSample;
+    int m_sampleSeed = 1;
     QLineEdit* m_evalLengths;
     QComboBox* m_kind;
     QComboBox* m_positions;

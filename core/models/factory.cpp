@@ -5,14 +5,14 @@
 #include "models/mamba.h"
 #include "models/s4d.h"
 #include "models/transformer.h"
-#include "tasks/copytask.h"
+#include "tasks/tokentask.h"
 
 namespace parrot {
 
 SequenceModel buildModel(const ExperimentConfig& c)
 {
     const ModelConfig& m = c.model;
-    const int64_t V = CopyVocab{c.task.vocabSize}.size();
+    const int64_t V = taskVocabSize(c.task);
     MambaOptions mamba;
     mamba.dModel = m.dModel;
     mamba.dState = m.dState;

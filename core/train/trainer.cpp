@@ -89,9 +89,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         applyThreads();
         std::optional<RunFolder> folder;
         if (!runDir.isEmpty()) folder.emplace(runDir, cfg, environmentJson());
-        const CopyTask task(cfg.task);
+        const std::unique_ptr<TokenTask> taskPtr = TokenTask::create(cfg.task);
+        const TokenTask& task = *taskPtr;
         Model::Impl& m = *model.d;
-        const int V = task.vocab().size();
+        const int V = task.vocabSize();
         auto opt = makeOptimizer(m.net, tc);
         std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
         m.net->train();

@@ -1,0 +1,588 @@
+#include "tokentask.h"
+
+#include "error.h"
+
+#include <QFile>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace parrot {
+
+QString CopyVocab::text(int id) const
+{
+    switch (id) {
+    case Pad: return "_";
+    case Bos: return "$";
+    case Sep: return "|";
+    case Eos: return ".";
+    default: break;
+    }
+    const int letter = id - FirstLetter;
+    if (letter < 0 || letter >= letters) return QString("<?%1>").arg(id);
+    if (letter < 26) return QString(QChar('a' + letter));
+    if (letter < 52) return QString(QChar('A' + letter - 26));
+    return QString("<%1>").arg(letter);
+}
+
+QString CopyVocab::text(const std::vector<int>& ids, const QString& sep) const
+{
+    QStringList parts;
+    for (int id : ids) parts << text(id);
+    return parts.join(sep);
+}
+
+int Example::answers() const { return int(std::count(roles.begin(), roles.end(), Role::Answer)); }
+
+const std::vector<TaskInfo>& tokenTasks()
+{
+    static const std::vector<TaskInfo> tasks{
+        {"copy", "Copy", "`$ s | s .`: copy a string of uniformly random letters (Jelassi et al., section 3).",
+         "string length", {}, false},
+        {"prefix_ngram", "N-gram lookup, prefix key",
+         "`$ g | s | ans .`: the n-gram key g comes before the string s; answer what follows g in s. Easy for a "
+         "fixed-size state, which can watch for g while reading s.",
+         "string length", {"ngram", "answer_len"}, false},
+        {"suffix_ngram", "N-gram lookup, suffix key",
+         "`$ s | g ans .`: the key comes after the string; answer what followed g in s. The model must keep all of s "
+         "(Jelassi et al., section 4).",
+         "string length", {"ngram", "answer_len"}, false},
+        {"copy_dup_ngram", "Copy, duplicated n-gram",
+         "Copy a string in which one random n-gram is planted twice: right after its second occurrence an n-gram "
+         "lookup is ambiguous. An evaluation probe for copy models.",
+         "string length", {"ngram"}, false},
+        {"text_copy", "Copy English text",
+         "`$ t | t .`: copy a span of real English (bundled public-domain text), character by character; optionally "
+         "with its words shuffled.",
+         "characters", {"shuffle_words"}, true},
+        {"phonebook", "Phone book",
+         "Lines `Name Surname: 10 digits`, then `| Name Surname:`; answer that person's number. The number of "
+         "entries is the difficulty.",
+         "entries", {}, true},
+        {"mqar", "Associative recall (MQAR)",
+         "`$ k1 v1 ... kN vN |` then every key again, in random order after power-law gaps of filler; answer its "
+         "value (Arora et al., 2023). Keys from the first half of the letters, values from the second.",
+         "key-value pairs", {}, false},
+    };
+    return tasks;
+}
+
+const TaskInfo* findTask(const QString& id)
+{
+    for (const TaskInfo& t : tokenTasks())
+        if (t.id == id) return &t;
+    return nullptr;
+}
+
+TaskConfig taskDefaults(const QString& kind)
+{
+    TaskConfig t;  // copy's: letters 1-20, rows of 64
+    t.kind = kind;
+    if (kind == "prefix_ngram" || kind == "suffix_ngram") {
+        t.minLen = 8;
+        t.maxLen = 20;
+        t.evalLengths = {10, 20, 30, 40};
+    } else if (kind == "copy_dup_ngram") {
+        t.minLen = 6;
+        t.maxLen = 20;
+        t.evalLengths = {10, 20, 30, 40};
+    } else if (kind == "text_copy") {
+        t.minLen = 10;
+        t.maxLen = 60;
+        t.contextLen = 128;
+        t.evalLengths = {20, 40, 60, 80, 120};
+    } else if (kind == "phonebook") {
+        t.minLen = 1;
+        t.maxLen = 6;
+        t.contextLen = 256;
+        t.evalLengths = {2, 4, 6, 8, 12};
+        t.evalSamples = 64;
+    } else if (kind == "mqar") {
+        t.vocabSize = 52;  // keys a-z, values A-Z
+        t.minLen = 2;
+        t.maxLen = 16;
+        t.contextLen = 128;
+        t.evalLengths = {4, 8, 16, 24};
+    }
+    return t;
+}
+
+namespace {
+
+QStringList letterSymbols(int count)
+{
+    const CopyVocab v{count};
+    QStringList s;
+    for (int i = 0; i < count; ++i) s << v.text(CopyVocab::FirstLetter + i);
+    return s;
+}
+
+// The character tasks' alphabet: space, letters, digits, punctuation.
+const QString& characters()
+{
+    static const QString chars = QStringLiteral(" abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:'\"!?-()");
+    return chars;
+}
+
+QStringList characterSymbols()
+{
+    QStringList s;
+    for (QChar c : characters()) s << (c == ' ' ? QStringLiteral("\u2423") : QString(c));  // visible space
+    return s;
+}
+
+// Lines of a bundled resource, without # comments and blank lines.
+QStringList resourceLines(const QString& name)
+{
+    QFile f(":/data/" + name);
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("missing bundled resource %1").arg(name));
+    QStringList out;
+    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n')) {
+        const QString t = line.trimmed();
+        if (!t.isEmpty() && !t.startsWith('#')) out << t;
+    }
+    return out;
+}
+
+int uniform(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+// ---- copy and the n-gram tasks: letters ----------------------------------------------------
+
+class LetterTask : public TokenTask {
+public:
+    explicit LetterTask(const TaskConfig& c) : TokenTask(c, letterSymbols(c.vocabSize)) {}
+
+protected:
+    std::vector<int> randomString(int length, std::mt19937_64& rng) const
+    {
+        std::vector<int> s(size_t(std::max(0, length)));
+        for (int& c : s) c = symbol(uniform(rng, 0, symbolCount() - 1));
+        return s;
+    }
+    static void addAll(Example& e, const std::vector<int>& ids, Role role)
+    {
+        for (int id : ids) e.add(id, role);
+    }
+};
+
+class CopyTask : public LetterTask {
+public:
+    using LetterTask::LetterTask;
+    Example example(int length, std::mt19937_64& rng) const override
+    {
+        const std::vector<int> s = randomString(length, rng);
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        addAll(e, s, Role::Prompt);
+        e.add(CopyVocab::Sep, Role::Separator);
+        addAll(e, s, Role::Answer);
+        e.add(CopyVocab::Eos, Role::End);
+        return e;
+    }
+    int maxTokens(int length) const override { return 2 * length + 3; }
+};
+
+class DupNgramCopyTask : public CopyTask {
+public:
+    explicit DupNgramCopyTask(const TaskConfig& c) : CopyTask(c)
+    {
+        if (c.ngram < 1) throw Error(QString("task.ngram: expected >= 1, got %1").arg(c.ngram));
+    }
+    QString checkDifficulty(int length) const override
+    {
+        if (length < 1) return TokenTask::checkDifficulty(length);
+        return length >= 2 * m_config.ngram ? QString()
+                                            : QString("length %1: the duplicated-n-gram copy needs at least 2 x ngram = %2 letters")
+                                                  .arg(length).arg(2 * m_config.ngram);
+    }
+    Example example(int length, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(length);
+        if (!problem.isEmpty()) throw Error(problem);
+        const int n = m_config.ngram;
+        std::vector<int> s = randomString(length, rng);
+        const std::vector<int> g = randomString(n, rng);
+        // two non-overlapping positions i < j
+        const int i = uniform(rng, 0, length - 2 * n);
+        const int j = uniform(rng, i + n, length - n);
+        std::copy(g.begin(), g.end(), s.begin() + i);
+        std::copy(g.begin(), g.end(), s.begin() + j);
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        addAll(e, s, Role::Prompt);
+        e.add(CopyVocab::Sep, Role::Separator);
+        addAll(e, s, Role::Answer);
+        e.add(CopyVocab::Eos, Role::End);
+        return e;
+    }
+};
+
+class NgramLookupTask : public LetterTask {
+public:
+    NgramLookupTask(const TaskConfig& c, bool suffixKey) : LetterTask(c), m_suffix(suffixKey)
+    {
+        if (c.ngram < 1) throw Error(QString("task.ngram: expected >= 1, got %1").arg(c.ngram));
+        if (c.answerLen < 0) throw Error(QString("task.answer_len: expected >= 0 (0 = the rest of the string), got %1").arg(c.answerLen));
+    }
+    QString checkDifficulty(int length) const override
+    {
+        if (length < 1) return TokenTask::checkDifficulty(length);
+        const int need = m_config.ngram + std::max(1, m_config.answerLen);
+        return length >= need ? QString()
+                              : QString("length %1: n-gram lookup needs at least ngram + answer letters = %2").arg(length).arg(need);
+    }
+    Example example(int length, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(length);
+        if (!problem.isEmpty()) throw Error(problem);
+        const int n = m_config.ngram, answer = std::max(1, m_config.answerLen);
+        // A string and a position whose n-gram occurs exactly once in it; positions in random order.
+        for (int attempt = 0; attempt < 200; ++attempt) {
+            const std::vector<int> s = randomString(length, rng);
+            std::vector<int> starts(size_t(length - n - answer + 1));
+            std::iota(starts.begin(), starts.end(), 0);
+            std::shuffle(starts.begin(), starts.end(), rng);
+            for (int i : starts) {
+                int occurrences = 0;
+                for (int k = 0; k + n <= length && occurrences < 2; ++k)
+                    occurrences += std::equal(s.begin() + i, s.begin() + i + n, s.begin() + k);
+                if (occurrences != 1) continue;
+                const std::vector<int> g(s.begin() + i, s.begin() + i + n);
+                const int end = m_config.answerLen > 0 ? i + n + m_config.answerLen : length;
+                const std::vector<int> ans(s.begin() + i + n, s.begin() + end);
+                Example e;
+                e.add(CopyVocab::Bos, Role::Separator);
+                if (m_suffix) {
+                    addAll(e, s, Role::Prompt);
+                    e.add(CopyVocab::Sep, Role::Separator);
+                    addAll(e, g, Role::Query);
+                } else {
+                    addAll(e, g, Role::Query);
+                    e.add(CopyVocab::Sep, Role::Separator);
+                    addAll(e, s, Role::Prompt);
+                    e.add(CopyVocab::Sep, Role::Separator);
+                }
+                addAll(e, ans, Role::Answer);
+                e.add(CopyVocab::Eos, Role::End);
+                return e;
+            }
+        }
+        throw Error(QString("n-gram lookup: no %1-gram occurred exactly once in 200 random strings of length %2 over %3 "
+                            "letters; use a larger task.vocab_size or task.ngram")
+                        .arg(n).arg(length).arg(symbolCount()));
+    }
+    int maxTokens(int length) const override { return 2 * length + 4; }
+
+private:
+    bool m_suffix;
+};
+
+// ---- associative recall ----------------------------------------------------------------------
+
+class MqarTask : public LetterTask {
+public:
+    static constexpr int kMaxGap = 3;
+    explicit MqarTask(const TaskConfig& c) : LetterTask(c)
+    {
+        if (c.vocabSize < 4) throw Error(QString("task.vocab_size: associative recall needs >= 4 letters, got %1").arg(c.vocabSize));
+    }
+    QString checkDifficulty(int pairs) const override
+    {
+        if (pairs < 1) return TokenTask::checkDifficulty(pairs);
+        return pairs <= symbolCount() / 2 ? QString()
+                                          : QString("%1 key-value pairs: at most vocab_size / 2 = %2 distinct keys")
+                                                .arg(pairs).arg(symbolCount() / 2);
+    }
+    Example example(int pairs, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(pairs);
+        if (!problem.isEmpty()) throw Error(problem);
+        const int half = symbolCount() / 2;
+        std::vector<int> keys(static_cast<size_t>(half));
+        std::iota(keys.begin(), keys.end(), 0);
+        std::shuffle(keys.begin(), keys.end(), rng);
+        keys.resize(size_t(pairs));
+        std::vector<int> values(static_cast<size_t>(pairs));
+        for (int& v : values) v = half + uniform(rng, 0, symbolCount() - half - 1);
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        for (int p = 0; p < pairs; ++p) {
+            e.add(symbol(keys[size_t(p)]), Role::Prompt);
+            e.add(symbol(values[size_t(p)]), Role::Prompt);
+        }
+        e.add(CopyVocab::Sep, Role::Separator);
+        // Every key once more, in random order, each after a gap of filler drawn from
+        // p(g) ~ 1 / (g + 1) over 0..kMaxGap: mostly close, sometimes further.
+        std::vector<int> order(static_cast<size_t>(pairs));
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        std::discrete_distribution<int> gap({1.0, 1.0 / 2, 1.0 / 3, 1.0 / 4});
+        for (int p : order) {
+            for (int g = gap(rng); g > 0; --g) e.add(CopyVocab::Pad, Role::Pad);
+            e.add(symbol(keys[size_t(p)]), Role::Query);
+            e.add(symbol(values[size_t(p)]), Role::Answer);
+        }
+        return e;
+    }
+    int maxTokens(int pairs) const override { return 2 + 2 * pairs + (2 + kMaxGap) * pairs; }
+};
+
+// ---- the character tasks -----------------------------------------------------------------------
+
+class CharacterTask : public TokenTask {
+public:
+    explicit CharacterTask(const TaskConfig& c) : TokenTask(c, characterSymbols()) {}
+
+protected:
+    int charId(QChar c) const
+    {
+        const int i = characters().indexOf(c);
+        return i < 0 ? symbol(0) : symbol(i);  // anything else reads as a space
+    }
+    void addText(Example& e, const QString& text, Role role) const
+    {
+        for (QChar c : text) e.add(charId(c), role);
+    }
+};
+
+class TextCopyTask : public CharacterTask {
+public:
+    explicit TextCopyTask(const TaskConfig& c) : CharacterTask(c)
+    {
+        // One line of words, whitespace collapsed, characters outside the alphabet dropped.
+        QString all = resourceLines("english.txt").join(' ');
+        QString clean;
+        for (QChar ch : all)
+            if (characters().contains(ch)) clean += ch;
+        m_words = clean.split(' ', Qt::SkipEmptyParts);
+        m_text = m_words.join(' ');
+    }
+    QString checkDifficulty(int length) const override
+    {
+        if (length < 1) return TokenTask::checkDifficulty(length);
+        return length <= m_text.size() / 2 ? QString()
+                                           : QString("length %1: the bundled text allows spans up to %2 characters").arg(length).arg(m_text.size() / 2);
+    }
+    Example example(int length, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(length);
+        if (!problem.isEmpty()) throw Error(problem);
+        QString span;
+        if (m_config.shuffleWords) {
+            // Words from a random start until there are enough characters, in a shuffled order.
+            const int first = uniform(rng, 0, int(m_words.size()) - 1);
+            QStringList words;
+            int chars = 0;
+            for (int w = first; chars < length + 1; w = (w + 1) % int(m_words.size())) {
+                words << m_words[w];
+                chars += int(m_words[w].size()) + 1;
+            }
+            std::shuffle(words.begin(), words.end(), rng);
+            span = words.join(' ').left(length);
+        } else {
+            // A span starting at a word.
+            std::vector<int> starts;
+            for (int i = 0; i + length <= m_text.size(); ++i)
+                if (i == 0 || m_text[i - 1] == ' ') starts.push_back(i);
+            span = m_text.mid(starts[size_t(uniform(rng, 0, int(starts.size()) - 1))], length);
+        }
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        addText(e, span, Role::Prompt);
+        e.add(CopyVocab::Sep, Role::Separator);
+        addText(e, span, Role::Answer);
+        e.add(CopyVocab::Eos, Role::End);
+        return e;
+    }
+    int maxTokens(int length) const override { return 2 * length + 3; }
+
+private:
+    QStringList m_words;
+    QString m_text;
+};
+
+class PhonebookTask : public CharacterTask {
+public:
+    static constexpr int kDigits = 10;
+    explicit PhonebookTask(const TaskConfig& c) : CharacterTask(c)
+    {
+        m_first = resourceLines("first_names.txt");
+        m_last = resourceLines("surnames.txt");
+        for (const QString& n : m_first + m_last) m_longest = std::max(m_longest, int(n.size()));
+    }
+    QString checkDifficulty(int entries) const override
+    {
+        if (entries < 1) return TokenTask::checkDifficulty(entries);
+        const int names = int(m_first.size() * m_last.size());
+        return entries <= names ? QString() : QString("%1 entries: the bundled lists make %2 distinct names").arg(entries).arg(names);
+    }
+    Example example(int entries, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(entries);
+        if (!problem.isEmpty()) throw Error(problem);
+        std::set<std::pair<int, int>> used;
+        std::vector<QString> names, numbers;
+        while (int(names.size()) < entries) {
+            const int f = uniform(rng, 0, int(m_first.size()) - 1), l = uniform(rng, 0, int(m_last.size()) - 1);
+            if (!used.insert({f, l}).second) continue;
+            names.push_back(m_first[f] + ' ' + m_last[l]);
+            QString digits;
+            for (int k = 0; k < kDigits; ++k) digits += QChar('0' + uniform(rng, 0, 9));
+            numbers.push_back(digits);
+        }
+        const int asked = uniform(rng, 0, entries - 1);
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        for (int i = 0; i < entries; ++i) addText(e, names[size_t(i)] + ": " + numbers[size_t(i)] + (i + 1 < entries ? "; " : ""), Role::Prompt);
+        e.add(CopyVocab::Sep, Role::Separator);
+        addText(e, names[size_t(asked)] + ": ", Role::Query);
+        addText(e, numbers[size_t(asked)], Role::Answer);
+        e.add(CopyVocab::Eos, Role::End);
+        return e;
+    }
+    int maxTokens(int entries) const override
+    {
+        const int line = 2 * m_longest + 1 + 2 + kDigits + 2;  // "First Last: digits; "
+        return 1 + entries * line + 1 + line + 1;
+    }
+
+private:
+    QStringList m_first, m_last;
+    int m_longest = 0;
+};
+
+}  // namespace
+
+TokenTask::TokenTask(const TaskConfig& config, QStringList symbols) : m_config(config), m_symbols(std::move(symbols)) {}
+
+std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
+{
+    const TaskInfo* info = findTask(c.kind);
+    if (!info) {
+        QStringList ids;
+        for (const TaskInfo& t : tokenTasks()) ids << t.id;
+        throw Error(QString("task.kind: unknown task \"%1\" (expected one of %2)").arg(c.kind, ids.join(", ")));
+    }
+    if (!info->characters && (c.vocabSize < 2 || c.vocabSize > 1024))
+        throw Error(QString("task.vocab_size: expected 2..1024, got %1").arg(c.vocabSize));
+    if (c.minLen < 1 || c.maxLen < c.minLen)
+        throw Error(QString("task.min_len/max_len: expected 1 <= min_len <= max_len, got %1 and %2").arg(c.minLen).arg(c.maxLen));
+    std::unique_ptr<TokenTask> t;
+    if (c.kind == "copy") t.reset(new CopyTask(c));
+    else if (c.kind == "prefix_ngram") t.reset(new NgramLookupTask(c, false));
+    else if (c.kind == "suffix_ngram") t.reset(new NgramLookupTask(c, true));
+    else if (c.kind == "copy_dup_ngram") t.reset(new DupNgramCopyTask(c));
+    else if (c.kind == "text_copy") t.reset(new TextCopyTask(c));
+    else if (c.kind == "phonebook") t.reset(new PhonebookTask(c));
+    else t.reset(new MqarTask(c));
+    for (int d : {c.minLen, c.maxLen}) {
+        const QString problem = t->checkDifficulty(d);
+        if (!problem.isEmpty()) throw Error(QString("task.%1: %2").arg(d == c.minLen ? "min_len" : "max_len", problem));
+    }
+    const int need = t->maxTokens(c.maxLen);
+    if (c.contextLen < need || c.contextLen > 65536)
+        throw Error(QString("task.context_len: expected room for one example at max_len %1 (%2 tokens) and at most 65536, got %3")
+                        .arg(c.maxLen).arg(need).arg(c.contextLen));
+    return t;
+}
+
+QString TokenTask::checkDifficulty(int difficulty) const
+{
+    return difficulty >= 1 ? QString() : QString("%1 %2: expected >= 1").arg(findTask(m_config.kind)->difficulty).arg(difficulty);
+}
+
+QString TokenTask::text(int id) const
+{
+    switch (id) {
+    case CopyVocab::Pad: return "_";
+    case CopyVocab::Bos: return "$";
+    case CopyVocab::Sep: return "|";
+    case CopyVocab::Eos: return ".";
+    default: break;
+    }
+    const int i = id - 4;
+    return i >= 0 && i < m_symbols.size() ? m_symbols[i] : QString("<?%1>").arg(id);
+}
+
+QString TokenTask::text(const std::vector<int>& ids, const QString& sep) const
+{
+    QStringList parts;
+    for (int id : ids) parts << text(id);
+    return parts.join(sep);
+}
+
+Example TokenTask::example(std::mt19937_64& rng) const
+{
+    return example(uniform(rng, m_config.minLen, m_config.maxLen), rng);
+}
+
+TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
+{
+    const int T = m_config.contextLen;
+    TokenBatch b;
+    b.batch = batch;
+    b.length = T;
+    b.input.resize(size_t(batch) * T);
+    b.target.resize(size_t(batch) * T);
+    b.mask.assign(size_t(batch) * T, 0);
+    std::vector<int> row(size_t(T) + 1);
+    std::vector<uint8_t> scored(size_t(T) + 1);  // token i is an answer or the end of a complete example
+    for (int r = 0; r < batch; ++r) {
+        int pos = 0;
+        while (pos < T + 1) {
+            const Example ex = example(rng);
+            const int n = int(ex.tokens.size());
+            const bool complete = pos + n <= T + 1;
+            for (int i = 0; i < n && pos + i < T + 1; ++i) {
+                row[size_t(pos + i)] = ex.tokens[size_t(i)];
+                scored[size_t(pos + i)] = complete && (ex.roles[size_t(i)] == Role::Answer || ex.roles[size_t(i)] == Role::End);
+            }
+            b.examples += complete;
+            pos += n;
+        }
+        for (int t = 0; t < T; ++t) {
+            b.input[size_t(r) * T + t] = row[size_t(t)];
+            b.target[size_t(r) * T + t] = row[size_t(t) + 1];
+            b.mask[size_t(r) * T + t] = scored[size_t(t) + 1];
+        }
+    }
+    return b;
+}
+
+TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng) const
+{
+    const QString problem = checkDifficulty(difficulty);
+    if (!problem.isEmpty()) throw Error(problem);
+    std::vector<Example> rows;
+    int longest = 0;
+    for (int r = 0; r < batch; ++r) {
+        rows.push_back(example(difficulty, rng));
+        longest = std::max(longest, int(rows.back().tokens.size()) - 1);
+    }
+    TokenBatch b;
+    b.batch = batch;
+    b.length = longest;
+    b.examples = batch;
+    b.input.assign(size_t(batch) * longest, CopyVocab::Pad);
+    b.target.assign(size_t(batch) * longest, CopyVocab::Pad);
+    b.mask.assign(size_t(batch) * longest, 0);
+    for (int r = 0; r < batch; ++r) {
+        const Example& ex = rows[size_t(r)];
+        for (int t = 0; t + 1 < int(ex.tokens.size()); ++t) {
+            b.input[size_t(r) * longest + t] = ex.tokens[size_t(t)];
+            b.target[size_t(r) * longest + t] = ex.tokens[size_t(t) + 1];
+            b.mask[size_t(r) * longest + t] = ex.roles[size_t(t) + 1] == Role::Answer;
+        }
+    }
+    return b;
+}
+
+int taskVocabSize(const TaskConfig& config)
+{
+    const TaskInfo* info = findTask(config.kind);
+    if (info && info->characters) return 4 + int(characters().size());
+    return CopyVocab{config.vocabSize}.size();
+}
+
+}  // namespace parrot
