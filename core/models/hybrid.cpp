@@ -69,19 +69,23 @@ HybridLMImpl::HybridLMImpl(const HybridOptions& o) : m_o(o)
     }
 }
 
-torch::Tensor HybridLMImpl::forward(const torch::Tensor& idx, Probes* probes)
+torch::Tensor HybridLMImpl::embed(const torch::Tensor& idx) { return wte(idx); }
+
+torch::Tensor HybridLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, wte->weight); }
+
+torch::Tensor HybridLMImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
-    const int64_t T = idx.size(1);
-    auto bias = attentionBias(m_attention, T, idx.device());
-    auto x = wte(idx);
+    const int64_t T = input.size(1);
+    auto bias = attentionBias(m_attention, T, input.device());
+    auto x = input;
     if (wpe) {
         TORCH_CHECK(T <= m_o.maxPositions, "learned positions cover ", m_o.maxPositions, " tokens; this input has ", T,
                     " (raise model.max_positions)");
-        x = x + wpe(torch::arange(T, idx.options()));
+        x = x + wpe(torch::arange(T, input.options().dtype(torch::kLong)));
     }
     int layer = 0;
     for (const auto& block : *layers) x = block->as<HybridBlockImpl>()->forward(x, bias, probes, layer++);
-    return lmLogits(ln_f(x), lm_head, wte->weight);
+    return ln_f(x);
 }
 
 StateSize HybridLMImpl::stateSize() const

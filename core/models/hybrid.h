@@ -24,7 +24,9 @@ struct HybridOptions {
 class HybridLMImpl : public SequenceModelImpl {
 public:
     explicit HybridLMImpl(const HybridOptions& o);
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    torch::Tensor embed(const torch::Tensor& idx) override;
+    torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
+    torch::Tensor head(const torch::Tensor& h) override;
     StateSize stateSize() const override;
 
     torch::nn::Embedding wte{nullptr};

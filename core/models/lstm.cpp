@@ -15,12 +15,15 @@ LstmLMImpl::LstmLMImpl(const LstmOptions& o) : m_o(o)
         if (p.key().rfind("bias_hh", 0) == 0) p.value().narrow(0, o.dModel, o.dModel).fill_(1.0);
 }
 
-torch::Tensor LstmLMImpl::forward(const torch::Tensor& idx, Probes* probes)
+torch::Tensor LstmLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
+
+torch::Tensor LstmLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, embedding->weight); }
+
+torch::Tensor LstmLMImpl::hidden(const torch::Tensor& x, Probes* probes)
 {
-    auto x = embedding(idx);  // (B, T, C)
-    if (!probes) return lmLogits(std::get<0>(lstm->forward(x)), lm_head, embedding->weight);
-    // With probes, run one layer at a time so each layer's cell state can be recorded.
-    const int64_t B = idx.size(0), T = idx.size(1), C = m_o.dModel;
+    if (!probes) return std::get<0>(lstm->forward(x));  // (B, T, C)
+    // With probes, one step at a time so each layer's cell state can be recorded.
+    const int64_t B = x.size(0), T = x.size(1), C = m_o.dModel;
     std::vector<std::tuple<torch::Tensor, torch::Tensor>> states;
     std::vector<torch::Tensor> cells(size_t(m_o.layers));
     auto h = torch::zeros({m_o.layers, B, C}, x.options()), c = torch::zeros({m_o.layers, B, C}, x.options());
@@ -36,7 +39,7 @@ torch::Tensor LstmLMImpl::forward(const torch::Tensor& idx, Probes* probes)
         probes->stateNorm.push_back(torch::stack(perLayer[size_t(l)], 1).detach());  // (B, T, 2C): |h|, |c|
         probes->stateLayer.push_back(int(l));
     }
-    return lmLogits(torch::cat(outs, 1), lm_head, embedding->weight);
+    return torch::cat(outs, 1);
 }
 
 torch::Tensor LstmLMImpl::step(const torch::Tensor& idx, std::tuple<torch::Tensor, torch::Tensor>& state)

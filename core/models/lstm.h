@@ -16,7 +16,9 @@ struct LstmOptions {
 class LstmLMImpl : public SequenceModelImpl {
 public:
     explicit LstmLMImpl(const LstmOptions& o);
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    torch::Tensor embed(const torch::Tensor& idx) override;
+    torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
+    torch::Tensor head(const torch::Tensor& h) override;
     StateSize stateSize() const override { return {2 * m_o.dModel * m_o.layers, 0}; }
     // One token: idx (B) -> logits (B, V); `state` (h, c), each (L, B, C), starts undefined.
     torch::Tensor step(const torch::Tensor& idx, std::tuple<torch::Tensor, torch::Tensor>& state);

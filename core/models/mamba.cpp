@@ -171,12 +171,16 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     for (const auto& block : *layers) block->as<MambaBlockImpl>()->mixer->out_proj->weight.div_(std::sqrt(double(o.layers)));
 }
 
-torch::Tensor MambaLMImpl::forward(const torch::Tensor& idx, Probes* probes)
+torch::Tensor MambaLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
+
+torch::Tensor MambaLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, embedding->weight); }
+
+torch::Tensor MambaLMImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
-    auto x = embedding(idx);  // (B, T, C)
+    auto x = input;  // (B, T, C)
     int layer = 0;
     for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->forward(x, probes, layer++);
-    return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, T, V)
+    return norm_f(x);
 }
 
 torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache>& caches)

@@ -74,7 +74,9 @@ TORCH_MODULE(MambaBlock);
 class MambaLMImpl : public SequenceModelImpl {
 public:
     explicit MambaLMImpl(const MambaLMOptions& o);
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    torch::Tensor embed(const torch::Tensor& idx) override;
+    torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
+    torch::Tensor head(const torch::Tensor& h) override;
     StateSize stateSize() const override;
     // One token per call: idx (B) -> logits (B, V). `caches` starts empty.
     torch::Tensor step(const torch::Tensor& idx, std::vector<MambaCache>& caches);

@@ -106,12 +106,16 @@ S4DLMImpl::S4DLMImpl(const S4DLMOptions& o) : m_o(o)
     }
 }
 
-torch::Tensor S4DLMImpl::forward(const torch::Tensor& idx, Probes* probes)
+torch::Tensor S4DLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
+
+torch::Tensor S4DLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, embedding->weight); }
+
+torch::Tensor S4DLMImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
-    auto x = embedding(idx);
+    auto x = input;
     int layer = 0;
     for (const auto& block : *layers) x = block->as<S4DBlockImpl>()->forward(x, probes, layer++);
-    return lmLogits(norm_f(x), lm_head, embedding->weight);
+    return norm_f(x);
 }
 
 StateSize S4DLMImpl::stateSize() const { return {m_o.layers * m_o.expand * m_o.dModel * m_o.dState, 0}; }

@@ -36,7 +36,9 @@ struct S4DLMOptions {
 class S4DLMImpl : public SequenceModelImpl {
 public:
     explicit S4DLMImpl(const S4DLMOptions& o);
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    torch::Tensor embed(const torch::Tensor& idx) override;
+    torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
+    torch::Tensor head(const torch::Tensor& h) override;
     StateSize stateSize() const override;
 
     torch::nn::Embedding embedding{nullptr};

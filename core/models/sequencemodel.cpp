@@ -12,6 +12,23 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x)
     return x * torch::rsqrt(x.pow(2).mean(-1, true) + m_eps) * weight;
 }
 
+torch::Tensor SequenceModelImpl::forwardVectors(const torch::Tensor& x, Probes* probes)
+{
+    TORCH_CHECK(hasVectorIO(), "this model has no vector read-in (it was built for a token task)");
+    return read_out(hidden(read_in(x), probes));
+}
+
+void SequenceModelImpl::addVectorIO(int64_t dIn, int64_t dOut, int64_t dModel)
+{
+    read_in = register_module("read_in", torch::nn::Linear(dIn, dModel));
+    read_out = register_module("read_out", torch::nn::Linear(dModel, dOut));
+    torch::NoGradGuard noGrad;
+    for (auto* l : {read_in.get(), read_out.get()}) {
+        l->weight.normal_(0.0, 0.02);
+        l->bias.zero_();
+    }
+}
+
 torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied)
 {
     if (tied) return nullptr;

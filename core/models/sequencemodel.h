@@ -27,11 +27,25 @@ struct StateSize {
     long long floatsPerToken = 0;  // state added per token of context (KV cache)
 };
 
+// Every family is embed -> hidden -> head. Token tasks go through the embedding and the LM
+// head; vector tasks (in-context learning) through a linear read-in and read-out around the
+// same hidden stack, so nothing is written twice per family.
 class SequenceModelImpl : public torch::nn::Module {
 public:
     // idx: (B, T) int64 -> logits (B, T, V)
-    virtual torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) = 0;
+    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) { return head(hidden(embed(idx), probes)); }
+    // x: (B, T, d_in) -> (B, T, d_out) through read_in and read_out (see addVectorIO).
+    torch::Tensor forwardVectors(const torch::Tensor& x, Probes* probes = nullptr);
+    // Registers read_in (d_in -> d_model) and read_out (d_model -> d_out), GPT-2 initialised.
+    void addVectorIO(int64_t dIn, int64_t dOut, int64_t dModel);
+    bool hasVectorIO() const { return !read_in.is_empty(); }
+
+    virtual torch::Tensor embed(const torch::Tensor& idx) = 0;                  // (B, T) -> (B, T, C)
+    virtual torch::Tensor hidden(const torch::Tensor& x, Probes* probes) = 0;  // (B, T, C) -> (B, T, C), final norm applied
+    virtual torch::Tensor head(const torch::Tensor& h) = 0;                     // (B, T, C) -> (B, T, V)
     virtual StateSize stateSize() const = 0;
+
+    torch::nn::Linear read_in{nullptr}, read_out{nullptr};
 };
 
 using SequenceModel = std::shared_ptr<SequenceModelImpl>;

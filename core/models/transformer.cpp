@@ -124,15 +124,19 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
     gpt2Init(*this, o.layers);
 }
 
-torch::Tensor TransformerImpl::forward(const torch::Tensor& idx, Probes* probes)
+torch::Tensor TransformerImpl::embed(const torch::Tensor& idx) { return wte(idx); }
+
+torch::Tensor TransformerImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, wte->weight); }
+
+torch::Tensor TransformerImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
-    const int64_t T = idx.size(1);
-    auto bias = attentionBias(m_options, T, idx.device());
-    auto x = wte(idx);  // (B, T, C)
+    const int64_t T = input.size(1);
+    auto bias = attentionBias(m_options, T, input.device());
+    auto x = input;  // (B, T, C)
     if (wpe) {
         TORCH_CHECK(T <= m_options.maxPositions, "learned positions cover ", m_options.maxPositions,
                     " tokens; this input has ", T, " (raise model.max_positions)");
-        x = x + wpe(torch::arange(T, idx.options()));
+        x = x + wpe(torch::arange(T, input.options().dtype(torch::kLong)));
     }
     int layer = 0;
     for (const auto& module : *h) {
@@ -144,7 +148,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& idx, Probes* probes)
         }
         ++layer;
     }
-    return lmLogits(ln_f(x), lm_head, wte->weight);  // (B, T, V)
+    return ln_f(x);
 }
 
 StateSize TransformerImpl::stateSize() const

@@ -77,7 +77,9 @@ TORCH_MODULE(Block);
 class TransformerImpl : public SequenceModelImpl {
 public:
     explicit TransformerImpl(const TransformerOptions& o);
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) override;
+    torch::Tensor embed(const torch::Tensor& idx) override;
+    torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
+    torch::Tensor head(const torch::Tensor& h) override;
     StateSize stateSize() const override;
     const TransformerOptions& options() const { return m_options; }
 
