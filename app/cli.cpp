@@ -6,6 +6,7 @@
 #include "model.h"
 #include "modelcatalog.h"
 #include "presets.h"
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 #include "train/trainer.h"
 #include "version.h"
@@ -121,10 +122,7 @@ QString seconds(double s)
 
 QString curveLine(const LengthCurve& c)
 {
-    QStringList parts;
-    for (size_t i = 0; i < c.lengths.size(); ++i)
-        parts << QString("L%1 %2%").arg(c.lengths[i]).arg(100.0 * c.stringAccuracy[i], 0, 'f', 1);
-    return parts.join("  ");
+    return c.summary();
 }
 
 ExperimentConfig experimentFrom(Args& a)
@@ -214,6 +212,39 @@ int cmdEval(Args& a)
     const Model model = Model::load(path);
     const std::vector<int> lengths = requested.empty() ? evaluationLengths(model.config().task) : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
+    const TaskInfo* info = findTask(model.config().task.kind);
+    if (c.isError()) {  // in-context regression: error after each number of examples, and the baselines
+        if (json) {
+            auto array = [](const std::vector<double>& v) {
+                QJsonArray a;
+                for (double x : v) a.append(x);
+                return a;
+            };
+            QJsonArray l;
+            for (int x : c.lengths) l.append(x);
+            QJsonObject baselines;
+            for (size_t b = 0; b < c.baselineNames.size(); ++b) baselines.insert(c.baselineNames[b], array(c.baselineError[b]));
+            out() << QJsonDocument(QJsonObject{{"task", model.config().task.kind}, {"metric", "error"}, {"examples", l},
+                                               {"error", array(c.error)}, {"error_stderr", array(c.errorStdErr)},
+                                               {"baselines", baselines}, {"samples", c.samples}, {"step", c.step},
+                                               {"checkpoint", QFileInfo(path).absoluteFilePath()}})
+                         .toJson(QJsonDocument::Compact)
+                  << "\n";
+            return 0;
+        }
+        out() << model.summary() << "\n";
+        out() << "task: " << info->label << "; squared error / dimension after each number of in-context examples\n";
+        QString head = QString("%1  %2").arg("examples", 8).arg("model", 15);
+        for (const QString& n : c.baselineNames) head += QString("  %1").arg(n, 13);
+        out() << head << "\n";
+        for (size_t i = 0; i < c.lengths.size(); ++i) {
+            QString row = QString("%1  %2 +- %3").arg(c.lengths[i], 8).arg(c.error[i], 7, 'f', 3).arg(c.errorStdErr[i], 5, 'f', 3);
+            for (size_t b = 0; b < c.baselineNames.size(); ++b) row += QString("  %1").arg(c.baselineError[b][i], 13, 'f', 3);
+            out() << row << "\n";
+        }
+        out() << "(" << c.samples << " prompts)\n";
+        return 0;
+    }
     if (json) {
         QJsonArray l, s, ch, se, ce;
         for (size_t i = 0; i < c.lengths.size(); ++i) {
@@ -228,7 +259,6 @@ int cmdEval(Args& a)
                             {"samples", c.samples}, {"step", c.step}, {"checkpoint", QFileInfo(path).absoluteFilePath()}};
         out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
     } else {
-        const TaskInfo* info = findTask(model.config().task.kind);
         out() << model.summary() << "\n";
         out() << "task: " << info->label << "; accuracy of whole answers and of answer tokens, +- one standard error\n";
         out() << QString("%1  %2  %3\n").arg(info->difficulty, 16).arg("answer acc", 16).arg("token acc", 16);
@@ -263,11 +293,12 @@ int cmdTasks(Args& a)
     for (const TaskInfo& t : tokenTasks()) {
         QJsonObject options;
         QStringList keys = {"min_len", "max_len", "context_len", "eval_lengths", "eval_samples"};
-        if (!t.characters) keys.prepend("vocab_size");
+        if (!t.characters && !t.vectors) keys.prepend("vocab_size");
         keys += t.options;
         for (const QString& k : keys) options.insert(k, defaultsJson[k]);
         all.append(QJsonObject{{"kind", t.id}, {"label", t.label}, {"description", t.description},
-                               {"difficulty", t.difficulty}, {"character_vocabulary", t.characters}, {"options", options}});
+                               {"difficulty", t.difficulty}, {"character_vocabulary", t.characters},
+                               {"inputs", t.vectors ? "vectors" : "tokens"}, {"options", options}});
     }
     if (json) {
         out() << QJsonDocument(all).toJson(QJsonDocument::Indented);
@@ -284,6 +315,42 @@ int cmdTasks(Args& a)
               << (opts.isEmpty() ? QString() : "; options: " + opts.join(" ")) << "\n";
     }
     out() << "choose one with --set task.kind=KIND; parrotscope sample --task KIND shows examples\n";
+    return 0;
+}
+
+// In-context prompts: one line per pair, x then y (scored pairs marked), or JSON.
+int printVectorSamples(const TaskConfig& t, int count, int length, std::mt19937_64& rng, bool json)
+{
+    const std::unique_ptr<IclTask> task = IclTask::create(t);
+    const int pairs = length > 0 ? length : std::uniform_int_distribution<int>(t.minLen, t.maxLen)(rng);
+    const std::vector<IclPrompt> ps = task->prompts(count, pairs, rng);
+    auto numbers = [](const float* v, int n) {
+        QStringList s;
+        for (int i = 0; i < n; ++i) s << QString::number(v[i], 'f', 2);
+        return s;
+    };
+    QJsonArray all;
+    for (const IclPrompt& p : ps) {
+        if (json) {
+            QJsonArray xs, ys, scored;
+            for (int i = 0; i < p.pairs; ++i) {
+                QJsonArray x, y;
+                for (const QString& v : numbers(&p.x[size_t(i) * p.d], p.d)) x.append(v.toDouble());
+                for (const QString& v : numbers(&p.y[size_t(i) * p.dOut], p.dOut)) y.append(v.toDouble());
+                xs.append(x);
+                ys.append(y);
+                scored.append(bool(p.scored[size_t(i)]));
+            }
+            all.append(QJsonObject{{"x", xs}, {"y", ys}, {"scored", scored}});
+            continue;
+        }
+        out() << QString("prompt of %1 pairs (d %2; * = scored: predicted from the pairs before it)\n").arg(p.pairs).arg(p.d);
+        for (int i = 0; i < p.pairs; ++i)
+            out() << QString("  %1 %2  x = [%3]  y = %4\n").arg(p.scored[size_t(i)] ? "*" : " ").arg(i + 1, 3)
+                         .arg(numbers(&p.x[size_t(i) * p.d], p.d).join(" "))
+                         .arg(p.dOut == 1 ? numbers(&p.y[size_t(i)], 1).join("") : "[" + numbers(&p.y[size_t(i) * p.dOut], p.dOut).join(" ") + "]");
+    }
+    if (json) out() << QJsonDocument(all).toJson(QJsonDocument::Compact) << "\n";
     return 0;
 }
 
@@ -306,9 +373,10 @@ int cmdSample(Args& a)
     const int seed = a.integer("--seed", 1, 0, 2147483647);
     const bool json = a.flag("--json");
     a.done();
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    if (isVectorTask(c.task.kind)) return printVectorSamples(c.task, count, length, rng, json);
     const std::unique_ptr<TokenTask> task = TokenTask::create(c.task);
     const bool characters = findTask(c.task.kind)->characters;
-    std::mt19937_64 rng(static_cast<uint64_t>(seed));
     QJsonArray all;
     for (int i = 0; i < count; ++i) {
         const Example e = length > 0 ? task->example(length, rng) : task->example(rng);

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
 #include "error.h"
@@ -30,6 +31,9 @@ template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig
     v("ngram", c.ngram);
     v("answer_len", c.answerLen);
     v("shuffle_words", c.shuffleWords);
+    v("dims", c.dims);
+    v("sparsity", c.sparsity);
+    v("outlier_prob", c.outlierProb);
 }
 
 template <class Model, class V> void visitFields(Model& c, V&& v, const ModelConfig*)
@@ -282,6 +286,7 @@ QStringList validate(const ExperimentConfig& c)
         // The task checks the rest: its kind, vocabulary, options, room in the context, and
         // whether each evaluation length can be generated.
         try {
+            if (isVectorTask(t.kind)) throw Error(QString());  // checked below
             const std::unique_ptr<TokenTask> task = TokenTask::create(t);
             for (int len : t.evalLengths) {  // the first one that cannot be generated
                 const QString problem = task->checkDifficulty(len);
@@ -291,7 +296,14 @@ QStringList validate(const ExperimentConfig& c)
                 }
             }
         } catch (const Error& e) {
-            p << e.message();
+            if (!e.message().isEmpty()) p << e.message();
+        }
+        if (isVectorTask(t.kind)) {
+            try {
+                IclTask::create(t);
+            } catch (const Error& e) {
+                p << e.message();
+            }
         }
     }
     need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));

@@ -12,8 +12,10 @@ namespace parrot {
 
 // The copy task of Jelassi et al. (2024): `$ s | s .` with s uniform i.i.d. over V letters.
 struct TaskConfig {
-    // "copy" | "prefix_ngram" | "suffix_ngram" | "copy_dup_ngram" | "text_copy" | "phonebook" | "mqar"
-    // (tasks/tokentask.h; `parrotscope tasks` describes them)
+    // Tokens: "copy" | "prefix_ngram" | "suffix_ngram" | "copy_dup_ngram" | "text_copy" | "phonebook" | "mqar"
+    // (tasks/tokentask.h); vectors, in-context learning: "linear_regression" | "sparse_linear_regression" |
+    // "relu_regression" | "decision_tree" | "orthogonal_outlier_regression" | "many_outlier_regression" |
+    // "sparse_parity" | "vector_mqar" (tasks/icltask.h). `parrotscope tasks` describes them all.
     QString kind = "copy";
     int vocabSize = 26;             // V letters; the paper uses the 26 lower-case letters
     int minLen = 1;                 // training string lengths are uniform in [minLen, maxLen]
@@ -24,6 +26,9 @@ struct TaskConfig {
     int ngram = 3;                  // n-gram lookup and duplicated-n-gram copy: n
     int answerLen = 0;              // n-gram lookup: letters to answer after the key; 0 = the rest of the string
     bool shuffleWords = false;      // text copy: shuffle the words of the span
+    int dims = 8;                   // in-context learning: dimension d of x
+    int sparsity = 3;               // sparse regression: non-zeros of w; sparse parity: k
+    double outlierProb = 0.5;       // outlier regressions: probability that a pair is an outlier
 };
 
 // Which sequence model, and its options. Options that a family does not use are ignored by it.

@@ -3,6 +3,7 @@
 #include "diagnostics.h"
 #include "error.h"
 #include "io/safetensors.h"
+#include "tasks/iclbaselines.h"
 #include "version.h"
 
 #include <QFile>
@@ -22,6 +23,22 @@ double LengthCurve::stringAccuracyAt(int length, double fallback) const
     for (size_t i = 0; i < lengths.size(); ++i)
         if (lengths[i] == length) return stringAccuracy[i];
     return fallback;
+}
+
+QString LengthCurve::summary() const
+{
+    if (lengths.empty()) return "(no points)";
+    if (isError()) {
+        QString text = QString("error %1 with no examples, %2 after %3")
+                           .arg(error.front(), 0, 'f', 3).arg(error.back(), 0, 'f', 3).arg(lengths.back());
+        QStringList base;
+        for (size_t b = 0; b < baselineNames.size(); ++b)
+            base << QString("%1 %2").arg(baselineNames[b]).arg(baselineError[b].back(), 0, 'f', 3);
+        return base.isEmpty() ? text : text + " (" + base.join(", ") + ")";
+    }
+    QStringList parts;
+    for (size_t i = 0; i < lengths.size(); ++i) parts << QString("L%1 %2%").arg(lengths[i]).arg(100.0 * stringAccuracy[i], 0, 'f', 1);
+    return parts.join("  ");
 }
 
 QString statusName(TrainOutcome::Status s)
@@ -44,6 +61,31 @@ torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length
 {
     auto t = torch::from_blob(const_cast<int64_t*>(values.data()), {batch, length}, torch::kLong).clone();
     return t.to(device);
+}
+
+torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device)
+{
+    auto input = toTensor(b.input, b.batch, b.length, device);
+    auto target = toTensor(b.target, b.batch, b.length, device);
+    auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kFloat32);
+    auto logits = net->forward(input);  // (B, T, V)
+    auto nll = torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), target.view({-1}),
+                                                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    return (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);
+}
+
+torch::Tensor predictVectors(SequenceModel& net, const VectorBatch& v, torch::Device device)
+{
+    auto input = torch::from_blob(const_cast<float*>(v.inputs.data()), {v.batch, 2 * v.pairs, v.d}, torch::kFloat).to(device);
+    return net->forwardVectors(input).slice(1, 0, 2 * v.pairs, 2);  // the x positions
+}
+
+torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device device)
+{
+    auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat).to(device);
+    auto scored = torch::from_blob(const_cast<uint8_t*>(v.scored.data()), {v.batch, v.pairs}, torch::kUInt8).to(device, torch::kFloat32);
+    auto error = (predictVectors(net, v, device) - target).pow(2).mean(-1);  // (B, pairs): squared error / dOut
+    return (error * scored).sum() / scored.sum().clamp_min(1.0);
 }
 
 // Teacher-forced argmax at the masked (answer) positions of each row: rows all right, answers right.
@@ -364,6 +406,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     if (samples < 1) throw Error(QString("evaluation samples: expected >= 1, got %1").arg(samples));
     for (int len : lengths)
         if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
+    if (isVectorTask(d->config.task.kind)) return evaluateInContext(lengths, samples, seed, keepGoing);
     const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);
     for (int len : lengths) {
         const QString problem = task->checkDifficulty(len);
@@ -395,6 +438,100 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
         curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / samples));
         curve.charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
         if (keepGoing && !keepGoing(i + 1, total)) break;
+    }
+    d->net->train();
+    return curve;
+}
+
+LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int samples, unsigned long long seed,
+                                     const std::function<bool(int, int)>& keepGoing) const
+{
+    const std::unique_ptr<IclTask> task = IclTask::create(d->config.task);
+    applyThreads();
+    std::lock_guard lock(d->mutex);
+    torch::NoGradGuard noGrad;
+    d->net->eval();
+    LengthCurve curve;
+    curve.samples = samples;
+    curve.step = d->step;
+    curve.metric = task->metric();
+    constexpr int kBatch = 64;
+    if (task->curveOverPairs()) {
+        // Vector MQAR: at each number of pairs, is the prediction at a query nearest (among the
+        // prompt's values) to the right value?
+        const int total = int(lengths.size());
+        for (int li = 0; li < total; ++li) {
+            const int pairs = lengths[size_t(li)];
+            std::mt19937_64 rng(seed * 1000003ULL + unsigned(pairs));
+            long long right = 0, asked = 0;
+            for (int done = 0; done < samples; done += kBatch) {
+                const VectorBatch v = task->batch(std::min(kBatch, samples - done), pairs, rng);
+                const auto pred = predictVectors(d->net, v, d->device).to(torch::kCPU).contiguous();
+                const auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat);
+                const auto values = target.narrow(1, 0, pairs);                               // (B, pairs, d)
+                const auto queries = pred.narrow(1, pairs, pairs), truth = target.narrow(1, pairs, pairs);
+                const auto nearest = torch::cdist(queries, values).argmin(-1);               // (B, pairs)
+                const auto chosen = torch::gather(values, 1, nearest.unsqueeze(-1).expand({-1, -1, v.dOut}));
+                right += chosen.eq(truth).all(-1).sum().item<int64_t>();
+                asked += int64_t(v.batch) * pairs;
+            }
+            const double p = double(right) / double(std::max(1LL, asked));
+            curve.lengths.push_back(pairs);
+            curve.stringAccuracy.push_back(p);
+            curve.charAccuracy.push_back(p);
+            curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / std::max(1LL, asked)));
+            curve.charStdErr.push_back(curve.stringStdErr.back());
+            if (keepGoing && !keepGoing(li + 1, total)) break;
+        }
+        d->net->train();
+        return curve;
+    }
+    // Regression and parity: prompts of the longest length asked for; the model's error (or
+    // sign accuracy) after each number of examples, and the baselines' on the same prompts.
+    const int pairs = *std::max_element(lengths.begin(), lengths.end());
+    std::mt19937_64 rng(seed * 1000003ULL + unsigned(pairs));
+    std::vector<double> sum(size_t(pairs), 0.0), sumSq(size_t(pairs), 0.0), count(size_t(pairs), 0.0);
+    std::vector<IclPrompt> all;
+    const int batches = (samples + kBatch - 1) / kBatch;
+    for (int bi = 0; bi < batches; ++bi) {
+        const std::vector<IclPrompt> ps = task->prompts(std::min(kBatch, samples - bi * kBatch), pairs, rng);
+        const VectorBatch v = task->batchOf(ps);
+        const auto pred = predictVectors(d->net, v, d->device).to(torch::kCPU).contiguous();  // (B, pairs, dOut)
+        const float* out = pred.data_ptr<float>();
+        for (int b = 0; b < v.batch; ++b)
+            for (int i = 0; i < pairs; ++i) {
+                const size_t k = size_t(b) * pairs + i;
+                if (!v.scored[k]) continue;
+                double value = 0;
+                if (curve.isError()) {  // squared error / d, as Garg et al. (zero estimator: about 1)
+                    for (int c = 0; c < v.dOut; ++c) value += std::pow(double(out[k * v.dOut + c]) - v.targets[k * v.dOut + c], 2) / v.d;
+                } else {
+                    value = (out[k] >= 0) == (v.targets[k] >= 0) ? 1.0 : 0.0;
+                }
+                sum[size_t(i)] += value;
+                sumSq[size_t(i)] += value * value;
+                count[size_t(i)] += 1;
+            }
+        all.insert(all.end(), ps.begin(), ps.end());
+        if (keepGoing && !keepGoing(bi + 1, batches + 1)) break;
+    }
+    for (int i = 0; i < pairs; ++i) {
+        const double n = std::max(1.0, count[size_t(i)]), mean = sum[size_t(i)] / n;
+        const double var = std::max(0.0, sumSq[size_t(i)] / n - mean * mean);
+        curve.lengths.push_back(i);
+        if (curve.isError()) {
+            curve.error.push_back(mean);
+            curve.errorStdErr.push_back(std::sqrt(var / n));
+        } else {
+            curve.stringAccuracy.push_back(mean);
+            curve.charAccuracy.push_back(mean);
+            curve.stringStdErr.push_back(std::sqrt(var / n));
+            curve.charStdErr.push_back(std::sqrt(var / n));
+        }
+    }
+    for (const BaselineCurve& b : iclBaselines(*task, all)) {
+        curve.baselineNames.push_back(b.name);
+        curve.baselineError.push_back(b.error);
     }
     d->net->train();
     return curve;

@@ -59,14 +59,22 @@ public:
     // step sizes per block (see ModelProbes). Throws parrot::Error for ids outside the vocabulary.
     ModelProbes probe(const std::vector<int>& tokens) const;
 
-    // Teacher-forced copy accuracy at each length on `samples` fresh strings, drawn from a
-    // generator seeded by `seed` and the length (the same strings for the same seed).
+    // Teacher-forced accuracy at each length (what a length counts depends on the task) on
+    // `samples` fresh examples from a generator seeded by `seed` and the length (the same
+    // examples for the same seed). In-context-learning tasks: prompts of the longest length,
+    // scored after every number of examples, with the baselines (LengthCurve::metric says which).
     // `cancelled` is polled between batches; a cancelled evaluation returns what it has.
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
 
     struct Impl;
-    std::shared_ptr<Impl> d;  // shared: copies of a Model are handles to the same weights
+    std::shared_ptr<Impl> d;
+
+private:
+    LengthCurve evaluateInContext(const std::vector<int>& lengths, int samples, unsigned long long seed,
+                                  const std::function<bool(int, int)>& keepGoing) const;
+
+public:  // shared: copies of a Model are handles to the same weights
 };
 
 }  // namespace parrot

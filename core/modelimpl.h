@@ -4,6 +4,7 @@
 #include "model.h"
 #include "models/factory.h"
 #include "models/sequencemodel.h"
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
 #include <mutex>
@@ -25,6 +26,13 @@ torch::Device preferredDevice();
 
 // (batch x length) int64 values -> a (B, T) tensor on `device`.
 torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device);
+
+// Mean next-token cross-entropy over the masked targets (training's loss on token tasks).
+torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device);
+// A vector batch's predictions at the x positions: (B, pairs, dOut).
+torch::Tensor predictVectors(SequenceModel& net, const VectorBatch& v, torch::Device device);
+// Mean squared error / dOut over the scored pairs (training's loss on in-context-learning tasks).
+torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device device);
 
 // The teacher-forced accuracy of one evaluation batch (one example per row, answers masked):
 // adds the rows with every answer right, the answers right, and the answers.

@@ -16,6 +16,18 @@ struct LengthCurve {
     std::vector<double> charAccuracy;    // fraction of answer characters right
     std::vector<double> stringStdErr;    // binomial standard errors of the two
     std::vector<double> charStdErr;
+    // In-context learning: "error" curves (regression: squared error / d against the number of
+    // examples seen, `lengths` 0, 1, 2, ...) carry `error` and the baselines' errors instead of
+    // accuracies; "accuracy" curves (parity, vector MQAR, every token task) the accuracies.
+    QString metric = "accuracy";
+    std::vector<double> error, errorStdErr;
+    std::vector<QString> baselineNames;
+    std::vector<std::vector<double>> baselineError;  // per baseline, per point
+    bool isError() const { return metric == "error"; }
+    // The curve's own measure at point i: error for "error" curves, answer accuracy otherwise.
+    double valueAt(size_t i) const { return isError() ? error[i] : stringAccuracy[i]; }
+    // One line for logs: "L5 98.0%  L10 91.2%" or "error 1.02 -> 0.04 after 23 examples (least squares 0.00)".
+    QString summary() const;
     int samples = 0;                     // examples per length (what "length" counts depends on the task)
     long long step = 0;                  // training step of the weights evaluated
     bool empty() const { return lengths.empty(); }

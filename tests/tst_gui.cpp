@@ -20,6 +20,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QDoubleSpinBox>
+#include <qcustomplot.h>
 #include <QFormLayout>
 #include <QToolButton>
 #include <QMenu>
@@ -256,7 +258,7 @@ private slots:
         auto* vocab = w.settings()->findChild<QSpinBox*>("vocab_size");
         auto* evalBox = w.findChild<QLineEdit*>("evalLengths");
         QVERIFY(task && sample && vocab && evalBox);
-        QCOMPARE(task->count(), 7);
+        QCOMPARE(task->count(), 15);
         QVERIFY(sample->text().contains("#1a8f3a"));  // the copy answer, in green
         task->setCurrentIndex(task->findData("mqar"));
         const ExperimentConfig c = w.settings()->config();
@@ -275,6 +277,16 @@ private slots:
         task->setCurrentIndex(task->findData("phonebook"));
         QVERIFY(!vocab->isEnabled());  // characters
         QVERIFY(sample->text().contains("monospace"));
+        // an in-context task: its options, a table of (x, y) pairs, an error plot
+        task->setCurrentIndex(task->findData("sparse_linear_regression"));
+        QVERIFY(w.settings()->findChild<QSpinBox*>("dims")->isEnabled());
+        QVERIFY(w.settings()->findChild<QSpinBox*>("sparsity")->isEnabled());
+        QVERIFY(!w.settings()->findChild<QDoubleSpinBox*>("outlier_prob")->isEnabled());
+        QVERIFY(!vocab->isEnabled());
+        QVERIFY2(sample->text().contains("<table"), qPrintable(sample->text()));
+        QVERIFY(validate(w.settings()->config()).isEmpty());
+        QVERIFY(w.accuracyPlot()->errorMode());
+        QCOMPARE(w.accuracyPlot()->plot()->yAxis->label(), QString("squared error / d"));
     }
 
     void screenshotIsWritten()

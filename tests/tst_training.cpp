@@ -147,6 +147,46 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, model.evaluate({9}, 10, 1));  // 8 keys at most
     }
 
+    // In-context linear regression (d = 2, 8 examples, a fresh w per prompt): a small
+    // Transformer learns to use the examples. Its error falls well below the zero estimator's
+    // (which is all one can do without the context) and, over the prompt, below averaging's.
+    // (At this laptop scale it stays far from least squares, exact after 2 examples.)
+    void learnsLinearRegressionInContext()
+    {
+        ExperimentConfig cfg = loadPreset("copy-tiny");
+        cfg.task = taskDefaults("linear_regression");
+        cfg.task.dims = 2;
+        cfg.task.minLen = cfg.task.maxLen = 8;
+        cfg.task.contextLen = 16;
+        cfg.task.evalLengths = {8};
+        cfg.model.positions = "nope";
+        cfg.model.numMaskedHeads = 0;
+        cfg.model.dModel = 64;
+        cfg.train.steps = 1000;
+        cfg.train.lr = 3e-4;
+        cfg.train.warmupSteps = 50;
+        cfg.train.evalEvery = 0;
+        cfg.train.checkpointEvery = 0;
+        Model model = Model::create(cfg);
+        TrainControl control;
+        const TrainOutcome o = train(model, {}, control, {});
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        QVERIFY(o.finalCurve.isError());
+        const LengthCurve c = model.evaluate({8}, 512, 3);
+        QCOMPARE(c.baselineNames, (std::vector<QString>{"least squares", "averaging", "3-NN", "zero"}));
+        auto mean = [](const std::vector<double>& v, int from) {
+            double s = 0;
+            for (size_t i = size_t(from); i < v.size(); ++i) s += v[i];
+            return s / double(v.size() - size_t(from));
+        };
+        const double model4 = mean(c.error, 4), zero4 = mean(c.baselineError[3], 4);
+        const double model1 = mean(c.error, 1), averaging1 = mean(c.baselineError[1], 1);
+        qInfo("after 4+ examples: model %.3f, zero %.3f; over examples 1-7: model %.3f, averaging %.3f; least squares %.3f",
+              model4, zero4, model1, averaging1, mean(c.baselineError[0], 4));
+        QVERIFY(model4 < 0.8 * zero4);
+        QVERIFY(model1 < averaging1);
+    }
+
     void pauseResumeAndCancelTakeEffectWithinAStep()
     {
         QTemporaryDir dir;

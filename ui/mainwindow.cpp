@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
 #include "config.h"
@@ -282,7 +283,8 @@ void MainWindow::onProgress(const TrainProgress& p)
 void MainWindow::setPlotTask(const TaskConfig& t)
 {
     const TaskInfo* info = findTask(t.kind);
-    m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen);
+    const bool errorCurves = isVectorTask(t.kind) && t.kind != "sparse_parity" && t.kind != "vector_mqar";
+    m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen, errorCurves);
     // A new task brings its own evaluation lengths (copy's string lengths mean nothing for MQAR).
     if (t.kind != m_plotTaskKind) {
         m_plotTaskKind = t.kind;
@@ -295,6 +297,10 @@ void MainWindow::setPlotTask(const TaskConfig& t)
 void MainWindow::onEvaluated(const LengthCurve& c)
 {
     m_accuracy->setLiveCurve(c);
+    if (c.isError() || (isVectorTask(m_settings->config().task.kind) && !c.lengths.empty())) {
+        statusBar()->showMessage(tr("step %1: %2").arg(c.step).arg(c.summary()));
+        return;
+    }
     const int target = m_settings->config().task.maxLen;
     const double acc = c.stringAccuracyAt(target);
     const TaskInfo* info = findTask(m_settings->config().task.kind);
@@ -318,11 +324,8 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
         showError(o.message);
     if (!o.finalCurve.empty()) {
         m_accuracy->setLiveCurve(o.finalCurve);
-        log(tr("Final answer accuracy: %1").arg([&] {
-            QStringList s;
-            for (size_t i = 0; i < o.finalCurve.lengths.size(); ++i)
-                s << QString("L%1 %2%").arg(o.finalCurve.lengths[i]).arg(100 * o.finalCurve.stringAccuracy[i], 0, 'f', 1);
-            return s.join(", ");
+        log(tr("Final evaluation: %1").arg([&] {
+            return o.finalCurve.summary();
         }()));
     }
     if (!m_screenshotPath.isEmpty() && m_screenshotStep >= 0) {
@@ -402,15 +405,12 @@ void MainWindow::startEvaluation()
         if (!error->isEmpty()) {
             showError(tr("Evaluation failed: %1").arg(*error));
         } else {
-            const bool partial = result->lengths.size() < lengths.size();
+            const bool partial = !isVectorTask(m_model.config().task.kind) && result->lengths.size() < lengths.size();
             m_progress->setFormat(partial ? tr("evaluation cancelled") : tr("evaluated"));
             if (!result->empty()) {
-                m_accuracy->addCurve(tr("evaluation, step %1").arg(result->step), *result);
-                QStringList s;
-                for (size_t i = 0; i < result->lengths.size(); ++i)
-                    s << QString("L%1 %2% (chars %3%)").arg(result->lengths[i]).arg(100 * result->stringAccuracy[i], 0, 'f', 1)
-                             .arg(100 * result->charAccuracy[i], 0, 'f', 1);
-                log(tr("Evaluation at step %1, %2 strings per length: %3").arg(result->step).arg(samples).arg(s.join(", ")));
+                if (result->isError()) m_accuracy->setLiveCurve(*result);  // with its baselines
+                else m_accuracy->addCurve(tr("evaluation, step %1").arg(result->step), *result);
+                log(tr("Evaluation at step %1, %2 examples per point: %3").arg(result->step).arg(samples).arg(result->summary()));
             }
             emit evaluationFinished(*result);
         }

@@ -140,12 +140,16 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     connect(&m_replot, &QTimer::timeout, this, [this] { m_plot->replot(QCustomPlot::rpQueuedReplot); });
 }
 
-void AccuracyPlot::setTask(const QString& difficulty, int lo, int hi)
+void AccuracyPlot::setTask(const QString& difficulty, int lo, int hi, bool errorCurves)
 {
+    if (errorCurves != m_errorMode) clearCurves();  // accuracies and errors do not share an axis
+    m_errorMode = errorCurves;
     m_plot->xAxis->setLabel(difficulty);
-    m_title->setText(tr("Accuracy against %1").arg(difficulty));
+    m_plot->yAxis->setLabel(errorCurves ? tr("squared error / d") : tr("answer accuracy (whole answers right)"));
+    m_title->setText(errorCurves ? tr("In-context error against examples, with baselines") : tr("Accuracy against %1").arg(difficulty));
     if (auto* label = m_plot->findChild<QCPItemText*>("rangeLabel")) label->setText(tr("training range"));
-    setTrainingRange(lo, hi);
+    if (errorCurves) setTrainingRange(0, -1);  // every prompt has the same length: no band
+    else setTrainingRange(lo, hi);
 }
 
 void AccuracyPlot::setTrainingRange(int lo, int hi)
@@ -177,7 +181,7 @@ void AccuracyPlot::setGraphData(QCPGraph* g, const LengthCurve& c)
     QVector<double> x, y;
     for (size_t i = 0; i < c.lengths.size(); ++i) {
         x << c.lengths[i];
-        y << c.stringAccuracy[i];
+        y << c.valueAt(i);
     }
     g->setData(x, y, true);
 }
@@ -187,6 +191,28 @@ void AccuracyPlot::setLiveCurve(const LengthCurve& c)
     if (!m_live) m_live = makeGraph(tr("training"), seriesColour(0), false);
     m_live->setName(tr("during training, step %1").arg(c.step));
     setGraphData(m_live, c);
+    // The baselines on the same prompts, thin and grey, under the model's curve.
+    if (c.isError() && m_baselines.size() != c.baselineNames.size()) {
+        for (QCPGraph* g : m_baselines) m_plot->removeGraph(g);
+        m_baselines.clear();
+        for (size_t b = 0; b < c.baselineNames.size(); ++b) {
+            QCPGraph* g = m_plot->addGraph();
+            const int shade = 60 + int(b) * 35;
+            QPen pen(QColor(shade, shade, shade), 1.2);
+            pen.setStyle(b % 2 ? Qt::DashLine : Qt::DotLine);
+            g->setPen(pen);
+            g->setName(c.baselineNames[b]);
+            m_baselines.push_back(g);
+        }
+    }
+    for (size_t b = 0; b < m_baselines.size() && b < c.baselineError.size(); ++b) {
+        QVector<double> x, y;
+        for (size_t i = 0; i < c.lengths.size(); ++i) {
+            x << c.lengths[i];
+            y << c.baselineError[b][i];
+        }
+        m_baselines[b]->setData(x, y, true);
+    }
     rescale();
     emit curvesChanged();
 }
@@ -203,6 +229,7 @@ void AccuracyPlot::clearCurves()
 {
     m_plot->clearGraphs();
     m_live = nullptr;
+    m_baselines.clear();
     rescale();
     emit curvesChanged();
 }
@@ -219,6 +246,17 @@ void AccuracyPlot::rescale()
         if (found) hi = std::max(hi, r.upper);
     }
     m_plot->xAxis->setRange(0, hi * 1.05 + 0.5);
+    if (m_errorMode) {  // from 0 to the largest error drawn, the zero estimator's about 1
+        double top = 1.0;
+        for (int i = 0; i < m_plot->graphCount(); ++i) {
+            bool found = false;
+            const QCPRange r = m_plot->graph(i)->getValueRange(found);
+            if (found) top = std::max(top, r.upper);
+        }
+        m_plot->yAxis->setRange(0, std::min(top, 4.0) * 1.05);
+    } else {
+        m_plot->yAxis->setRange(-0.02, 1.02);
+    }
     if (!m_replot.isActive()) m_replot.start();
 }
 

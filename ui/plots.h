@@ -49,8 +49,10 @@ public:
 
     // Shades [lo, hi], the lengths the model was trained on.
     void setTrainingRange(int lo, int hi);
-    // The task's training range, and what its lengths count on the x axis and in the title.
-    void setTask(const QString& difficulty, int lo, int hi);
+    // The task's training range, and what its lengths count on the x axis and in the title;
+    // `errorCurves`: in-context regression, plotted as error against examples with baselines.
+    void setTask(const QString& difficulty, int lo, int hi, bool errorCurves = false);
+    bool errorMode() const { return m_errorMode; }
     // The latest evaluation during training: one curve, replaced each time.
     void setLiveCurve(const LengthCurve& c);
     // A kept curve (an evaluation the user asked for), with its own colour and label.
@@ -70,6 +72,8 @@ private:
     QCPGraph* m_live = nullptr;
     QCPItemRect* m_range;
     QCPTextElement* m_title = nullptr;
+    bool m_errorMode = false;
+    std::vector<QCPGraph*> m_baselines;  // the live curve's baselines (error mode)
     int m_rangeLo = 0, m_rangeHi = 0;
     QTimer m_replot;
 };

@@ -4,6 +4,7 @@
 #include "model.h"
 #include "modelcatalog.h"
 #include "presets.h"
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
 #include <QCheckBox>
@@ -75,6 +76,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; must hold one example at the largest difficulty"));
     m_ngram = spin(1, 64, "ngram", tr("n of the n-gram: the lookup key's length, or the planted duplicate's"));
     m_answerLen = spin(0, 10000, "answer_len", tr("Letters to answer after the key; 0 = the rest of the string"));
+    m_dims = spin(1, 256, "dims", tr("In-context learning: dimension d of the inputs x"));
+    m_sparsity = spin(1, 256, "sparsity", tr("Sparse regression: non-zero weights; sparse parity: the k coordinates multiplied"));
+    m_outlier = new QDoubleSpinBox(this);
+    m_outlier->setObjectName("outlier_prob");
+    m_outlier->setRange(0.0, 0.99);
+    m_outlier->setSingleStep(0.05);
+    m_outlier->setToolTip(tr("Outlier regressions: the probability that a pair is an outlier (not scored)"));
+    connect(m_outlier, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
     m_shuffle = new QCheckBox(tr("Shuffle words"), this);
     m_shuffle->setObjectName("shuffle_words");
     m_shuffle->setToolTip(tr("Copy the span's words in a random order (no help from knowing English)"));
@@ -92,6 +101,9 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     tf->addRow(tr("n-gram"), m_ngram);
     tf->addRow(tr("Answer letters"), m_answerLen);
     tf->addRow(QString(), m_shuffle);
+    tf->addRow(tr("Dimension d"), m_dims);
+    tf->addRow(tr("Sparsity"), m_sparsity);
+    tf->addRow(tr("Outlier probability"), m_outlier);
     m_sample = new QLabel(this);
     m_sample->setObjectName("sample");
     m_sample->setWordWrap(true);
@@ -287,6 +299,9 @@ void SettingsPanel::setTaskFields(const TaskConfig& t)
     m_ngram->setValue(t.ngram);
     m_answerLen->setValue(t.answerLen);
     m_shuffle->setChecked(t.shuffleWords);
+    m_dims->setValue(t.dims);
+    m_sparsity->setValue(t.sparsity);
+    m_outlier->setValue(t.outlierProb);
     m_filling = filling;
     updateTaskFields();
 }
@@ -296,7 +311,10 @@ void SettingsPanel::updateTaskFields()
 {
     const TaskInfo* info = findTask(m_task->currentData().toString());
     if (!info) return;
-    m_vocab->setEnabled(!info->characters);
+    m_vocab->setEnabled(!info->characters && !info->vectors);
+    m_dims->setEnabled(info->options.contains("dims"));
+    m_sparsity->setEnabled(info->options.contains("sparsity"));
+    m_outlier->setEnabled(info->options.contains("outlier_prob"));
     m_ngram->setEnabled(info->options.contains("ngram"));
     m_answerLen->setEnabled(info->options.contains("answer_len"));
     m_shuffle->setEnabled(info->options.contains("shuffle_words"));
@@ -314,6 +332,7 @@ void SettingsPanel::updateTaskFields()
 void SettingsPanel::showSample()
 {
     const TaskConfig t = config().task;
+    if (isVectorTask(t.kind)) return showVectorSample(t);
     try {
         const std::unique_ptr<TokenTask> task = TokenTask::create(t);
         std::mt19937_64 rng(static_cast<uint64_t>(m_sampleSeed));
@@ -344,6 +363,36 @@ void SettingsPanel::showSample()
     }
 }
 
+// An in-context prompt as a small table: the first pairs, x rounded, y, scored ones in green.
+void SettingsPanel::showVectorSample(const TaskConfig& t)
+{
+    try {
+        const std::unique_ptr<IclTask> task = IclTask::create(t);
+        std::mt19937_64 rng(static_cast<uint64_t>(m_sampleSeed));
+        const IclPrompt p = task->prompts(1, t.maxLen, rng).front();
+        const int shownDims = std::min(p.d, 4), shownPairs = std::min(p.pairs, 6);
+        QString html = "<table cellspacing='0' cellpadding='1' style='font-family: monospace; font-size: small'>";
+        html += "<tr><td></td><td style='color:#444444'>x</td><td style='color:#1a8f3a'>y</td></tr>";
+        auto numbers = [](const float* v, int n, int shown) {
+            QStringList s;
+            for (int i = 0; i < shown; ++i) s << QString::number(v[i], 'f', 2);
+            return s.join(" ") + (n > shown ? " …" : "");
+        };
+        for (int i = 0; i < shownPairs; ++i) {
+            const QString yStyle = p.scored[size_t(i)] ? "color:#1a8f3a; font-weight:bold" : "color:#999999";
+            html += QString("<tr><td style='color:#1f5fbf'>%1</td><td style='color:#444444'>%2</td><td style='%3'>%4</td></tr>")
+                        .arg(i + 1)
+                        .arg(numbers(&p.x[size_t(i) * p.d], p.d, shownDims))
+                        .arg(yStyle, numbers(&p.y[size_t(i) * p.dOut], p.dOut, std::min(p.dOut, 3)));
+        }
+        html += "</table>";
+        if (p.pairs > shownPairs) html += tr("<span style='color:#777777'>… %1 pairs in all; y in green is predicted from the pairs above it</span>").arg(p.pairs);
+        m_sample->setText(html);
+    } catch (const Error& e) {
+        m_sample->setText(tr("(no example: %1)").arg(e.message().toHtmlEscaped()));
+    }
+}
+
 ExperimentConfig SettingsPanel::config() const
 {
     ExperimentConfig c = m_base;
@@ -351,6 +400,9 @@ ExperimentConfig SettingsPanel::config() const
     c.task.ngram = m_ngram->value();
     c.task.answerLen = m_answerLen->value();
     c.task.shuffleWords = m_shuffle->isChecked();
+    c.task.dims = m_dims->value();
+    c.task.sparsity = m_sparsity->value();
+    c.task.outlierProb = m_outlier->value();
     c.task.vocabSize = m_vocab->value();
     c.task.minLen = m_minLen->value();
     c.task.maxLen = m_maxLen->value();

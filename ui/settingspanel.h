@@ -44,6 +44,7 @@ private:
     void updateTaskFields();
     void setTaskFields(const TaskConfig& t);
     void showSample();
+    void showVectorSample(const TaskConfig& t);
     void updateSize();
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
 
@@ -52,7 +53,8 @@ private:
     QComboBox* m_preset;
     QLabel* m_description;
     QComboBox* m_task;
-    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen;
+    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen, *m_dims, *m_sparsity;
+    QDoubleSpinBox* m_outlier;
     QCheckBox* m_shuffle;
     QLabel* m_sample;          // one generated example, coloured by role
     QPushButton* m_newSample;

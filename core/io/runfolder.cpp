@@ -1,5 +1,7 @@
 #include "runfolder.h"
 
+#include "tasks/icltask.h"
+
 #include "error.h"
 
 #include <QDateTime>
@@ -29,8 +31,15 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     if (!m_metrics->open(QIODevice::WriteOnly | QIODevice::Text))
         throw Error(QString("%1: cannot write metrics.csv (%2)").arg(m_dir, m_metrics->errorString()));
     QStringList header{"step", "examples_seen", "wall_time_s", "loss", "lr", "tokens_per_s"};
-    for (int len : m_evalLengths) header << QString("string_acc_%1").arg(len);
-    for (int len : m_evalLengths) header << QString("char_acc_%1").arg(len);
+    // In-context regression and parity evaluate one prompt length after every number of
+    // examples: one column, the measure after the most examples; curves.json has the rest.
+    m_prefixCurve = isVectorTask(config.task.kind) && config.task.kind != "vector_mqar";
+    if (m_prefixCurve) {
+        header << (config.task.kind == "sparse_parity" ? "accuracy_last" : "error_last");
+    } else {
+        for (int len : m_evalLengths) header << QString("string_acc_%1").arg(len);
+        for (int len : m_evalLengths) header << QString("char_acc_%1").arg(len);
+    }
     m_metrics->write((header.join(',') + '\n').toUtf8());
     m_metrics->flush();
 }
@@ -42,7 +51,8 @@ void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
     QStringList row{QString::number(p.step), QString::number(p.examplesSeen), QString::number(p.elapsedSeconds, 'f', 3),
                     QString::number(p.loss, 'g', 6), QString::number(p.lr, 'g', 6),
                     QString::number(p.tokensPerSecond, 'f', 0)};
-    for (int pass = 0; pass < 2; ++pass)
+    if (m_prefixCurve) row << (eval && !eval->lengths.empty() ? QString::number(eval->valueAt(eval->lengths.size() - 1), 'f', 4) : QString());
+    for (int pass = 0; pass < 2 && !m_prefixCurve; ++pass)
         for (int len : m_evalLengths) {
             QString cell;
             if (eval)
@@ -57,14 +67,26 @@ void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
 
 void RunFolder::appendCurve(const LengthCurve& c)
 {
-    QJsonArray lengths, str, chr;
-    for (size_t i = 0; i < c.lengths.size(); ++i) {
-        lengths.append(c.lengths[i]);
-        str.append(c.stringAccuracy[i]);
-        chr.append(c.charAccuracy[i]);
+    auto array = [](const std::vector<double>& v) {
+        QJsonArray a;
+        for (double x : v) a.append(x);
+        return a;
+    };
+    QJsonArray lengths;
+    for (int l : c.lengths) lengths.append(l);
+    QJsonObject o{{"step", c.step}, {"samples", c.samples}, {"lengths", lengths}, {"metric", c.metric}};
+    if (c.isError()) {
+        o.insert("error", array(c.error));
+        o.insert("error_stderr", array(c.errorStdErr));
+        QJsonObject baselines;
+        for (size_t b = 0; b < c.baselineNames.size(); ++b) baselines.insert(c.baselineNames[b], array(c.baselineError[b]));
+        o.insert("baselines", baselines);
+    } else {
+        o.insert("string_accuracy", array(c.stringAccuracy));
+        o.insert("char_accuracy", array(c.charAccuracy));
+        o.insert("string_accuracy_stderr", array(c.stringStdErr));
     }
-    m_curves.append(QJsonObject{{"step", c.step}, {"samples", c.samples}, {"lengths", lengths},
-                                {"string_accuracy", str}, {"char_accuracy", chr}});
+    m_curves.append(o);
     QSaveFile f(QDir(m_dir).filePath("curves.json"));
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson()) < 0
         || !f.commit())

@@ -30,6 +30,7 @@ public:
 private:
     QString m_dir;
     std::vector<int> m_evalLengths;
+    bool m_prefixCurve = false;  // an in-context task scored after every number of examples
     std::unique_ptr<QFile> m_metrics;
     QJsonArray m_curves;
 };

@@ -5,11 +5,14 @@
 #include "models/mamba.h"
 #include "models/s4d.h"
 #include "models/transformer.h"
+#include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
 namespace parrot {
 
-SequenceModel buildModel(const ExperimentConfig& c)
+namespace {
+
+SequenceModel buildFamily(const ExperimentConfig& c)
 {
     const ModelConfig& m = c.model;
     const int64_t V = taskVocabSize(c.task);
@@ -70,6 +73,17 @@ SequenceModel buildModel(const ExperimentConfig& c)
     o.tieEmbeddings = m.tieEmbeddings;
     o.mamba = mamba;
     return std::make_shared<HybridLMImpl>(o);
+}
+
+}  // namespace
+
+SequenceModel buildModel(const ExperimentConfig& c)
+{
+    SequenceModel net = buildFamily(c);
+    // In-context learning on vectors: no vocabulary (an empty embedding), a linear read-in of
+    // the d-dim x and y tokens and a read-out of the prediction.
+    if (isVectorTask(c.task.kind)) net->addVectorIO(c.task.dims, IclTask::create(c.task)->outputDims(), c.model.dModel);
+    return net;
 }
 
 }  // namespace parrot

@@ -64,6 +64,26 @@ const std::vector<TaskInfo>& tokenTasks()
          "`$ k1 v1 ... kN vN |` then every key again, in random order after power-law gaps of filler; answer its "
          "value (Arora et al., 2023). Keys from the first half of the letters, values from the second.",
          "key-value pairs", {}, false},
+        // In-context learning on vectors (Park et al., 2024; Garg et al., 2022): x1, y1, x2, y2, ...
+        {"linear_regression", "ICL: linear regression", "y = w.x with a fresh w ~ N(0, I) per prompt; predict each y from the examples before it.",
+         "in-context examples", {"dims"}, false, true},
+        {"sparse_linear_regression", "ICL: sparse linear regression", "As linear regression, w with `sparsity` non-zeros (Lasso is the baseline to beat).",
+         "in-context examples", {"dims", "sparsity"}, false, true},
+        {"relu_regression", "ICL: 2-layer ReLU network", "y = a.relu(Vx), 100 hidden units, fresh per prompt (Garg et al.).",
+         "in-context examples", {"dims"}, false, true},
+        {"decision_tree", "ICL: decision tree", "y from a random depth-4 tree splitting on the signs of random coordinates.",
+         "in-context examples", {"dims"}, false, true},
+        {"orthogonal_outlier_regression", "ICL: orthogonal-outlier regression",
+         "Linear regression where each pair is, with probability outlier_prob, labelled by a u orthogonal to w; scored on clean pairs.",
+         "in-context examples", {"dims", "outlier_prob"}, false, true},
+        {"many_outlier_regression", "ICL: many-outlier regression",
+         "Linear regression where each pair is, with probability outlier_prob, the outlier x = (1,...,1), y = 1; scored on clean pairs.",
+         "in-context examples", {"dims", "outlier_prob"}, false, true},
+        {"sparse_parity", "ICL: sparse parity", "x in {-1, +1}^d, y the product of `sparsity` coordinates, the same subset across a batch; accuracy of the sign.",
+         "in-context examples", {"dims", "sparsity"}, false, true},
+        {"vector_mqar", "ICL: vector-valued MQAR",
+         "Key and value vectors of norm sqrt(d), then every key again; predict its value. Accuracy: the nearest value in the prompt is right.",
+         "key-value pairs", {"dims"}, false, true},
     };
     return tasks;
 }
@@ -98,6 +118,27 @@ TaskConfig taskDefaults(const QString& kind)
         t.contextLen = 256;
         t.evalLengths = {2, 4, 6, 8, 12};
         t.evalSamples = 64;
+    } else if (findTask(kind) && findTask(kind)->vectors) {
+        // Laptop scale of Park et al.'s setting (d 20, 40 examples): d 8, 24 examples.
+        t.dims = 8;
+        t.minLen = 24;
+        t.maxLen = 24;
+        t.contextLen = 48;
+        t.evalLengths = {24};
+        t.evalSamples = 256;
+        t.sparsity = kind == "sparse_parity" ? 2 : 3;
+        t.outlierProb = kind == "many_outlier_regression" ? 0.9 : 0.5;
+        if (kind == "sparse_parity") {
+            t.minLen = t.maxLen = 40;
+            t.contextLen = 80;
+            t.evalLengths = {40};
+        }
+        if (kind == "vector_mqar") {  // pairs, each then queried once
+            t.minLen = 4;
+            t.maxLen = 8;
+            t.contextLen = 32;
+            t.evalLengths = {2, 4, 8, 12, 16};
+        }
     } else if (kind == "mqar") {
         t.vocabSize = 52;  // keys a-z, values A-Z
         t.minLen = 2;
@@ -464,6 +505,8 @@ std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
         for (const TaskInfo& t : tokenTasks()) ids << t.id;
         throw Error(QString("task.kind: unknown task \"%1\" (expected one of %2)").arg(c.kind, ids.join(", ")));
     }
+    if (info->vectors)
+        throw Error(QString("task.kind: \"%1\" is an in-context-learning task on vectors, not tokens").arg(c.kind));
     if (!info->characters && (c.vocabSize < 2 || c.vocabSize > 1024))
         throw Error(QString("task.vocab_size: expected 2..1024, got %1").arg(c.vocabSize));
     if (c.minLen < 1 || c.maxLen < c.minLen)
@@ -581,6 +624,7 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
 int taskVocabSize(const TaskConfig& config)
 {
     const TaskInfo* info = findTask(config.kind);
+    if (info && info->vectors) return 0;  // read in and out through linear layers
     if (info && info->characters) return 4 + int(characters().size());
     return CopyVocab{config.vocabSize}.size();
 }

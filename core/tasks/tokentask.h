@@ -76,6 +76,7 @@ struct TaskInfo {
     QString difficulty;   // what min_len / max_len / eval lengths count, e.g. "string length"
     QStringList options;  // task.* keys it uses besides the common ones
     bool characters;      // a fixed character vocabulary (task.vocab_size unused)
+    bool vectors = false; // an in-context-learning task on vectors (tasks/icltask.h), not tokens
 };
 const std::vector<TaskInfo>& tokenTasks();
 const TaskInfo* findTask(const QString& id);

@@ -1,5 +1,7 @@
 #include "trainer.h"
 
+#include "tasks/icltask.h"
+
 #include "diagnostics.h"
 #include "error.h"
 #include "io/runfolder.h"
@@ -89,10 +91,13 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         applyThreads();
         std::optional<RunFolder> folder;
         if (!runDir.isEmpty()) folder.emplace(runDir, cfg, environmentJson());
-        const std::unique_ptr<TokenTask> taskPtr = TokenTask::create(cfg.task);
-        const TokenTask& task = *taskPtr;
+        // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
+        // squared error / d of the prediction at each scored x position.
+        std::unique_ptr<TokenTask> tokenTask;
+        std::unique_ptr<IclTask> iclTask;
+        if (isVectorTask(cfg.task.kind)) iclTask = IclTask::create(cfg.task);
+        else tokenTask = TokenTask::create(cfg.task);
         Model::Impl& m = *model.d;
-        const int V = task.vocabSize();
         auto opt = makeOptimizer(m.net, tc);
         std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
         m.net->train();
@@ -138,21 +143,20 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
                 break;
             }
             const auto t0 = Clock::now();
-            const TokenBatch b = task.trainBatch(tc.batchSize, rng);
+            TokenBatch b;
+            VectorBatch vb;
+            if (iclTask) {
+                vb = iclTask->batch(tc.batchSize, std::uniform_int_distribution<int>(cfg.task.minLen, cfg.task.maxLen)(rng), rng);
+                b.examples = vb.batch;
+            } else {
+                b = tokenTask->trainBatch(tc.batchSize, rng);
+            }
             const double lr = learningRate(tc, s);
             for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
             double lossValue = 0;
             {
                 std::lock_guard lock(m.mutex);
-                auto input = toTensor(b.input, b.batch, b.length, m.device);
-                auto target = toTensor(b.target, b.batch, b.length, m.device);
-                auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8)
-                                .to(m.device, torch::kFloat32);
-                auto logits = m.net->forward(input);  // (B, T, V)
-                auto nll = torch::nn::functional::cross_entropy(
-                    logits.view({-1, V}), target.view({-1}),
-                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-                auto loss = (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);
+                const auto loss = iclTask ? vectorLoss(m.net, vb, m.device) : tokenLoss(m.net, b, m.device);
                 lossValue = loss.item<double>();
                 if (!std::isfinite(lossValue)) {
                     out.status = TrainOutcome::Status::Diverged;
@@ -172,7 +176,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             p.step = s + 1;
             p.loss = lossValue;
             p.lr = lr;
-            p.examplesSeen += b.examples;
+            p.examplesSeen += b.examples;  // prompts, for vector tasks
             p.elapsedSeconds = activeSeconds;
             p.tokensPerSecond = double(p.step) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
             p.etaSeconds = activeSeconds / double(p.step) * double(tc.steps - p.step);

@@ -1,0 +1,292 @@
+#include "icltask.h"
+
+#include "error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace parrot {
+
+namespace {
+
+const QStringList& vectorKinds()
+{
+    static const QStringList kinds = {"linear_regression", "sparse_linear_regression", "relu_regression", "decision_tree",
+                                      "orthogonal_outlier_regression", "many_outlier_regression", "sparse_parity",
+                                      "vector_mqar"};
+    return kinds;
+}
+
+using Vec = std::vector<float>;
+
+Vec gaussian(int n, std::mt19937_64& rng, double scale = 1.0)
+{
+    std::normal_distribution<float> g(0.0f, float(scale));
+    Vec v(static_cast<size_t>(n));
+    for (float& x : v) x = g(rng);
+    return v;
+}
+
+float dot(const float* a, const float* b, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += double(a[i]) * b[i];
+    return float(s);
+}
+
+// Pairs x ~ N(0, I) labelled by f; every pair scored.
+template <class F> IclPrompt labelled(int pairs, int d, std::mt19937_64& rng, F f)
+{
+    IclPrompt p;
+    p.pairs = pairs;
+    p.d = d;
+    p.dOut = 1;
+    p.x = gaussian(pairs * d, rng);
+    p.y.resize(static_cast<size_t>(pairs));
+    p.scored.assign(static_cast<size_t>(pairs), 1);
+    for (int i = 0; i < pairs; ++i) p.y[size_t(i)] = f(&p.x[size_t(i) * d]);
+    return p;
+}
+
+class LinearRegression : public IclTask {
+public:
+    using IclTask::IclTask;
+
+protected:
+    Vec weights(std::mt19937_64& rng) const
+    {
+        const int d = dims();
+        Vec w = gaussian(d, rng);
+        if (m_config.kind == "sparse_linear_regression") {
+            std::vector<int> idx(static_cast<size_t>(d));
+            std::iota(idx.begin(), idx.end(), 0);
+            std::shuffle(idx.begin(), idx.end(), rng);
+            for (size_t i = size_t(m_config.sparsity); i < idx.size(); ++i) w[size_t(idx[i])] = 0;
+        }
+        return w;
+    }
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    {
+        const Vec w = weights(rng);
+        const int d = dims();
+        return labelled(pairs, d, rng, [&](const float* x) { return dot(w.data(), x, d); });
+    }
+};
+
+class ReluRegression : public IclTask {
+public:
+    using IclTask::IclTask;
+    static constexpr int kHidden = 100;
+
+protected:
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    {
+        const int d = dims();
+        const Vec V = gaussian(kHidden * d, rng), a = gaussian(kHidden, rng, std::sqrt(2.0 / kHidden));
+        return labelled(pairs, d, rng, [&](const float* x) {
+            double y = 0;
+            for (int j = 0; j < kHidden; ++j) y += a[size_t(j)] * std::max(0.0f, dot(&V[size_t(j) * d], x, d));
+            return float(y);
+        });
+    }
+};
+
+class DecisionTree : public IclTask {
+public:
+    using IclTask::IclTask;
+    static constexpr int kDepth = 4;
+
+protected:
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    {
+        const int d = dims(), inner = (1 << kDepth) - 1;
+        std::uniform_int_distribution<int> coord(0, d - 1);
+        std::vector<int> split(static_cast<size_t>(inner));
+        for (int& c : split) c = coord(rng);
+        const Vec leaves = gaussian(1 << kDepth, rng);
+        return labelled(pairs, d, rng, [&](const float* x) {
+            int node = 0;  // heap order: children 2n+1 (x <= 0) and 2n+2
+            for (int level = 0; level < kDepth; ++level) node = 2 * node + (x[split[size_t(node)]] > 0 ? 2 : 1);
+            return leaves[size_t(node - inner)];
+        });
+    }
+};
+
+class OutlierRegression : public IclTask {
+public:
+    OutlierRegression(const TaskConfig& c, bool orthogonal) : IclTask(c), m_orthogonal(orthogonal) {}
+
+protected:
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    {
+        const int d = dims();
+        const Vec w = gaussian(d, rng);
+        Vec u = gaussian(d, rng);
+        // u orthogonal to w: remove its component along w (Gram-Schmidt)
+        const float ww = dot(w.data(), w.data(), d), uw = dot(u.data(), w.data(), d);
+        for (int i = 0; i < d; ++i) u[size_t(i)] -= uw / std::max(ww, 1e-12f) * w[size_t(i)];
+        IclPrompt p = labelled(pairs, d, rng, [&](const float* x) { return dot(w.data(), x, d); });
+        std::bernoulli_distribution outlier(m_config.outlierProb);
+        for (int i = 0; i < pairs; ++i) {
+            if (!outlier(rng)) continue;
+            p.scored[size_t(i)] = 0;
+            float* x = &p.x[size_t(i) * d];
+            if (m_orthogonal) {
+                p.y[size_t(i)] = dot(u.data(), x, d);
+            } else {
+                std::fill(x, x + d, 1.0f);
+                p.y[size_t(i)] = 1.0f;
+            }
+        }
+        return p;
+    }
+
+private:
+    bool m_orthogonal;
+};
+
+class SparseParity : public IclTask {
+public:
+    using IclTask::IclTask;
+    QString metric() const override { return "accuracy"; }
+
+protected:
+    std::vector<int> sharedDraw(std::mt19937_64& rng) const override
+    {
+        std::vector<int> idx(static_cast<size_t>(dims()));
+        std::iota(idx.begin(), idx.end(), 0);
+        std::shuffle(idx.begin(), idx.end(), rng);
+        idx.resize(size_t(m_config.sparsity));
+        return idx;
+    }
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>& subset) const override
+    {
+        const int d = dims();
+        IclPrompt p;
+        p.pairs = pairs;
+        p.d = d;
+        p.dOut = 1;
+        p.x.resize(size_t(pairs) * d);
+        p.y.resize(size_t(pairs));
+        p.scored.assign(size_t(pairs), 1);
+        std::bernoulli_distribution coin(0.5);
+        for (int i = 0; i < pairs; ++i) {
+            float* x = &p.x[size_t(i) * d];
+            for (int j = 0; j < d; ++j) x[j] = coin(rng) ? 1.0f : -1.0f;
+            float y = 1;
+            for (int j : subset) y *= x[j];
+            p.y[size_t(i)] = y;
+        }
+        return p;
+    }
+};
+
+class VectorMqar : public IclTask {
+public:
+    using IclTask::IclTask;
+    int outputDims() const override { return dims(); }
+    QString metric() const override { return "accuracy"; }
+    bool curveOverPairs() const override { return true; }
+
+protected:
+    // `pairs` key-value pairs, then `pairs` queries (each key once, in random order).
+    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    {
+        const int d = dims(), n = 2 * pairs;
+        auto sphere = [&] {
+            Vec v = gaussian(d, rng);
+            const float norm = std::sqrt(std::max(dot(v.data(), v.data(), d), 1e-12f));
+            for (float& x : v) x *= std::sqrt(float(d)) / norm;
+            return v;
+        };
+        IclPrompt p;
+        p.pairs = n;
+        p.d = d;
+        p.dOut = d;
+        p.x.resize(size_t(n) * d);
+        p.y.resize(size_t(n) * d);
+        p.scored.assign(size_t(n), 0);
+        for (int i = 0; i < pairs; ++i) {
+            const Vec k = sphere(), v = sphere();
+            std::copy(k.begin(), k.end(), p.x.begin() + long(i) * d);
+            std::copy(v.begin(), v.end(), p.y.begin() + long(i) * d);
+        }
+        std::vector<int> order(static_cast<size_t>(pairs));
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        for (int q = 0; q < pairs; ++q) {
+            const int src = order[size_t(q)], dst = pairs + q;
+            std::copy_n(p.x.begin() + long(src) * d, d, p.x.begin() + long(dst) * d);
+            std::copy_n(p.y.begin() + long(src) * d, d, p.y.begin() + long(dst) * d);
+            p.scored[size_t(dst)] = 1;
+        }
+        return p;
+    }
+};
+
+}  // namespace
+
+bool isVectorTask(const QString& kind) { return vectorKinds().contains(kind); }
+
+std::unique_ptr<IclTask> IclTask::create(const TaskConfig& c)
+{
+    if (!isVectorTask(c.kind)) throw Error(QString("task.kind: \"%1\" is not an in-context-learning task").arg(c.kind));
+    if (c.dims < 1 || c.dims > 256) throw Error(QString("task.dims: expected 1..256, got %1").arg(c.dims));
+    const bool sparse = c.kind == "sparse_linear_regression" || c.kind == "sparse_parity";
+    if (sparse && (c.sparsity < 1 || c.sparsity > c.dims))
+        throw Error(QString("task.sparsity: expected 1..dims (%1), got %2").arg(c.dims).arg(c.sparsity));
+    if (c.kind.contains("outlier") && !(c.outlierProb >= 0 && c.outlierProb < 1))
+        throw Error(QString("task.outlier_prob: expected 0 <= p < 1, got %1").arg(c.outlierProb));
+    if (c.minLen < 1 || c.maxLen < c.minLen)
+        throw Error(QString("task.min_len/max_len: expected 1 <= min_len <= max_len, got %1 and %2").arg(c.minLen).arg(c.maxLen));
+    const int tokens = 2 * c.maxLen * (c.kind == "vector_mqar" ? 2 : 1);
+    if (c.contextLen < tokens)
+        throw Error(QString("task.context_len: a prompt of max_len %1 takes %2 positions, got %3").arg(c.maxLen).arg(tokens).arg(c.contextLen));
+    if (c.kind == "linear_regression" || c.kind == "sparse_linear_regression") return std::unique_ptr<IclTask>(new LinearRegression(c));
+    if (c.kind == "relu_regression") return std::unique_ptr<IclTask>(new ReluRegression(c));
+    if (c.kind == "decision_tree") return std::unique_ptr<IclTask>(new DecisionTree(c));
+    if (c.kind == "orthogonal_outlier_regression") return std::unique_ptr<IclTask>(new OutlierRegression(c, true));
+    if (c.kind == "many_outlier_regression") return std::unique_ptr<IclTask>(new OutlierRegression(c, false));
+    if (c.kind == "sparse_parity") return std::unique_ptr<IclTask>(new SparseParity(c));
+    return std::unique_ptr<IclTask>(new VectorMqar(c));
+}
+
+std::vector<IclPrompt> IclTask::prompts(int batch, int pairs, std::mt19937_64& rng) const
+{
+    if (pairs < 1) throw Error(QString("in-context examples: expected >= 1, got %1").arg(pairs));
+    const std::vector<int> shared = sharedDraw(rng);
+    std::vector<IclPrompt> out;
+    for (int b = 0; b < batch; ++b) out.push_back(prompt(pairs, rng, shared));
+    return out;
+}
+
+VectorBatch IclTask::batch(int batch, int pairs, std::mt19937_64& rng) const { return batchOf(prompts(batch, pairs, rng)); }
+
+VectorBatch IclTask::batchOf(const std::vector<IclPrompt>& ps) const
+{
+    const int batch = int(ps.size());
+    VectorBatch v;
+    v.batch = batch;
+    v.pairs = ps.front().pairs;
+    v.d = dims();
+    v.dOut = outputDims();
+    const int T = 2 * v.pairs;
+    v.inputs.assign(size_t(batch) * T * v.d, 0.0f);
+    v.targets.resize(size_t(batch) * v.pairs * v.dOut);
+    v.scored.resize(size_t(batch) * v.pairs);
+    for (int b = 0; b < batch; ++b) {
+        const IclPrompt& p = ps[size_t(b)];
+        for (int i = 0; i < v.pairs; ++i) {
+            float* xTok = &v.inputs[(size_t(b) * T + 2 * i) * v.d];
+            float* yTok = &v.inputs[(size_t(b) * T + 2 * i + 1) * v.d];
+            std::copy_n(&p.x[size_t(i) * v.d], v.d, xTok);
+            std::copy_n(&p.y[size_t(i) * v.dOut], v.dOut, yTok);  // y padded with zeros to d
+            std::copy_n(&p.y[size_t(i) * v.dOut], v.dOut, &v.targets[(size_t(b) * v.pairs + i) * v.dOut]);
+            v.scored[size_t(b) * v.pairs + i] = p.scored[size_t(i)];
+        }
+    }
+    return v;
+}
+
+}  // namespace parrot
