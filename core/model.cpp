@@ -84,7 +84,7 @@ torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device
 {
     auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat).to(device);
     auto scored = torch::from_blob(const_cast<uint8_t*>(v.scored.data()), {v.batch, v.pairs}, torch::kUInt8).to(device, torch::kFloat32);
-    auto error = (predictVectors(net, v, device) - target).pow(2).mean(-1);  // (B, pairs): squared error / dOut
+    auto error = (predictVectors(net, v, device) - target).pow(2).sum(-1) / double(v.d);  // (B, pairs): squared error / d
     return (error * scored).sum() / scored.sum().clamp_min(1.0);
 }
 

@@ -31,7 +31,7 @@ torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length
 torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device);
 // A vector batch's predictions at the x positions: (B, pairs, dOut).
 torch::Tensor predictVectors(SequenceModel& net, const VectorBatch& v, torch::Device device);
-// Mean squared error / dOut over the scored pairs (training's loss on in-context-learning tasks).
+// Mean squared error / d over the scored pairs, as evaluated (training's loss on in-context-learning tasks).
 torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device device);
 
 // The teacher-forced accuracy of one evaluation batch (one example per row, answers masked):

@@ -267,7 +267,7 @@ private slots:
         QVERIFY(validate(c).isEmpty());
         auto* form = static_cast<QFormLayout*>(vocab->parentWidget()->layout());
         QCOMPARE(static_cast<QLabel*>(form->labelForField(w.settings()->findChild<QSpinBox*>("min_len")))->text(),
-                 QString("Min key-value pairs"));
+                 QString("Min pairs"));
         QVERIFY(!w.settings()->findChild<QSpinBox*>("ngram")->isEnabled());
         QVERIFY2(sample->text().contains("#d2691e") && sample->text().contains("#1a8f3a"), qPrintable(sample->text()));
         QCOMPARE(evalBox->text(), QString("4, 8, 16, 24"));

@@ -38,7 +38,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_log, 0, Qt::AlignRight);
-    styleAxes(m_plot, tr("step"), tr("loss (answer tokens)"));
+    styleAxes(m_plot, tr("step"), tr("loss (answer tokens; in-context: squared error / d)"));
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
     m_graph = m_plot->addGraph();
@@ -144,6 +144,9 @@ void AccuracyPlot::setTask(const QString& difficulty, int lo, int hi, bool error
 {
     if (errorCurves != m_errorMode) clearCurves();  // accuracies and errors do not share an axis
     m_errorMode = errorCurves;
+    // Accuracy falls to the right (legend bottom left); error falls too (legend top right).
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, errorCurves ? Qt::AlignTop | Qt::AlignRight
+                                                                        : Qt::AlignBottom | Qt::AlignLeft);
     m_plot->xAxis->setLabel(difficulty);
     m_plot->yAxis->setLabel(errorCurves ? tr("squared error / d") : tr("answer accuracy (whole answers right)"));
     m_title->setText(errorCurves ? tr("In-context error against examples, with baselines") : tr("Accuracy against %1").arg(difficulty));

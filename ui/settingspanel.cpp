@@ -322,7 +322,7 @@ void SettingsPanel::updateTaskFields()
     auto label = [&](QWidget* field, const QString& text) {
         if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
     };
-    const QString what = info->difficulty;
+    const QString what = info->difficulty.section(' ', -1);  // "length", "entries", "pairs", "examples"
     label(m_minLen, tr("Min %1").arg(what));
     label(m_maxLen, tr("Max %1").arg(what));
     label(m_evalLengths, tr("Eval %1").arg(what));
