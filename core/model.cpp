@@ -337,6 +337,7 @@ std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int 
     if (!d) throw Error("no model");
     if (batch < 1 || time < 1 || tokens.size() != size_t(batch) * size_t(time))
         throw Error(QString("logits: expected %1 x %2 tokens, got %3").arg(batch).arg(time).arg(tokens.size()));
+    if (isVectorTask(d->config.task.kind)) throw Error("logits: this model reads vectors (in-context learning), not tokens");
     const int vocab = taskVocabSize(d->config.task);
     for (int t : tokens)
         if (t < 0 || t >= vocab) throw Error(QString("logits: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
@@ -372,6 +373,8 @@ std::vector<ProbeMatrix> probeMatrices(const std::vector<torch::Tensor>& ts, con
 ModelProbes Model::probe(const std::vector<int>& tokens) const
 {
     if (!d) throw Error("no model");
+    if (isVectorTask(d->config.task.kind))
+        throw Error("probe: this model reads vectors (in-context learning), not tokens; its inside views are not there yet");
     const int T = int(tokens.size());
     if (T < 1) throw Error("probe: no tokens");
     const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);

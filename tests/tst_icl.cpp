@@ -242,6 +242,18 @@ private slots:
             }
     }
 
+    void sameSeedSamePrompts()
+    {
+        for (const char* kind : {"linear_regression", "sparse_linear_regression", "relu_regression", "decision_tree",
+                                 "orthogonal_outlier_regression", "many_outlier_regression", "sparse_parity", "vector_mqar"}) {
+            const auto task = IclTask::create(icl(kind, 4, 6));
+            std::mt19937_64 a(11), b(11), c(12);
+            const VectorBatch x = task->batch(3, 6, a), y = task->batch(3, 6, b), z = task->batch(3, 6, c);
+            QVERIFY2(x.inputs == y.inputs && x.targets == y.targets && x.scored == y.scored, kind);
+            QVERIFY2(x.inputs != z.inputs, kind);
+        }
+    }
+
     void badOptionsAreClearErrors()
     {
         TaskConfig t = icl("sparse_parity", 4, 10);
@@ -286,6 +298,7 @@ private slots:
         QCOMPARE(int(a.lengths.size()), 10);
         QCOMPARE(a.baselineNames.size(), size_t(4));  // least squares, averaging, 3-NN, zero
         QVERIFY(a.baselineError[0].back() < 1e-6);     // least squares is exact by then
+        QVERIFY_THROWS_EXCEPTION(Error, m.probe({1, 2}));  // no token views for a vector model
     }
 };
 
