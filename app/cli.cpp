@@ -3,6 +3,8 @@
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"
+#include "experiments/sweep.h"
+#include "io/runfolder.h"
 #include "model.h"
 #include "modelcatalog.h"
 #include "presets.h"
@@ -11,13 +13,18 @@
 #include "train/trainer.h"
 #include "version.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QDirIterator>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QTextStream>
+#include <QThread>
 
 #include <csignal>
 
@@ -47,7 +54,11 @@ Commands:
         [--set KEY=VALUE]...       train and write a run folder (config.json,
                                    metrics.csv, curves.json, checkpoints/)
   eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
-                                   copy accuracy of a checkpoint at each length
+                                   accuracy (or in-context error) of a checkpoint
+  sweep --config SWEEP.json --out DIR [--jobs N] [--print-commands]
+                                   run a grid of experiments, resumable; or print one
+                                   independent command per unfinished run
+  runs --dir DIR [--json]          list the runs under DIR with their final results
 
 Options:
   --threads N                      torch threads (default: all cores)
@@ -404,11 +415,144 @@ int cmdSample(Args& a)
     return 0;
 }
 
+// A word as a POSIX shell reads it back: bare when safe, else single-quoted.
+QString shellQuote(const QString& w)
+{
+    static const QRegularExpression safe("^[A-Za-z0-9_./=:,+-]+$");
+    if (safe.match(w).hasMatch()) return w;
+    QString q = w;
+    q.replace("'", "'\\''");
+    return "'" + q + "'";
+}
+
+int cmdSweep(Args& a)
+{
+    const QString file = a.value("--config");
+    const QString outDir = a.value("--out");
+    const int jobs = a.integer("--jobs", 1, 1, 256);
+    const bool print = a.flag("--print-commands");
+    a.done();
+    if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json and --out DIR are required");
+    const SweepPlan plan = loadSweep(file, outDir);
+    writeSweepFiles(plan);
+    // Finished runs are kept; anything else in a run's folder (a run cut short, cancelled or
+    // failed) is removed and done again.
+    std::vector<const SweepRun*> todo;
+    for (const SweepRun& r : plan.runs) {
+        if (runStatus(r.runDir) == "finished") continue;
+        if (QFileInfo::exists(r.runDir) && !QDir(r.runDir).removeRecursively())
+            throw Error(QString("%1: cannot clear the unfinished run").arg(r.runDir));
+        todo.push_back(&r);
+    }
+    const QString exe = QCoreApplication::applicationFilePath();
+    const int cores = std::max(1, QThread::idealThreadCount());
+    const int perJob = std::max(1, cores / jobs);  // the machine's cores shared between the jobs
+    if (print) {
+        for (const SweepRun* r : todo)
+        {
+            QStringList words{shellQuote(exe)};
+            for (const QString& w : sweepRunArguments(*r, 1)) words << shellQuote(w);
+            out() << words.join(' ') << "\n";
+        }
+        QTextStream(stderr) << todo.size() << " of " << plan.runs.size() << " runs to do; index: "
+                            << QDir(plan.outDir).filePath("index.json") << "\n";
+        return 0;
+    }
+    out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - todo.size())
+          << " already finished; " << jobs << " at a time, " << perJob << " threads each\n";
+    out().flush();
+    QDir(plan.outDir).mkpath("logs");
+    struct Job {
+        std::unique_ptr<QProcess> process;
+        const SweepRun* run;
+        QElapsedTimer clock;
+    };
+    std::vector<Job> running;
+    size_t next = 0, done = 0, failed = 0;
+    double spent = 0;
+    QElapsedTimer total;
+    total.start();
+    while (next < todo.size() || !running.empty()) {
+        while (next < todo.size() && int(running.size()) < jobs) {
+            Job j{std::make_unique<QProcess>(), todo[next++], {}};
+            j.process->setProcessChannelMode(QProcess::MergedChannels);
+            j.process->setStandardOutputFile(QDir(plan.outDir).filePath("logs/" + j.run->name + ".log"));
+            j.process->start(exe, sweepRunArguments(*j.run, perJob));
+            j.clock.start();
+            running.push_back(std::move(j));
+        }
+        for (auto it = running.begin(); it != running.end();) {
+            if (!it->process->waitForFinished(100)) {
+                ++it;
+                continue;
+            }
+            const double seconds = it->clock.elapsed() / 1000.0;
+            spent += seconds;
+            ++done;
+            const QString status = runStatus(it->run->runDir);
+            if (status != "finished") ++failed;
+            const double eta = spent / done * double(todo.size() - done) / jobs;
+            out() << QString("[%1/%2] %3: %4 in %5 s; ETA %6 s\n").arg(done).arg(todo.size()).arg(it->run->name)
+                         .arg(status.isEmpty() ? "failed (see logs/" + it->run->name + ".log)" : status)
+                         .arg(seconds, 0, 'f', 1).arg(eta, 0, 'f', 0);
+            out().flush();
+            it = running.erase(it);
+        }
+    }
+    writeSweepFiles(plan);  // the statuses, now
+    out() << "sweep " << plan.name << ": " << (plan.runs.size() - failed) << " of " << plan.runs.size()
+          << " runs finished in " << QString::number(total.elapsed() / 1000.0, 'f', 1) << " s; index: "
+          << QDir(plan.outDir).filePath("index.json") << "\n";
+    return failed == 0 ? 0 : 2;
+}
+
+int cmdRuns(Args& a)
+{
+    const QString dir = a.value("--dir");
+    const bool json = a.flag("--json");
+    a.done();
+    if (dir.isEmpty()) throw Error("runs: --dir DIR is required");
+    if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such folder").arg(dir));
+    QJsonArray all;
+    QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
+    QStringList found;
+    while (it.hasNext()) found << it.next();
+    found.sort();
+    for (const QString& cfgPath : found) {
+        QFile f(cfgPath);
+        if (!f.open(QIODevice::ReadOnly)) continue;
+        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        if (!doc.contains("parrotscope_run")) continue;  // a sweep's configs/, or something else
+        const QString runDir = QFileInfo(cfgPath).absolutePath();
+        const QJsonObject e = doc["experiment"].toObject();
+        QFile r(QDir(runDir).filePath("result.json"));
+        const QJsonObject result = r.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(r.readAll()).object() : QJsonObject();
+        all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(runDir)}, {"task", e["task"].toObject()["kind"]},
+                               {"model", e["model"].toObject()["kind"]}, {"positions", e["model"].toObject()["positions"]},
+                               {"seed", e["seed"]}, {"steps", result["step"]},
+                               {"status", result.isEmpty() ? QJsonValue("unfinished") : result["status"]},
+                               {"final", result["final"]}});
+    }
+    if (json) {
+        out() << QJsonDocument(all).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    for (const auto v : all) {
+        const QJsonObject o = v.toObject();
+        const QString model = o["model"].toString() == "transformer" ? "transformer/" + o["positions"].toString() : o["model"].toString();
+        out() << QString("%1  %2  %3  seed %4  %5  %6\n").arg(o["dir"].toString(), -28).arg(o["task"].toString(), -14)
+                     .arg(model, -22).arg(o["seed"].toInt()).arg(o["status"].toString(), -10)
+                     .arg(o["final"].toObject()["summary"].toString());
+    }
+    out() << all.size() << " runs\n";
+    return 0;
+}
+
 }  // namespace
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -436,7 +580,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample"})
+        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -483,6 +627,8 @@ int runCli(QStringList argv)
             return 0;
         }
         if (command == "tasks") return cmdTasks(args);
+        if (command == "sweep") return cmdSweep(args);
+        if (command == "runs") return cmdRuns(args);
         if (command == "sample") return cmdSample(args);
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);

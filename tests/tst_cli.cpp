@@ -1,6 +1,8 @@
 // The parrotscope executable, headless: each subcommand as a user types it.
 #include "testutil.h"
 
+#include <QDateTime>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -187,6 +189,54 @@ private slots:
         QVERIFY(QRegularExpression("answer: [0-9]{10}\\n").match(text.out).hasMatch());
         expectError(run({"sample", "--task", "sorting"}), "unknown task");
         expectError(run({"sample", "--task", "mqar", "--length", "40"}), "at most vocab_size / 2");
+    }
+
+    // A 2 x 2 sweep runs two at a time, is listed by `runs`, and resumes: finished runs are
+    // kept untouched, a run without result.json is redone; --print-commands lists what is left.
+    void sweepRunsResumesAndPrintsCommands()
+    {
+        const QString file = m_dir.filePath("sweep.json");
+        QVERIFY(parrot::test::writeAll(file, R"({
+            "name": "tiny-sweep",
+            "preset": "copy-tiny",
+            "set": {"train.steps": 3, "train.eval_every": 0, "train.checkpoint_every": 0, "task.eval_lengths": [4],
+                    "task.eval_samples": 8, "model.d_model": 32, "model.heads": 4, "model.num_masked_heads": 2},
+            "variants": [{"label": "hard alibi", "set": {}}, {"label": "mamba", "set": {"model.kind": "mamba", "model.d_state": 4}}],
+            "grid": {"seed": [1, 2]}
+        })"));
+        const QString out = m_dir.filePath("sweep-out");
+        const Result r = run({"sweep", "--config", file, "--out", out, "--jobs", "2"});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains("4 of 4 runs finished"), qPrintable(r.out));
+        const QJsonObject index = QJsonDocument::fromJson(parrot::test::readAll(out + "/index.json")).object();
+        QCOMPARE(index["runs"].toArray().size(), 4);
+        for (const auto v : index["runs"].toArray()) QCOMPARE(v.toObject()["status"].toString(), QString("finished"));
+        QVERIFY(QFileInfo::exists(out + "/runs/mamba_seed-2/checkpoints/last.safetensors"));
+
+        const Result list = run({"runs", "--dir", out, "--json"});
+        QCOMPARE(list.code, 0);
+        const QJsonArray runs = QJsonDocument::fromJson(list.out.toUtf8()).array();
+        QCOMPARE(runs.size(), 4);
+        QCOMPARE(runs[0].toObject()["status"].toString(), QString("finished"));
+
+        // Cut one run short (no result.json): only it is redone; a finished one is not touched.
+        QVERIFY(QFile::remove(out + "/runs/hard-alibi_seed-1/result.json"));
+        const QDateTime kept = QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified();
+        const Result printed = run({"sweep", "--config", file, "--out", out, "--print-commands"});
+        QCOMPARE(printed.code, 0);
+        const QStringList lines = printed.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines[0].contains(" train --config ") && lines[0].contains("hard-alibi_seed-1"), qPrintable(lines[0]));
+        const Result again = run({"sweep", "--config", file, "--out", out});
+        QVERIFY2(again.code == 0, qPrintable(again.out + again.err));
+        QVERIFY2(again.out.contains("3 already finished") && again.out.contains("[1/1] hard-alibi_seed-1: finished"), qPrintable(again.out));
+        QVERIFY(QFileInfo::exists(out + "/runs/hard-alibi_seed-1/result.json"));
+        QCOMPARE(QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified(), kept);
+
+        QVERIFY(parrot::test::writeAll(m_dir.filePath("bad.json"), R"({"preset": "copy-tiny", "grid": {"seed": []}})"));
+        expectError(run({"sweep", "--config", m_dir.filePath("bad.json"), "--out", out}), "grid.seed");
+        QVERIFY(parrot::test::writeAll(m_dir.filePath("bad2.json"), R"({"preset": "copy-tiny", "sets": {}})"));
+        expectError(run({"sweep", "--config", m_dir.filePath("bad2.json"), "--out", out}), "sets: unknown key");
     }
 
     void badConfigRequestsAreOneLineErrors()

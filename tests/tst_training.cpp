@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include "io/runfolder.h"
 #include "tasks/tokentask.h"
 
 #include <QtTest>
@@ -113,6 +114,12 @@ private slots:
         QVERIFY(rows.last().startsWith(QByteArray::number(cfg.train.steps) + ","));
         QVERIFY(!rows.last().endsWith(","));  // the final row carries the evaluation
         QVERIFY(QFile::exists(run + "/curves.json"));
+        // result.json, written last, says how it ended and what the final evaluation found
+        const QJsonObject result = QJsonDocument::fromJson(test::readAll(run + "/result.json")).object();
+        QCOMPARE(result["status"].toString(), QString("finished"));
+        QCOMPARE(result["step"].toInt(), cfg.train.steps);
+        QCOMPARE(result["final"].toObject()["values"].toArray().size(), int(o.finalCurve.lengths.size()));
+        QCOMPARE(runStatus(run), QString("finished"));
         const Model saved = Model::load(o.checkpoint);
         QCOMPARE(saved.step(), cfg.train.steps);
         const std::vector<int> tokens{1, 4, 5, 6, 2, 4, 5};

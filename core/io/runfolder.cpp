@@ -93,6 +93,29 @@ void RunFolder::appendCurve(const LengthCurve& c)
         throw Error(QString("%1: cannot write curves.json (%2)").arg(m_dir, f.errorString()));
 }
 
+void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
+{
+    QJsonArray lengths, values;
+    for (size_t i = 0; i < o.finalCurve.lengths.size(); ++i) {
+        lengths.append(o.finalCurve.lengths[i]);
+        values.append(o.finalCurve.valueAt(i));
+    }
+    const QJsonObject doc{{"status", statusName(o.status).toLower()}, {"step", o.step}, {"wall_time_s", wallSeconds},
+                          {"message", o.message}, {"checkpoint", o.checkpoint},
+                          {"final", QJsonObject{{"metric", o.finalCurve.metric}, {"lengths", lengths}, {"values", values},
+                                                {"summary", o.finalCurve.summary()}}}};
+    QSaveFile f(QDir(m_dir).filePath("result.json"));
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
+        throw Error(QString("%1: cannot write result.json (%2)").arg(m_dir, f.errorString()));
+}
+
+QString runStatus(const QString& dir)
+{
+    QFile f(QDir(dir).filePath("result.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object().value("status").toString();
+}
+
 QString newRunDir(const QString& root, const QString& name)
 {
     QString safe = name;

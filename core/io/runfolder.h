@@ -26,6 +26,9 @@ public:
     void appendMetrics(const TrainProgress& p, const LengthCurve* eval);
     // curves.json: every evaluation of the run, for the plots.
     void appendCurve(const LengthCurve& c);
+    // result.json, written last: how the run ended and its final evaluation. A folder without
+    // it is a run that never finished (sweeps redo those).
+    void finish(const TrainOutcome& outcome, double wallSeconds);
 
 private:
     QString m_dir;
@@ -34,6 +37,10 @@ private:
     std::unique_ptr<QFile> m_metrics;
     QJsonArray m_curves;
 };
+
+// What result.json says of a run folder: "finished", "cancelled", "diverged", "failed", or ""
+// when there is no (readable) result.json.
+QString runStatus(const QString& dir);
 
 // A fresh, unused folder name under `root`: <root>/<yyyyMMdd-hhmmss>-<name>[-n].
 QString newRunDir(const QString& root, const QString& name);

@@ -199,7 +199,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             out.message += out.checkpoint.isEmpty() ? QString(". ")
                                                     : QString("; the checkpoint %1 is kept unchanged. ").arg(out.checkpoint);
             out.message += "Try a lower learning rate or stronger gradient clipping.";
-            if (folder) folder->appendMetrics(p, nullptr);
+            if (folder) {
+                folder->appendMetrics(p, nullptr);
+                folder->finish(out, activeSeconds);
+            }
             report(true);
             return out;
         }
@@ -211,6 +214,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(tc.steps);
         }
         checkpoint();
+        if (folder) {
+            out.step = m.step;
+            folder->finish(out, activeSeconds);
+        }
         report(true);
     } catch (const Error& e) {
         out.status = TrainOutcome::Status::Failed;

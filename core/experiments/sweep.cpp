@@ -1,0 +1,165 @@
+#include "sweep.h"
+
+#include "error.h"
+#include "io/runfolder.h"
+#include "presets.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QSet>
+
+namespace parrot {
+
+namespace {
+
+// A JSON value as --set writes it: strings bare, numbers and booleans as text, arrays as a list.
+QString setValue(const QJsonValue& v)
+{
+    if (v.isString()) return v.toString();
+    if (v.isBool()) return v.toBool() ? "true" : "false";
+    if (v.isDouble()) return QString::number(v.toDouble(), 'g', 12);
+    if (v.isArray()) {
+        QStringList parts;
+        for (const auto x : v.toArray()) parts << setValue(x);
+        return parts.join(',');
+    }
+    return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)).mid(1).chopped(1);
+}
+
+QStringList overridesOf(const QJsonObject& set, const QString& where)
+{
+    QStringList out;
+    for (auto it = set.begin(); it != set.end(); ++it) {
+        if (it.value().isObject() || it.value().isNull())
+            throw Error(QString("%1.%2: expected a number, string, boolean or list").arg(where, it.key()));
+        out << it.key() + "=" + setValue(it.value());
+    }
+    return out;
+}
+
+// A file-name-safe token for a value.
+QString token(const QString& s)
+{
+    QString t = s;
+    t.replace(QRegularExpression("[^A-Za-z0-9.]+"), "-");
+    return t;
+}
+
+}  // namespace
+
+SweepPlan loadSweep(const QString& file, const QString& outDir)
+{
+    QFile f(file);
+    if (!QFileInfo::exists(file)) throw Error(QString("%1: no such file").arg(file));
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(file, f.errorString()));
+    QJsonParseError perr;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &perr);
+    if (perr.error != QJsonParseError::NoError || !doc.isObject())
+        throw Error(QString("%1: not a JSON object (%2 at offset %3)").arg(file, perr.errorString()).arg(perr.offset));
+    const QJsonObject o = doc.object();
+    static const QSet<QString> known = {"name", "preset", "experiment", "config", "set", "variants", "grid"};
+    for (const QString& k : o.keys())
+        if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
+    const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
+    if (bases != 1) throw Error(QString("%1: give exactly one of \"preset\", \"experiment\" or \"config\"").arg(file));
+
+    ExperimentConfig base;
+    try {
+        if (o.contains("preset")) base = loadPreset(o["preset"].toString());
+        else if (o.contains("config")) base = loadConfigFile(QFileInfo(file).dir().filePath(o["config"].toString()));
+        else base = experimentFromJson(o["experiment"].toObject(), "experiment");
+    } catch (const Error& e) {
+        throw Error(QString("%1: %2").arg(file, e.message()));
+    }
+    const QStringList common = overridesOf(o["set"].toObject(), "set");
+
+    // One axis of named variants (or a single unnamed one), then the grid's axes.
+    std::vector<std::pair<QString, QStringList>> variants;
+    for (const auto v : o["variants"].toArray()) {
+        const QJsonObject vo = v.toObject();
+        const QString label = vo["label"].toString();
+        if (label.isEmpty()) throw Error(QString("%1: variants: every variant needs a \"label\"").arg(file));
+        variants.push_back({token(label), overridesOf(vo["set"].toObject(), "variants." + label + ".set")});
+    }
+    if (variants.empty()) variants.push_back({QString(), {}});
+    std::vector<std::pair<QString, std::vector<QString>>> axes;
+    const QJsonObject grid = o["grid"].toObject();
+    for (auto it = grid.begin(); it != grid.end(); ++it) {
+        if (!it.value().isArray() || it.value().toArray().isEmpty())
+            throw Error(QString("%1: grid.%2: expected a non-empty list of values").arg(file, it.key()));
+        std::vector<QString> values;
+        for (const auto v : it.value().toArray()) values.push_back(setValue(v));
+        axes.push_back({it.key(), values});
+    }
+
+    SweepPlan plan;
+    plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
+    plan.outDir = QDir(outDir).absolutePath();
+    QSet<QString> names;
+    for (const auto& [label, variantSets] : variants) {
+        std::vector<size_t> index(axes.size(), 0);
+        while (true) {
+            SweepRun run;
+            QStringList nameParts;
+            if (!label.isEmpty()) nameParts << label;
+            run.overrides = common + variantSets;
+            for (size_t a = 0; a < axes.size(); ++a) {
+                const QString& key = axes[a].first;
+                const QString& value = axes[a].second[index[a]];
+                run.overrides << key + "=" + value;
+                if (axes[a].second.size() > 1) nameParts << token(key.section('.', -1)) + "-" + token(value);
+            }
+            run.name = nameParts.isEmpty() ? QString("run") : nameParts.join('_');
+            if (names.contains(run.name)) throw Error(QString("%1: two runs would both be named %2").arg(file, run.name));
+            names.insert(run.name);
+            run.config = base;
+            try {
+                applyOverrides(run.config, run.overrides);
+            } catch (const Error& e) {
+                throw Error(QString("%1: run %2: %3").arg(file, run.name, e.message()));
+            }
+            run.config.name = plan.name + "/" + run.name;
+            run.configPath = QDir(plan.outDir).filePath("configs/" + run.name + ".json");
+            run.runDir = QDir(plan.outDir).filePath("runs/" + run.name);
+            plan.runs.push_back(run);
+            // next grid point
+            size_t a = 0;
+            while (a < axes.size() && ++index[a] == axes[a].second.size()) index[a++] = 0;
+            if (a == axes.size()) break;
+        }
+    }
+    return plan;
+}
+
+void writeSweepFiles(const SweepPlan& plan)
+{
+    QDir out(plan.outDir);
+    if (!out.mkpath("configs") || !out.mkpath("runs")) throw Error(QString("%1: cannot create the sweep folder").arg(plan.outDir));
+    QJsonArray runs;
+    for (const SweepRun& r : plan.runs) {
+        QSaveFile f(r.configPath);
+        if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(toJson(r.config)).toJson()) < 0 || !f.commit())
+            throw Error(QString("%1: cannot write (%2)").arg(r.configPath, f.errorString()));
+        QJsonArray overrides;
+        for (const QString& s : r.overrides) overrides.append(s);
+        runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
+                                {"overrides", overrides}, {"status", runStatus(r.runDir)}});
+    }
+    QSaveFile f(out.filePath("index.json"));
+    const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"runs", runs}};
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
+        throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
+}
+
+QStringList sweepRunArguments(const SweepRun& run, int threads)
+{
+    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", QString::number(std::max(1, threads))};
+}
+
+}  // namespace parrot

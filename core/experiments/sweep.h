@@ -1,0 +1,52 @@
+// Sweeps: a grid of runs from one file, resumable, spread over local processes or printed as
+// one independent command per run for a cluster scheduler.
+//
+//   {
+//     "name": "positions",                       // optional; names the index
+//     "preset": "copy-tiny"                       // or "experiment": { ...a config... } or "config": "file.json"
+//     "set": {"train.steps": 600},                // optional overrides for every run
+//     "variants": [                               // optional named override sets (one axis)
+//       {"label": "nope", "set": {"model.positions": "nope"}},
+//       {"label": "mamba", "set": {"model.kind": "mamba"}}
+//     ],
+//     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]}   // optional: every combination
+//   }
+//
+// Runs are variants x grid points, named "<label>[_key-value...]"; each gets <out>/configs/NAME.json
+// (the resolved experiment) and the run folder <out>/runs/NAME. <out>/index.json lists them.
+#pragma once
+
+#include "config.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+namespace parrot {
+
+struct SweepRun {
+    QString name;
+    QStringList overrides;  // KEY=VALUE, in order, over the base
+    ExperimentConfig config;
+    QString configPath;     // <out>/configs/NAME.json
+    QString runDir;         // <out>/runs/NAME
+};
+
+struct SweepPlan {
+    QString name;
+    QString outDir;
+    std::vector<SweepRun> runs;
+};
+
+// Reads and expands a sweep file; every run's config is validated. Throws parrot::Error
+// naming the file and field (unknown keys, bad values, an empty grid axis, duplicate names).
+SweepPlan loadSweep(const QString& file, const QString& outDir);
+
+// Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
+void writeSweepFiles(const SweepPlan& plan);
+
+// The command that runs one run on its own (for --print-commands and for local jobs).
+QStringList sweepRunArguments(const SweepRun& run, int threads);
+
+}  // namespace parrot
