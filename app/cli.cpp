@@ -4,6 +4,7 @@
 #include "diagnostics.h"
 #include "error.h"
 #include "experiments/sweep.h"
+#include "figures.h"
 #include "io/runfolder.h"
 #include "model.h"
 #include "modelcatalog.h"
@@ -59,6 +60,8 @@ Commands:
                                    run a grid of experiments, resumable; or print one
                                    independent command per unfinished run
   runs --dir DIR [--json]          list the runs under DIR with their final results
+  compare --runs DIR... --figure length|efficiency|icl --out FILE.(png|pdf|svg|csv)
+          [--size 800x500]         overlay runs as a figure, without a display
 
 Options:
   --threads N                      torch threads (default: all cores)
@@ -98,6 +101,18 @@ public:
                 ++i;
             }
         }
+        return all;
+    }
+    // `--name A B C`: the words after the option up to the next option.
+    QStringList list(const QString& name)
+    {
+        QStringList all;
+        const qsizetype i = m_args.indexOf(name);
+        if (i < 0) return all;
+        qsizetype j = i + 1;
+        while (j < m_args.size() && !m_args[j].startsWith("--")) all << m_args[j++];
+        if (all.isEmpty()) throw Error(QString("%1: expects one or more values").arg(name));
+        m_args.remove(i, j - i);
         return all;
     }
     QString value(const QString& name)
@@ -506,6 +521,35 @@ int cmdSweep(Args& a)
     return failed == 0 ? 0 : 2;
 }
 
+int cmdCompare(Args& a)
+{
+    const QStringList dirs = a.list("--runs");
+    const QString figure = a.value("--figure");
+    const QString outFile = a.value("--out");
+    const QString size = a.value("--size");
+    a.done();
+    if (dirs.isEmpty() || figure.isEmpty() || outFile.isEmpty())
+        throw Error("compare: --runs DIR..., --figure and --out FILE are required");
+    int width = 800, height = 500;
+    if (!size.isEmpty()) {
+        const QStringList wh = size.split('x');
+        bool ok1 = false, ok2 = false;
+        if (wh.size() == 2) {
+            width = wh[0].toInt(&ok1);
+            height = wh[1].toInt(&ok2);
+        }
+        if (!ok1 || !ok2) throw Error(QString("--size: expected WIDTHxHEIGHT in pixels, got \"%1\"").arg(size));
+    }
+    std::vector<RunRecord> runs;
+    for (const QString& d : dirs) {
+        if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
+        runs.push_back(loadRun(d));
+    }
+    renderComparison(runs, figure, outFile, width, height);
+    out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " runs)\n";
+    return 0;
+}
+
 int cmdRuns(Args& a)
 {
     const QString dir = a.value("--dir");
@@ -552,7 +596,7 @@ int cmdRuns(Args& a)
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -580,7 +624,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs"})
+        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -629,6 +673,7 @@ int runCli(QStringList argv)
         if (command == "tasks") return cmdTasks(args);
         if (command == "sweep") return cmdSweep(args);
         if (command == "runs") return cmdRuns(args);
+        if (command == "compare") return cmdCompare(args);
         if (command == "sample") return cmdSample(args);
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);

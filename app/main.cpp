@@ -98,6 +98,11 @@ int main(int argc, char** argv)
 {
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+    if (args.contains("compare")) {  // draws figures: widgets, but never a window
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+        QApplication app(argc, argv);
+        return parrot::runCli(args);
+    }
     if (parrot::isHeadless(args)) {
         QCoreApplication app(argc, argv);
         return parrot::runCli(args);

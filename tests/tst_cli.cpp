@@ -233,6 +233,30 @@ private slots:
         QVERIFY(QFileInfo::exists(out + "/runs/hard-alibi_seed-1/result.json"));
         QCOMPARE(QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified(), kept);
 
+        // The runs as figures, without a display: PNG (drawn at 2x), PDF, SVG and the data as CSV.
+        const QStringList runDirs{out + "/runs/hard-alibi_seed-1", out + "/runs/hard-alibi_seed-2", out + "/runs/mamba_seed-1",
+                                  out + "/runs/mamba_seed-2"};
+        for (const QString& ext : QStringList{"png", "pdf", "svg", "csv"}) {
+            const QString file = m_dir.filePath("length." + ext);
+            const Result c = run(QStringList{"compare", "--runs"} + runDirs + QStringList{"--figure", "length", "--out", file});
+            QVERIFY2(c.code == 0, qPrintable(c.err));
+            const QByteArray bytes = parrot::test::readAll(file);
+            if (ext == QString("png")) QCOMPARE(QImage(file).size(), QSize(1600, 1000));
+            if (ext == QString("pdf")) QVERIFY(bytes.startsWith("%PDF"));
+            if (ext == QString("svg")) QVERIFY(bytes.contains("<svg") && bytes.contains("</svg>"));
+            if (ext == QString("csv")) {
+                const QList<QByteArray> rows = bytes.trimmed().split('\n');
+                QCOMPARE(rows[0], QByteArray("series,x,y,std"));
+                QCOMPARE(rows.size(), 1 + 2 * 2);  // two series (seeds pooled), lengths 4 and max_len 8 each
+                QVERIFY(rows[1].contains("(2 seeds)"));
+            }
+        }
+        expectError(run(QStringList{"compare", "--runs"} + runDirs + QStringList{"--figure", "icl", "--out", m_dir.filePath("x.png")}),
+                    "none of the runs");
+        expectError(run({"compare", "--runs", runDirs[0], "--figure", "length", "--out", m_dir.filePath("x.gif")}), ".png, .pdf");
+        expectError(run({"compare", "--runs", m_dir.filePath("nowhere"), "--figure", "length", "--out", m_dir.filePath("x.png")}),
+                    "no such run folder");
+
         QVERIFY(parrot::test::writeAll(m_dir.filePath("bad.json"), R"({"preset": "copy-tiny", "grid": {"seed": []}})"));
         expectError(run({"sweep", "--config", m_dir.filePath("bad.json"), "--out", out}), "grid.seed");
         QVERIFY(parrot::test::writeAll(m_dir.filePath("bad2.json"), R"({"preset": "copy-tiny", "sets": {}})"));

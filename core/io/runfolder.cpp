@@ -109,6 +109,72 @@ void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
         throw Error(QString("%1: cannot write result.json (%2)").arg(m_dir, f.errorString()));
 }
 
+QString RunRecord::architecture() const
+{
+    return config.model.kind == "transformer" ? "transformer/" + config.model.positions : config.model.kind;
+}
+
+RunRecord loadRun(const QString& dir)
+{
+    RunRecord r;
+    r.dir = QDir(dir).absolutePath();
+    r.config = loadConfigFile(QDir(dir).filePath("config.json"));
+    r.status = runStatus(dir);
+    QFile cf(QDir(dir).filePath("curves.json"));
+    if (cf.open(QIODevice::ReadOnly)) {
+        auto doubles = [](const QJsonValue& v) {
+            std::vector<double> out;
+            for (const auto x : v.toArray()) out.push_back(x.toDouble());
+            return out;
+        };
+        for (const auto v : QJsonDocument::fromJson(cf.readAll()).object()["length_curves"].toArray()) {
+            const QJsonObject o = v.toObject();
+            LengthCurve c;
+            c.step = o["step"].toInteger();
+            c.samples = o["samples"].toInt();
+            c.metric = o["metric"].toString("accuracy");
+            for (const auto l : o["lengths"].toArray()) c.lengths.push_back(l.toInt());
+            if (c.isError()) {
+                c.error = doubles(o["error"]);
+                c.errorStdErr = doubles(o["error_stderr"]);
+                const QJsonObject b = o["baselines"].toObject();
+                for (auto it = b.begin(); it != b.end(); ++it) {
+                    c.baselineNames.push_back(it.key());
+                    c.baselineError.push_back(doubles(it.value()));
+                }
+                if (c.error.size() != c.lengths.size()) continue;
+            } else {
+                c.stringAccuracy = doubles(o["string_accuracy"]);
+                c.charAccuracy = doubles(o["char_accuracy"]);
+                c.stringStdErr = doubles(o["string_accuracy_stderr"]);
+                if (c.stringAccuracy.size() != c.lengths.size()) continue;
+            }
+            r.curves.push_back(std::move(c));
+        }
+    }
+    QFile mf(QDir(dir).filePath("metrics.csv"));
+    if (mf.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        const QStringList lines = QString::fromUtf8(mf.readAll()).split('\n', Qt::SkipEmptyParts);
+        if (!lines.isEmpty()) {
+            const QStringList header = lines.first().split(',');
+            const int target = std::max<int>({int(header.indexOf(QString("string_acc_%1").arg(r.config.task.maxLen))),
+                                              int(header.indexOf("error_last")), int(header.indexOf("accuracy_last"))});
+            for (const QString& line : lines.mid(1)) {
+                const QStringList cells = line.split(',');
+                if (cells.size() < 6) continue;
+                RunRecord::Row row;
+                row.step = cells[0].toLongLong();
+                row.examples = cells[1].toLongLong();
+                row.wallSeconds = cells[2].toDouble();
+                row.loss = cells[3].toDouble();
+                if (target >= 0 && target < cells.size() && !cells[target].isEmpty()) row.target = cells[target].toDouble();
+                r.metrics.push_back(row);
+            }
+        }
+    }
+    return r;
+}
+
 QString runStatus(const QString& dir)
 {
     QFile f(QDir(dir).filePath("result.json"));

@@ -38,6 +38,25 @@ private:
     QJsonArray m_curves;
 };
 
+// A run folder read back, for comparisons and the run browser.
+struct RunRecord {
+    QString dir;
+    ExperimentConfig config;
+    QString status;                  // result.json's, or "" for an unfinished run
+    std::vector<LengthCurve> curves;  // every evaluation, in order (curves.json)
+    struct Row {
+        long long step = 0, examples = 0;
+        double wallSeconds = 0, loss = 0;
+        double target = -1;  // answer accuracy at task.max_len (error for in-context regression), -1 if not evaluated
+    };
+    std::vector<Row> metrics;        // metrics.csv
+    // Model and positions, the colour key of the comparison plots: "transformer/hard_alibi", "mamba".
+    QString architecture() const;
+};
+// Throws parrot::Error naming the file when config.json is missing or unreadable; curves and
+// metrics that are missing or malformed are left empty.
+RunRecord loadRun(const QString& dir);
+
 // What result.json says of a run folder: "finished", "cancelled", "diverged", "failed", or ""
 // when there is no (readable) result.json.
 QString runStatus(const QString& dir);

@@ -1,0 +1,246 @@
+#include "figures.h"
+
+#include "error.h"
+
+#include <qcustomplot.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <cmath>
+#include <map>
+
+namespace parrot {
+
+QColor architectureColour(const QString& a)
+{
+    static const std::map<QString, QColor> colours{
+        {"transformer/hard_alibi", QColor(0, 114, 178)}, {"transformer/nope", QColor(230, 159, 0)},
+        {"transformer/rope", QColor(0, 158, 115)},       {"transformer/alibi", QColor(204, 121, 167)},
+        {"transformer/learned", QColor(86, 180, 233)},   {"mamba", QColor(213, 94, 0)},
+        {"lstm", QColor(120, 120, 120)},                 {"s4d", QColor(140, 86, 75)},
+        {"s4_mamba", QColor(188, 189, 34)},              {"hybrid", QColor(148, 103, 189)},
+        {"mambaformer", QColor(0, 0, 0)}};
+    const auto it = colours.find(a);
+    return it != colours.end() ? it->second : QColor(100, 100, 100);
+}
+
+namespace {
+
+struct Series {
+    QString label, architecture;
+    std::vector<const RunRecord*> runs;
+};
+
+// Runs whose experiments differ only in seed (and name) form one series.
+std::vector<Series> group(const std::vector<RunRecord>& runs)
+{
+    std::vector<Series> out;
+    std::vector<QByteArray> keys;
+    for (const RunRecord& r : runs) {
+        ExperimentConfig c = r.config;
+        c.seed = 0;
+        c.name.clear();
+        c.description.clear();
+        const QByteArray key = QJsonDocument(toJson(c)).toJson(QJsonDocument::Compact);
+        size_t i = 0;
+        while (i < keys.size() && keys[i] != key) ++i;
+        if (i == keys.size()) {
+            keys.push_back(key);
+            out.push_back({describeModel(r.config.model), r.architecture(), {}});
+        }
+        out[i].runs.push_back(&r);
+    }
+    for (Series& s : out)
+        if (s.runs.size() > 1) s.label += QString(" (%1 seeds)").arg(s.runs.size());
+    return out;
+}
+
+struct Points {
+    std::vector<double> x, mean, sd;
+};
+
+// Mean and standard deviation over the series' runs of y(x), at the x values of the first run.
+template <class F> Points average(const Series& s, F valuesOf)
+{
+    Points p;
+    std::vector<std::vector<std::pair<double, double>>> all;
+    for (const RunRecord* r : s.runs) all.push_back(valuesOf(*r));
+    if (all.empty() || all[0].empty()) return p;
+    for (const auto& [x, y0] : all[0]) {
+        double sum = 0, sumSq = 0;
+        int n = 0;
+        for (const auto& run : all)
+            for (const auto& [xx, y] : run)
+                if (xx == x) {
+                    sum += y;
+                    sumSq += y * y;
+                    ++n;
+                    break;
+                }
+        const double mean = sum / n;
+        p.x.push_back(x);
+        p.mean.push_back(mean);
+        p.sd.push_back(n > 1 ? std::sqrt(std::max(0.0, (sumSq - n * mean * mean) / (n - 1))) : 0.0);
+    }
+    return p;
+}
+
+std::vector<std::pair<double, double>> finalCurve(const RunRecord& r, bool error)
+{
+    std::vector<std::pair<double, double>> v;
+    if (r.curves.empty()) return v;
+    const LengthCurve& c = r.curves.back();
+    if (c.isError() != error) return v;
+    for (size_t i = 0; i < c.lengths.size(); ++i) v.push_back({double(c.lengths[i]), c.valueAt(i)});
+    return v;
+}
+
+std::vector<std::pair<double, double>> efficiency(const RunRecord& r)
+{
+    std::vector<std::pair<double, double>> v;
+    for (const RunRecord::Row& row : r.metrics)
+        if (row.target >= 0) v.push_back({double(row.examples), row.target});
+    return v;
+}
+
+}  // namespace
+
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height)
+{
+    if (runs.empty()) throw Error("compare: no runs given");
+    if (figure != "length" && figure != "efficiency" && figure != "icl")
+        throw Error(QString("--figure: expected length, efficiency or icl, got \"%1\"").arg(figure));
+    const QString ext = QFileInfo(outFile).suffix().toLower();
+    if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
+        throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
+    if (width < 100 || height < 100 || width > 10000 || height > 10000)
+        throw Error(QString("figure size %1 x %2: expected 100..10000 pixels each way").arg(width).arg(height));
+
+    const std::vector<Series> series = group(runs);
+    QCustomPlot plot;
+    plot.setBackground(Qt::white);
+    plot.resize(width, height);
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    QString csv = "series,x,y,std\n";
+    const bool error = figure == "icl";
+    int drawn = 0;
+    for (const Series& s : series) {
+        const Points p = figure == "efficiency" ? average(s, efficiency)
+                                                : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+        if (p.x.empty()) continue;
+        ++drawn;
+        const QColor colour = architectureColour(s.architecture);
+        QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
+        for (size_t i = 0; i < p.x.size(); ++i) {
+            // accuracies stay in [0, 1]; errors above 0
+            lo << std::max(0.0, p.mean[i] - p.sd[i]);
+            hi << (error ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
+            csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(p.x[i]).arg(p.mean[i], 0, 'g', 6).arg(p.sd[i], 0, 'g', 6);
+        }
+        if (s.runs.size() > 1) {  // the seed band: between mean - std and mean + std
+            QColor fill = colour;
+            fill.setAlpha(45);
+            QCPGraph* low = plot.addGraph();
+            low->setData(x, lo, true);
+            low->setPen(Qt::NoPen);
+            low->removeFromLegend();
+            QCPGraph* high = plot.addGraph();
+            high->setData(x, hi, true);
+            high->setPen(Qt::NoPen);
+            high->setBrush(fill);
+            high->setChannelFillGraph(low);
+            high->removeFromLegend();
+        }
+        QCPGraph* g = plot.addGraph();
+        g->setName(s.label);
+        g->setData(x, y, true);
+        g->setPen(QPen(colour, 2));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
+    }
+    if (drawn == 0)
+        throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)")
+                        .arg(figure, figure == "efficiency" ? "evaluations during training" : figure == "icl" ? "an in-context error curve" : "a final accuracy curve"));
+    const RunRecord& first = runs.front();
+    if (error && !first.curves.empty()) {  // the first run's baselines, grey
+        const LengthCurve& c = first.curves.back();
+        for (size_t b = 0; b < c.baselineNames.size(); ++b) {
+            QCPGraph* g = plot.addGraph();
+            QPen pen(QColor(70 + 35 * int(b), 70 + 35 * int(b), 70 + 35 * int(b)), 1.2);
+            pen.setStyle(b % 2 ? Qt::DashLine : Qt::DotLine);
+            g->setPen(pen);
+            g->setName(c.baselineNames[b]);
+            QVector<double> x, y;
+            for (size_t i = 0; i < c.lengths.size(); ++i) {
+                x << c.lengths[i];
+                y << c.baselineError[b][i];
+                csv += QString("\"%1\",%2,%3,\n").arg(c.baselineNames[b]).arg(c.lengths[i]).arg(c.baselineError[b][i], 0, 'g', 6);
+            }
+            g->setData(x, y, true);
+        }
+    }
+    const TaskConfig& t = first.config.task;
+    const QString task = t.kind;
+    if (figure == "length") {
+        plot.xAxis->setLabel(QString("%1 (task %2)").arg(t.kind == "copy" ? "string length" : "length", task));
+        plot.yAxis->setLabel("answer accuracy");
+        plot.yAxis->setRange(-0.02, 1.02);
+        auto* band = new QCPItemRect(&plot);  // the first run's training range
+        band->setPen(Qt::NoPen);
+        band->setBrush(QColor(0, 0, 0, 22));
+        band->setLayer("background");
+        band->topLeft->setCoords(t.minLen - 0.5, 1.02);
+        band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
+        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    } else if (figure == "efficiency") {
+        plot.xAxis->setLabel("examples seen");
+        plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
+        plot.yAxis->setRange(-0.02, 1.02);
+        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    } else {
+        plot.xAxis->setLabel("in-context examples");
+        plot.yAxis->setLabel("squared error / d");
+        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    }
+    plot.rescaleAxes(true);
+    if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
+    else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
+    plot.xAxis->setRange(figure == "efficiency" ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
+                                                                  : figure == "efficiency" ? "Training efficiency"
+                                                                                           : "In-context error against examples",
+                                                           QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+
+    bool ok = false;
+    if (ext == "csv") {
+        QSaveFile f(outFile);
+        ok = f.open(QIODevice::WriteOnly) && f.write(csv.toUtf8()) >= 0 && f.commit();
+    } else if (ext == "png") {
+        ok = plot.savePng(outFile, width, height, 2.0);
+    } else if (ext == "pdf") {
+        ok = plot.savePdf(outFile, width, height);
+    } else {
+        QSvgGenerator svg;
+        svg.setFileName(outFile);
+        svg.setSize(QSize(width, height));
+        svg.setViewBox(QRect(0, 0, width, height));
+        svg.setTitle(QString("Parrotscope: %1").arg(figure));
+        QCPPainter painter;
+        ok = painter.begin(&svg);
+        if (ok) {
+            plot.toPainter(&painter, width, height);
+            painter.end();
+        }
+    }
+    if (!ok || !QFileInfo::exists(outFile)) throw Error(QString("%1: cannot write the figure").arg(outFile));
+}
+
+}  // namespace parrot

@@ -1,0 +1,26 @@
+// Comparison figures of finished runs, rendered without a window: the same overlays the run
+// views draw, as PNG, PDF, SVG or the plotted data as CSV (`parrotscope compare`).
+//   length      answer accuracy against length (final evaluations), mean +- std over seeds,
+//               the training range shaded
+//   efficiency  accuracy at task.max_len against examples seen, over training
+//   icl         in-context error against examples (final evaluations), with the baselines
+// Runs that differ only in their seed are one series; one colour per architecture.
+#pragma once
+
+#include "io/runfolder.h"
+
+#include <QColor>
+#include <QString>
+
+#include <vector>
+
+namespace parrot {
+
+QColor architectureColour(const QString& architecture);
+
+// Throws parrot::Error for an unknown figure or extension, runs without the data the figure
+// needs, or a file that cannot be written.
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile,
+                      int width = 800, int height = 500);
+
+}  // namespace parrot
