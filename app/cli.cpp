@@ -56,7 +56,7 @@ Commands:
                                    metrics.csv, curves.json, checkpoints/)
   eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
                                    accuracy (or in-context error) of a checkpoint
-  sweep --config SWEEP.json --out DIR [--jobs N] [--print-commands]
+  sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]
                                    run a grid of experiments, resumable; or print one
                                    independent command per unfinished run
   runs --dir DIR [--json]          list the runs under DIR with their final results
@@ -442,12 +442,13 @@ QString shellQuote(const QString& w)
 
 int cmdSweep(Args& a)
 {
-    const QString file = a.value("--config");
+    const QString preset = a.value("--preset");
+    const QString file = preset.isEmpty() ? a.value("--config") : sweepPresetFile(preset);
     const QString outDir = a.value("--out");
     const int jobs = a.integer("--jobs", 1, 1, 256);
     const bool print = a.flag("--print-commands");
     a.done();
-    if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json and --out DIR are required");
+    if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json (or --preset NAME) and --out DIR are required");
     const SweepPlan plan = loadSweep(file, outDir);
     writeSweepFiles(plan);
     // Finished runs are kept; anything else in a run's folder (a run cut short, cancelled or
@@ -473,6 +474,7 @@ int cmdSweep(Args& a)
                             << QDir(plan.outDir).filePath("index.json") << "\n";
         return 0;
     }
+    if (!plan.description.isEmpty()) out() << plan.description << "\n";
     out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - todo.size())
           << " already finished; " << jobs << " at a time, " << perJob << " threads each\n";
     out().flush();
@@ -639,6 +641,12 @@ int runCli(QStringList argv)
                 const QRegularExpressionMatch m = sentenceEnd.match(c.description);
                 const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
                 out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
+            }
+            out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
+            for (const QString& name : sweepPresetNames()) {
+                QFile f(sweepPresetFile(name));
+                f.open(QIODevice::ReadOnly);
+                out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
             }
             return 0;
         }

@@ -263,6 +263,25 @@ private slots:
         expectError(run({"sweep", "--config", m_dir.filePath("bad2.json"), "--out", out}), "sets: unknown key");
     }
 
+    // The bundled length-generalisation sweep: six models x two seeds, each an independent command.
+    void bundledSweepExpands()
+    {
+        const Result presets = run({"presets"});
+        QVERIFY(presets.out.contains("length-generalisation"));
+        const QString out = m_dir.filePath("lg");
+        const Result r = run({"sweep", "--preset", "length-generalisation", "--out", out, "--print-commands"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 12);
+        for (const QString& kind : {QString("nope"), QString("rope"), QString("alibi"), QString("hard-alibi"), QString("mamba"), QString("lstm")})
+            QVERIFY2(lines.filter("/runs/" + kind + "_seed-").size() == 2, qPrintable(kind));
+        const QJsonObject lstm = QJsonDocument::fromJson(parrot::test::readAll(out + "/configs/lstm_seed-2.json")).object();
+        QCOMPARE(lstm["model"].toObject()["kind"].toString(), QString("lstm"));
+        QCOMPARE(lstm["seed"].toInt(), 2);
+        QCOMPARE(lstm["task"].toObject()["eval_lengths"].toArray().last().toInt(), 32);
+        expectError(run({"sweep", "--preset", "no-such-sweep", "--out", out}), "unknown sweep preset");
+    }
+
     void badConfigRequestsAreOneLineErrors()
     {
         expectError(run({"config", "--preset", "copy-tiny", "--set", "model.depth=3"}), "model.depth: unknown key");

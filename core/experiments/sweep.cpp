@@ -63,7 +63,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     if (perr.error != QJsonParseError::NoError || !doc.isObject())
         throw Error(QString("%1: not a JSON object (%2 at offset %3)").arg(file, perr.errorString()).arg(perr.offset));
     const QJsonObject o = doc.object();
-    static const QSet<QString> known = {"name", "preset", "experiment", "config", "set", "variants", "grid"};
+    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
     const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
@@ -100,6 +100,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
 
     SweepPlan plan;
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
+    plan.description = o["description"].toString();
     plan.outDir = QDir(outDir).absolutePath();
     QSet<QString> names;
     for (const auto& [label, variantSets] : variants) {
@@ -155,6 +156,21 @@ void writeSweepFiles(const SweepPlan& plan)
     const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"runs", runs}};
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
         throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
+}
+
+QStringList sweepPresetNames()
+{
+    QStringList names;
+    for (const QString& f : QDir(":/sweeps").entryList({"*.json"}, QDir::Files, QDir::Name)) names << QFileInfo(f).completeBaseName();
+    return names;
+}
+
+QString sweepPresetFile(const QString& name)
+{
+    const QString file = ":/sweeps/" + name + ".json";
+    if (!QFileInfo::exists(file))
+        throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(name, sweepPresetNames().join(", ")));
+    return file;
 }
 
 QStringList sweepRunArguments(const SweepRun& run, int threads)

@@ -35,6 +35,7 @@ struct SweepRun {
 
 struct SweepPlan {
     QString name;
+    QString description;
     QString outDir;
     std::vector<SweepRun> runs;
 };
@@ -45,6 +46,10 @@ SweepPlan loadSweep(const QString& file, const QString& outDir);
 
 // Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
 void writeSweepFiles(const SweepPlan& plan);
+
+// Sweeps bundled with the app (resources/sweeps/*.json), by name; the file of one (":/sweeps/...").
+QStringList sweepPresetNames();
+QString sweepPresetFile(const QString& name);  // throws parrot::Error for an unknown name
 
 // The command that runs one run on its own (for --print-commands and for local jobs).
 QStringList sweepRunArguments(const SweepRun& run, int threads);
