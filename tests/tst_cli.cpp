@@ -75,8 +75,11 @@ private slots:
     {
         const Result r = run({"presets"});
         QCOMPARE(r.code, 0);
-        const QStringList lines = r.out.trimmed().split('\n');
-        QCOMPARE(lines.size(), parrot::presetNames().size());
+        // the single-run presets, then a blank line and the bundled sweeps under their heading
+        const QStringList blocks = r.out.trimmed().split("\n\n");
+        QCOMPARE(blocks.size(), 2);
+        QCOMPARE(blocks[0].split('\n').size(), parrot::presetNames().size());
+        QVERIFY(blocks[1].startsWith("sweeps") && blocks[1].contains("length-generalisation"));
         QVERIFY(r.out.contains("copy-hard-alibi") && r.out.contains("[default]") && r.out.contains("copy-tiny"));
     }
 
