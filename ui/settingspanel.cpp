@@ -312,13 +312,16 @@ void SettingsPanel::updateTaskFields()
     const TaskInfo* info = findTask(m_task->currentData().toString());
     if (!info) return;
     m_vocab->setEnabled(!info->characters && !info->vectors);
-    m_dims->setEnabled(info->options.contains("dims"));
-    m_sparsity->setEnabled(info->options.contains("sparsity"));
-    m_outlier->setEnabled(info->options.contains("outlier_prob"));
-    m_ngram->setEnabled(info->options.contains("ngram"));
-    m_answerLen->setEnabled(info->options.contains("answer_len"));
-    m_shuffle->setEnabled(info->options.contains("shuffle_words"));
     auto* form = static_cast<QFormLayout*>(m_minLen->parentWidget()->layout());
+    // The options a task does not use are disabled and hidden: the form stays short.
+    const std::pair<QWidget*, const char*> options[] = {{m_ngram, "ngram"}, {m_answerLen, "answer_len"},
+                                                        {m_shuffle, "shuffle_words"}, {m_dims, "dims"},
+                                                        {m_sparsity, "sparsity"}, {m_outlier, "outlier_prob"}};
+    for (const auto& [widget, key] : options) {
+        const bool used = info->options.contains(key);
+        widget->setEnabled(used);
+        form->setRowVisible(widget, used);
+    }
     auto label = [&](QWidget* field, const QString& text) {
         if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
     };
