@@ -3,7 +3,9 @@
 #include "config.h"
 #include "mainwindow.h"
 #include "plots.h"
+#include "runbrowser.h"
 #include "settingspanel.h"
+#include "train/trainer.h"
 #include "testutil.h"
 
 #include <QApplication>
@@ -20,6 +22,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QDockWidget>
+#include <QTableWidget>
 #include <QDoubleSpinBox>
 #include <qcustomplot.h>
 #include <QFormLayout>
@@ -287,6 +291,47 @@ private slots:
         QVERIFY(validate(w.settings()->config()).isEmpty());
         QVERIFY(w.accuracyPlot()->errorMode());
         QCOMPARE(w.accuracyPlot()->plot()->yAxis->label(), QString("squared error / d"));
+    }
+
+    // The run browser lists the runs under a folder, filters them and overlays the selected
+    // ones' final evaluations on the accuracy plot.
+    void runBrowserListsFiltersAndOverlays()
+    {
+        QTemporaryDir dir;
+        for (const QString& kind : {QString("transformer"), QString("mamba")}) {
+            ExperimentConfig c = test::tinyConfig(4);
+            c.model.kind = kind;
+            c.model.dModel = 32;
+            c.model.heads = 4;
+            c.model.numMaskedHeads = 2;
+            c.task.evalLengths = {4};
+            Model m = Model::create(c);
+            TrainControl control;
+            QCOMPARE(train(m, dir.filePath("runs/" + kind), control, {}).status, TrainOutcome::Status::Finished);
+        }
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        RunBrowser* b = w.runBrowser();
+        b->setFolder(dir.path());
+        QCOMPARE(b->runCount(), 2);
+        b->filterBox()->setText("MAMBA");
+        QCOMPARE(b->visibleRunCount(), 1);
+        b->filterBox()->clear();
+        QCOMPARE(b->visibleRunCount(), 2);
+        QTableWidget* t = b->table();
+        QCOMPARE(t->item(0, 5)->text(), QString("finished"));
+        QCOMPARE(t->item(0, 6)->data(Qt::DisplayRole).typeId(), QMetaType::Double);  // sorts as a number
+        t->selectAll();
+        const int before = w.accuracyPlot()->curveCount();
+        QTest::mouseClick(b->findChild<QPushButton*>("overlayRuns"), Qt::LeftButton);
+        QCOMPARE(w.accuracyPlot()->curveCount(), before + 2);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye
+            w.findChild<QDockWidget*>("runsDock")->raise();
+            w.resize(1360, 860);
+            w.show();
+            QTest::qWait(100);
+            w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/runbrowser.png");
+        }
     }
 
     void screenshotIsWritten()

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "io/runfolder.h"
 #include "plots.h"
+#include "runbrowser.h"
 #include "settingspanel.h"
 #include "train/trainworker.h"
 
@@ -139,6 +140,34 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     logDock->setObjectName("logDock");
     logDock->setWidget(m_log);
     addDockWidget(Qt::BottomDockWidgetArea, logDock);
+    // The runs under the runs folder, in a tab beside the log.
+    m_runs = new RunBrowser(this);
+    auto* runsDock = new QDockWidget(tr("Runs"), this);
+    runsDock->setObjectName("runsDock");
+    runsDock->setWidget(m_runs);
+    addDockWidget(Qt::BottomDockWidgetArea, runsDock);
+    tabifyDockWidget(logDock, runsDock);
+    logDock->raise();
+    m_runs->setFolder(runsFolder());
+    connect(m_runs, &RunBrowser::overlayRequested, this, [this](const QStringList& dirs) {
+        for (const QString& dir : dirs) {
+            try {
+                const RunRecord r = loadRun(dir);
+                if (r.curves.empty()) {
+                    log(tr("%1 has no evaluation to overlay").arg(dir));
+                    continue;
+                }
+                if (r.curves.back().isError() != m_accuracy->errorMode()) {
+                    showError(tr("%1: its curve (%2) does not share the plot's axis; pick the same kind of task first")
+                                  .arg(QDir(m_runs->folder()).relativeFilePath(dir), r.config.task.kind));
+                    continue;
+                }
+                m_accuracy->addCurve(QString("%1 (%2)").arg(QFileInfo(dir).fileName(), r.architecture()), r.curves.back());
+            } catch (const Error& e) {
+                showError(e.message());
+            }
+        }
+    });
     resizeDocks({logDock}, {110}, Qt::Vertical);
 
     m_statusDevice = new QLabel(this);
@@ -318,6 +347,7 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
     m_pause->setText(tr("Pause"));
     m_progress->setFormat(tr("%1 at step %2").arg(statusName(o.status)).arg(o.step));
     setModel(m_model);  // refresh the summary: the step changed
+    m_runs->refresh();  // the run just written
     if (o.status == TrainOutcome::Status::Finished || o.status == TrainOutcome::Status::Cancelled)
         log(o.message + (o.checkpoint.isEmpty() ? QString() : tr(" Checkpoint: %1").arg(o.checkpoint)));
     else
@@ -512,6 +542,7 @@ void MainWindow::showPreferences()
     QSettings s;
     s.setValue("threads", threads->value());
     s.setValue("runsFolder", runs->text());
+    m_runs->setFolder(runsFolder());
     configureThreads(threads->value());
     updateStatus();
 }

@@ -24,6 +24,7 @@ namespace parrot {
 
 class AccuracyPlot;
 class LossPlot;
+class RunBrowser;
 class SettingsPanel;
 class TrainWorker;
 
@@ -51,6 +52,7 @@ public:
     SettingsPanel* settings() const { return m_settings; }
     LossPlot* lossPlot() const { return m_loss; }
     AccuracyPlot* accuracyPlot() const { return m_accuracy; }
+    RunBrowser* runBrowser() const { return m_runs; }
     QPushButton* trainButton() const { return m_train; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
@@ -87,6 +89,7 @@ private:
     SettingsPanel* m_settings;
     LossPlot* m_loss;
     AccuracyPlot* m_accuracy;
+    RunBrowser* m_runs = nullptr;
     QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;
     QProgressBar* m_progress;
     QLabel* m_progressText;

@@ -1,0 +1,139 @@
+#include "runbrowser.h"
+
+#include "error.h"
+#include "io/runfolder.h"
+#include "tasks/tokentask.h"
+
+#include <QDir>
+#include <QDirIterator>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace parrot {
+
+namespace {
+
+enum Column { Name, Task, Model, Seed, Steps, Status, Result, Summary, Columns };
+
+}  // namespace
+
+RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* top = new QHBoxLayout;
+    m_filter = new QLineEdit(this);
+    m_filter->setObjectName("runFilter");
+    m_filter->setPlaceholderText(tr("Filter: any text in a row (task, model, status…)"));
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, this, &RunBrowser::applyFilter);
+    auto* refresh = new QPushButton(tr("Refresh"), this);
+    connect(refresh, &QPushButton::clicked, this, &RunBrowser::refresh);
+    m_overlay = new QPushButton(tr("Overlay selected"), this);
+    m_overlay->setObjectName("overlayRuns");
+    m_overlay->setToolTip(tr("Add the selected runs' final evaluations to the accuracy plot"));
+    connect(m_overlay, &QPushButton::clicked, this, [this] {
+        QStringList dirs;
+        for (const QModelIndex& i : m_table->selectionModel()->selectedRows())
+            dirs << m_table->item(i.row(), Name)->data(Qt::UserRole).toString();
+        if (!dirs.isEmpty()) emit overlayRequested(dirs);
+    });
+    m_status = new QLabel(this);
+    top->addWidget(m_filter, 1);
+    top->addWidget(refresh);
+    top->addWidget(m_overlay);
+    layout->addLayout(top);
+    m_table = new QTableWidget(0, Columns, this);
+    m_table->setObjectName("runTable");
+    m_table->setHorizontalHeaderLabels({tr("Run"), tr("Task"), tr("Model"), tr("Seed"), tr("Steps"), tr("Status"),
+                                        tr("Result"), tr("Final evaluation")});
+    m_table->horizontalHeaderItem(Result)->setToolTip(tr("Answer accuracy at the longest training length, or in-context error after the most examples"));
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSortingEnabled(true);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_status);
+}
+
+void RunBrowser::setFolder(const QString& dir)
+{
+    m_folder = dir;
+    m_table->setSortingEnabled(false);
+    m_table->setRowCount(0);
+    int skipped = 0;
+    if (!dir.isEmpty() && QFileInfo(dir).isDir()) {
+        QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString runDir = QFileInfo(it.next()).absolutePath();
+            if (!QFileInfo::exists(QDir(runDir).filePath("metrics.csv"))) continue;  // not a run (a sweep's configs/)
+            RunRecord r;
+            try {
+                r = loadRun(runDir);
+            } catch (const Error&) {
+                ++skipped;
+                continue;
+            }
+            const int row = m_table->rowCount();
+            m_table->insertRow(row);
+            auto text = [&](int col, const QString& s) { m_table->setItem(row, col, new QTableWidgetItem(s)); };
+            auto number = [&](int col, double v) {
+                auto* item = new QTableWidgetItem;
+                item->setData(Qt::DisplayRole, v);  // sorts as a number
+                m_table->setItem(row, col, item);
+            };
+            text(Name, QDir(dir).relativeFilePath(runDir));
+            m_table->item(row, Name)->setData(Qt::UserRole, runDir);
+            text(Task, r.config.task.kind);
+            text(Model, r.architecture());
+            number(Seed, double(r.config.seed));
+            number(Steps, r.metrics.empty() ? 0.0 : double(r.metrics.back().step));
+            text(Status, r.status.isEmpty() ? tr("unfinished") : r.status);
+            if (!r.curves.empty()) {
+                const LengthCurve& c = r.curves.back();
+                double v = -1;
+                if (c.isError()) v = c.error.back();
+                else v = c.stringAccuracyAt(r.config.task.maxLen, c.stringAccuracy.back());
+                number(Result, std::round(v * 10000) / 10000);
+                text(Summary, c.summary());
+            } else {
+                text(Result, QString());
+                text(Summary, tr("(no evaluation)"));
+            }
+        }
+    }
+    m_table->setSortingEnabled(true);
+    m_table->resizeColumnsToContents();
+    m_status->setText(dir.isEmpty() ? tr("No runs folder set") : tr("%1 runs in %2%3").arg(m_table->rowCount()).arg(dir)
+                          .arg(skipped > 0 ? tr(" (%1 unreadable folders skipped)").arg(skipped) : QString()));
+    applyFilter();
+}
+
+int RunBrowser::runCount() const { return m_table->rowCount(); }
+
+int RunBrowser::visibleRunCount() const
+{
+    int n = 0;
+    for (int r = 0; r < m_table->rowCount(); ++r) n += !m_table->isRowHidden(r);
+    return n;
+}
+
+void RunBrowser::applyFilter()
+{
+    const QString f = m_filter->text().trimmed();
+    for (int r = 0; r < m_table->rowCount(); ++r) {
+        bool match = f.isEmpty();
+        for (int c = 0; c < Columns && !match; ++c)
+            if (auto* item = m_table->item(r, c)) match = item->text().contains(f, Qt::CaseInsensitive);
+        m_table->setRowHidden(r, !match);
+    }
+}
+
+}  // namespace parrot
