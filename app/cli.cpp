@@ -60,7 +60,7 @@ Commands:
                                    run a grid of experiments, resumable; or print one
                                    independent command per unfinished run
   runs --dir DIR [--json]          list the runs under DIR with their final results
-  compare --runs DIR... --figure length|efficiency|icl --out FILE.(png|pdf|svg|csv)
+  compare --runs DIR... --figure length|efficiency|efficiency-time|icl --out FILE.(png|pdf|svg|csv)
           [--size 800x500]         overlay runs as a figure, without a display
 
 Options:

@@ -254,6 +254,12 @@ private slots:
                 QVERIFY(rows[1].contains("(2 seeds)"));
             }
         }
+        const QString timeCsv = m_dir.filePath("time.csv");  // the final evaluation, at each run's wall time
+        QCOMPARE(run(QStringList{"compare", "--runs"} + runDirs + QStringList{"--figure", "efficiency-time", "--out", timeCsv}).code, 0);
+        const QList<QByteArray> timeRows = parrot::test::readAll(timeCsv).trimmed().split('\n');
+        QCOMPARE(timeRows.size(), 1 + 2);  // two series, one evaluation each (at the end)
+        const QList<QByteArray> cells = timeRows[1].split(',');  // the label is quoted and has commas: x is third from the end
+        QVERIFY2(cells[cells.size() - 3].toDouble() > 0, timeRows[1].constData());
         expectError(run(QStringList{"compare", "--runs"} + runDirs + QStringList{"--figure", "icl", "--out", m_dir.filePath("x.png")}),
                     "none of the runs");
         expectError(run({"compare", "--runs", runDirs[0], "--figure", "length", "--out", m_dir.filePath("x.gif")}), ".png, .pdf");

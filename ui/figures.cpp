@@ -109,13 +109,22 @@ std::vector<std::pair<double, double>> efficiency(const RunRecord& r)
     return v;
 }
 
+// Against wall time the seeds' x values differ: each evaluation is placed at its step's mean time.
+std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
+{
+    std::vector<std::pair<double, double>> v;
+    for (const RunRecord::Row& row : r.metrics)
+        if (row.target >= 0) v.push_back({double(row.step), row.target});
+    return v;
+}
+
 }  // namespace
 
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height)
 {
     if (runs.empty()) throw Error("compare: no runs given");
-    if (figure != "length" && figure != "efficiency" && figure != "icl")
-        throw Error(QString("--figure: expected length, efficiency or icl, got \"%1\"").arg(figure));
+    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl")
+        throw Error(QString("--figure: expected length, efficiency, efficiency-time or icl, got \"%1\"").arg(figure));
     const QString ext = QFileInfo(outFile).suffix().toLower();
     if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
         throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
@@ -132,8 +141,23 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     const bool error = figure == "icl";
     int drawn = 0;
     for (const Series& s : series) {
-        const Points p = figure == "efficiency" ? average(s, efficiency)
-                                                : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+        Points p = figure == "efficiency"        ? average(s, efficiency)
+                   : figure == "efficiency-time" ? average(s, efficiencyByStep)
+                                                 : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+        if (figure == "efficiency-time") {  // steps -> the runs' mean wall time at that step
+            for (double& x : p.x) {
+                double sum = 0;
+                int n = 0;
+                for (const RunRecord* r : s.runs)
+                    for (const RunRecord::Row& row : r->metrics)
+                        if (double(row.step) == x) {
+                            sum += row.wallSeconds;
+                            ++n;
+                            break;
+                        }
+                x = n > 0 ? sum / n : x;
+            }
+        }
         if (p.x.empty()) continue;
         ++drawn;
         const QColor colour = architectureColour(s.architecture);
@@ -166,7 +190,7 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     }
     if (drawn == 0)
         throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)")
-                        .arg(figure, figure == "efficiency" ? "evaluations during training" : figure == "icl" ? "an in-context error curve" : "a final accuracy curve"));
+                        .arg(figure, figure.startsWith("efficiency") ? "evaluations during training" : figure == "icl" ? "an in-context error curve" : "a final accuracy curve"));
     const RunRecord& first = runs.front();
     if (error && !first.curves.empty()) {  // the first run's baselines, grey
         const LengthCurve& c = first.curves.back();
@@ -198,11 +222,11 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         band->topLeft->setCoords(t.minLen - 0.5, 1.02);
         band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
         plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-    } else if (figure == "efficiency") {
-        plot.xAxis->setLabel("examples seen");
+    } else if (figure == "efficiency" || figure == "efficiency-time") {
+        plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
         plot.yAxis->setRange(-0.02, 1.02);
-        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);  // accuracy rises: empty there
     } else {
         plot.xAxis->setLabel("in-context examples");
         plot.yAxis->setLabel("squared error / d");
@@ -211,10 +235,10 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     plot.rescaleAxes(true);
     if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
     else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
-    plot.xAxis->setRange(figure == "efficiency" ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
+    plot.xAxis->setRange(figure.startsWith("efficiency") ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
-                                                                  : figure == "efficiency" ? "Training efficiency"
+                                                                  : figure.startsWith("efficiency") ? "Training efficiency"
                                                                                            : "In-context error against examples",
                                                            QFont("sans", 11, QFont::Bold)));
     plot.replot();

@@ -3,6 +3,7 @@
 //   length      answer accuracy against length (final evaluations), mean +- std over seeds,
 //               the training range shaded
 //   efficiency  accuracy at task.max_len against examples seen, over training
+//   efficiency-time  the same against the wall time of training (mean over seeds)
 //   icl         in-context error against examples (final evaluations), with the baselines
 // Runs that differ only in their seed are one series; one colour per architecture.
 #pragma once
