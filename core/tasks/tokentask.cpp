@@ -188,6 +188,18 @@ QStringList resourceLines(const QString& name)
 
 int uniform(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
+// `$ s | s .`: the copy format, shared by the letter, duplicated-n-gram and text copies.
+Example copyExample(const std::vector<int>& s)
+{
+    Example e;
+    e.add(CopyVocab::Bos, Role::Separator);
+    for (int id : s) e.add(id, Role::Prompt);
+    e.add(CopyVocab::Sep, Role::Separator);
+    for (int id : s) e.add(id, Role::Answer);
+    e.add(CopyVocab::Eos, Role::End);
+    return e;
+}
+
 // ---- copy and the n-gram tasks: letters ----------------------------------------------------
 
 class LetterTask : public TokenTask {
@@ -213,13 +225,7 @@ public:
     Example example(int length, std::mt19937_64& rng) const override
     {
         const std::vector<int> s = randomString(length, rng);
-        Example e;
-        e.add(CopyVocab::Bos, Role::Separator);
-        addAll(e, s, Role::Prompt);
-        e.add(CopyVocab::Sep, Role::Separator);
-        addAll(e, s, Role::Answer);
-        e.add(CopyVocab::Eos, Role::End);
-        return e;
+        return copyExample(s);
     }
     int maxTokens(int length) const override { return 2 * length + 3; }
 };
@@ -249,13 +255,7 @@ public:
         const int j = uniform(rng, i + n, length - n);
         std::copy(g.begin(), g.end(), s.begin() + i);
         std::copy(g.begin(), g.end(), s.begin() + j);
-        Example e;
-        e.add(CopyVocab::Bos, Role::Separator);
-        addAll(e, s, Role::Prompt);
-        e.add(CopyVocab::Sep, Role::Separator);
-        addAll(e, s, Role::Answer);
-        e.add(CopyVocab::Eos, Role::End);
-        return e;
+        return copyExample(s);
     }
 };
 
@@ -428,13 +428,9 @@ public:
                 if (i == 0 || m_text[i - 1] == ' ') starts.push_back(i);
             span = m_text.mid(starts[size_t(uniform(rng, 0, int(starts.size()) - 1))], length);
         }
-        Example e;
-        e.add(CopyVocab::Bos, Role::Separator);
-        addText(e, span, Role::Prompt);
-        e.add(CopyVocab::Sep, Role::Separator);
-        addText(e, span, Role::Answer);
-        e.add(CopyVocab::Eos, Role::End);
-        return e;
+        std::vector<int> ids;
+        for (QChar c : span) ids.push_back(charId(c));
+        return copyExample(ids);
     }
     int maxTokens(int length) const override { return 2 * length + 3; }
 
