@@ -402,6 +402,20 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     return out;
 }
 
+namespace {
+
+// An evaluation over the shared weights: the model's lock, no gradients, eval mode, and back to
+// training mode when it ends, also when it throws.
+struct EvalSession {
+    explicit EvalSession(Model::Impl& m) : lock(m.mutex), net(m.net) { net->eval(); }
+    ~EvalSession() { net->train(); }
+    std::lock_guard<std::mutex> lock;
+    torch::NoGradGuard noGrad;
+    SequenceModel net;
+};
+
+}  // namespace
+
 LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                             const std::function<bool(int, int)>& keepGoing) const
 {
@@ -416,9 +430,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
         if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));
     }
     applyThreads();
-    std::lock_guard lock(d->mutex);
-    torch::NoGradGuard noGrad;
-    d->net->eval();
+    const EvalSession session(*d);
     LengthCurve curve;
     curve.samples = samples;
     curve.step = d->step;
@@ -442,7 +454,6 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
         curve.charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
         if (keepGoing && !keepGoing(i + 1, total)) break;
     }
-    d->net->train();
     return curve;
 }
 
@@ -451,9 +462,7 @@ LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int sample
 {
     const std::unique_ptr<IclTask> task = IclTask::create(d->config.task);
     applyThreads();
-    std::lock_guard lock(d->mutex);
-    torch::NoGradGuard noGrad;
-    d->net->eval();
+    const EvalSession session(*d);
     LengthCurve curve;
     curve.samples = samples;
     curve.step = d->step;
@@ -486,7 +495,6 @@ LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int sample
             curve.charStdErr.push_back(curve.stringStdErr.back());
             if (keepGoing && !keepGoing(li + 1, total)) break;
         }
-        d->net->train();
         return curve;
     }
     // Regression and parity: prompts of the longest length asked for; the model's error (or
@@ -536,7 +544,6 @@ LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int sample
         curve.baselineNames.push_back(b.name);
         curve.baselineError.push_back(b.error);
     }
-    d->net->train();
     return curve;
 }
 
