@@ -20,6 +20,19 @@ inline ExperimentConfig tinyConfig(int steps = 20)
     return c;
 }
 
+// The tiny copy experiment with a small model of any family (d_model 32, 4 heads, d_state 4):
+// builds and trains in well under a second per step.
+inline ExperimentConfig smallConfig(const QString& kind, int steps = 20)
+{
+    ExperimentConfig c = tinyConfig(steps);
+    c.model.kind = kind;
+    c.model.dModel = 32;
+    c.model.heads = 4;
+    c.model.numMaskedHeads = 2;
+    c.model.dState = 4;
+    return c;
+}
+
 inline QByteArray readAll(const QString& path)
 {
     QFile f(path);

@@ -299,11 +299,7 @@ private slots:
     {
         QTemporaryDir dir;
         for (const QString& kind : {QString("transformer"), QString("mamba")}) {
-            ExperimentConfig c = test::tinyConfig(4);
-            c.model.kind = kind;
-            c.model.dModel = 32;
-            c.model.heads = 4;
-            c.model.numMaskedHeads = 2;
+            ExperimentConfig c = test::smallConfig(kind, 4);
             c.task.evalLengths = {4};
             Model m = Model::create(c);
             TrainControl control;

@@ -274,12 +274,7 @@ private slots:
     {
         QTemporaryDir dir;
         for (const char* kind : {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}) {
-            ExperimentConfig c = test::tinyConfig();
-            c.model.kind = kind;
-            c.model.dModel = 32;
-            c.model.heads = 4;
-            c.model.numMaskedHeads = 2;
-            c.model.dState = 4;
+            ExperimentConfig c = test::smallConfig(kind);
             c.task = icl("vector_mqar", 6, 3);
             SequenceModel net = buildModel(c);
             QVERIFY(net->hasVectorIO());

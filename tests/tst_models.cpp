@@ -19,16 +19,7 @@ namespace {
 
 const QStringList kKinds = {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
 
-ExperimentConfig smallConfig(const QString& kind)
-{
-    ExperimentConfig c = test::tinyConfig();
-    c.model.kind = kind;
-    c.model.dModel = 32;
-    c.model.heads = 4;
-    c.model.numMaskedHeads = 2;
-    c.model.dState = 4;
-    return c;
-}
+using test::smallConfig;
 
 double maxAbsDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
