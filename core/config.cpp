@@ -34,6 +34,7 @@ template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig
     v("dims", c.dims);
     v("sparsity", c.sparsity);
     v("outlier_prob", c.outlierProb);
+    v("eval_kind", c.evalKind);
 }
 
 template <class Model, class V> void visitFields(Model& c, V&& v, const ModelConfig*)
@@ -272,6 +273,18 @@ ExperimentConfig experimentFromJson(const QJsonObject& o, const QString& origin)
     return c;
 }
 
+TaskConfig evaluationTask(const TaskConfig& t)
+{
+    TaskConfig e = t;
+    if (t.evalKind.isEmpty()) return e;
+    // Only evaluation lengths are drawn from it (one example per row): its training range is the
+    // longest of them, and the packing context is unused.
+    e.kind = t.evalKind;
+    e.minLen = e.maxLen = evaluationLengths(t).back();
+    e.contextLen = 65536;
+    return e;
+}
+
 QStringList validate(const ExperimentConfig& c)
 {
     QStringList p;
@@ -287,8 +300,16 @@ QStringList validate(const ExperimentConfig& c)
         // whether each evaluation length can be generated.
         try {
             if (isVectorTask(t.kind)) throw Error(QString());  // checked below
-            const std::unique_ptr<TokenTask> task = TokenTask::create(t);
-            for (int len : t.evalLengths) {  // the first one that cannot be generated
+            TokenTask::create(t);
+            const TaskConfig e = evaluationTask(t);
+            if (!t.evalKind.isEmpty()) {
+                if (isVectorTask(e.kind) || !findTask(e.kind))
+                    throw Error(QString("task.eval_kind: expected a token task, got \"%1\"").arg(e.kind));
+                if (taskVocabSize(e) != taskVocabSize(t))
+                    throw Error(QString("task.eval_kind: %1 has a different vocabulary from %2").arg(e.kind, t.kind));
+            }
+            const std::unique_ptr<TokenTask> task = TokenTask::create(e);
+            for (int len : evaluationLengths(t)) {  // the first one that cannot be generated
                 const QString problem = task->checkDifficulty(len);
                 if (!problem.isEmpty()) {
                     p << "task.eval_lengths: " + problem;

@@ -29,7 +29,12 @@ struct TaskConfig {
     int dims = 8;                   // in-context learning: dimension d of x
     int sparsity = 3;               // sparse regression: non-zeros of w; sparse parity: k
     double outlierProb = 0.5;       // outlier regressions: probability that a pair is an outlier
+    QString evalKind;               // evaluate on this token task instead (a probe with the same vocabulary,
+                                    // e.g. copy_dup_ngram for a copy model); empty: kind
 };
+
+// The task evaluations run on: `t` with eval_kind in place of kind when it is set.
+TaskConfig evaluationTask(const TaskConfig& t);
 
 // Which sequence model, and its options. Options that a family does not use are ignored by it.
 struct ModelConfig {

@@ -424,7 +424,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     for (int len : lengths)
         if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
     if (isVectorTask(d->config.task.kind)) return evaluateInContext(lengths, samples, seed, keepGoing);
-    const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);
+    const std::unique_ptr<TokenTask> task = TokenTask::create(evaluationTask(d->config.task));
     for (int len : lengths) {
         const QString problem = task->checkDifficulty(len);
         if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));
