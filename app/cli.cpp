@@ -4,6 +4,8 @@
 #include "diagnostics.h"
 #include "error.h"
 #include "experiments/sweep.h"
+#include "experiments/results.h"
+#include "experiments/sweeprunner.h"
 #include "figures.h"
 #include "io/runfolder.h"
 #include "model.h"
@@ -18,6 +20,8 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -57,9 +61,13 @@ Commands:
   eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
                                    accuracy (or in-context error) of a checkpoint
   sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]
-                                   run a grid of experiments, resumable; or print one
-                                   independent command per unfinished run
+        [--set KEY=VALUE]...       run a grid of experiments, resumable; or print one
+                                   independent command per unfinished run; --set
+                                   changes every run (e.g. train.steps=100 for a quick look)
   runs --dir DIR [--json]          list the runs under DIR with their final results
+  runs --dir DIR --table [--at in-range|longest]
+                                   tasks x models graded pass / partial / fail (like
+                                   Park et al.'s Table 1), seeds averaged
   compare --runs DIR... --figure length|efficiency|efficiency-time|icl --out FILE.(png|pdf|svg|csv)
           [--size 800x500]         overlay runs as a figure, without a display
 
@@ -74,6 +82,9 @@ Options:
                                    open the window, save it as PNG, exit
   (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
                                    open the window on that experiment
+  (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep]
+                                   open the Experiments tab on a bundled sweep (its
+                                   figure and results table from DIR), optionally run it
   --version                        print the version
   --diagnostics                    print versions, BLAS, threads and device
   --help                           print this help
@@ -447,80 +458,44 @@ int cmdSweep(Args& a)
     const QString outDir = a.value("--out");
     const int jobs = a.integer("--jobs", 1, 1, 256);
     const bool print = a.flag("--print-commands");
+    const QStringList sets = a.values("--set");
     a.done();
     if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json (or --preset NAME) and --out DIR are required");
-    const SweepPlan plan = loadSweep(file, outDir);
-    writeSweepFiles(plan);
-    // Finished runs are kept; anything else in a run's folder (a run cut short, cancelled or
-    // failed) is removed and done again.
-    std::vector<const SweepRun*> todo;
-    for (const SweepRun& r : plan.runs) {
-        if (runStatus(r.runDir) == "finished") continue;
-        if (QFileInfo::exists(r.runDir) && !QDir(r.runDir).removeRecursively())
-            throw Error(QString("%1: cannot clear the unfinished run").arg(r.runDir));
-        todo.push_back(&r);
-    }
-    const QString exe = QCoreApplication::applicationFilePath();
-    const int cores = std::max(1, QThread::idealThreadCount());
-    const int perJob = std::max(1, cores / jobs);  // the machine's cores shared between the jobs
+    SweepPlan plan0 = loadSweep(file, outDir);
+    overrideSweep(plan0, sets);
+    SweepRunner runner(std::move(plan0), QCoreApplication::applicationFilePath(), jobs);
+    const int todo = runner.prepare();
+    const SweepPlan& plan = runner.plan();
     if (print) {
-        for (const SweepRun* r : todo)
-        {
-            QStringList words{shellQuote(exe)};
-            for (const QString& w : sweepRunArguments(*r, 1)) words << shellQuote(w);
+        for (const SweepRun& r : plan.runs) {
+            if (runStatus(r.runDir) == "finished") continue;
+            QStringList words{shellQuote(QCoreApplication::applicationFilePath())};
+            for (const QString& w : sweepRunArguments(r, 1)) words << shellQuote(w);
             out() << words.join(' ') << "\n";
         }
-        QTextStream(stderr) << todo.size() << " of " << plan.runs.size() << " runs to do; index: "
+        QTextStream(stderr) << todo << " of " << plan.runs.size() << " runs to do; index: "
                             << QDir(plan.outDir).filePath("index.json") << "\n";
         return 0;
     }
     if (!plan.description.isEmpty()) out() << plan.description << "\n";
-    out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - todo.size())
-          << " already finished; " << jobs << " at a time, " << perJob << " threads each\n";
+    out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
+          << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
     out().flush();
-    QDir(plan.outDir).mkpath("logs");
-    struct Job {
-        std::unique_ptr<QProcess> process;
-        const SweepRun* run;
-        QElapsedTimer clock;
-    };
-    std::vector<Job> running;
-    size_t next = 0, done = 0, failed = 0;
-    double spent = 0;
-    QElapsedTimer total;
-    total.start();
-    while (next < todo.size() || !running.empty()) {
-        while (next < todo.size() && int(running.size()) < jobs) {
-            Job j{std::make_unique<QProcess>(), todo[next++], {}};
-            j.process->setProcessChannelMode(QProcess::MergedChannels);
-            j.process->setStandardOutputFile(QDir(plan.outDir).filePath("logs/" + j.run->name + ".log"));
-            j.process->start(exe, sweepRunArguments(*j.run, perJob));
-            j.clock.start();
-            running.push_back(std::move(j));
-        }
-        for (auto it = running.begin(); it != running.end();) {
-            if (!it->process->waitForFinished(100)) {
-                ++it;
-                continue;
-            }
-            const double seconds = it->clock.elapsed() / 1000.0;
-            spent += seconds;
-            ++done;
-            const QString status = runStatus(it->run->runDir);
-            if (status != "finished") ++failed;
-            const double eta = spent / done * double(todo.size() - done) / jobs;
-            out() << QString("[%1/%2] %3: %4 in %5 s; ETA %6 s\n").arg(done).arg(todo.size()).arg(it->run->name)
-                         .arg(status.isEmpty() ? "failed (see logs/" + it->run->name + ".log)" : status)
-                         .arg(seconds, 0, 'f', 1).arg(eta, 0, 'f', 0);
-            out().flush();
-            it = running.erase(it);
-        }
-    }
-    writeSweepFiles(plan);  // the statuses, now
-    out() << "sweep " << plan.name << ": " << (plan.runs.size() - failed) << " of " << plan.runs.size()
-          << " runs finished in " << QString::number(total.elapsed() / 1000.0, 'f', 1) << " s; index: "
+    QEventLoop loop;
+    QObject::connect(&runner, &SweepRunner::runFinished, [&](const QString& name, const QString& status, double seconds) {
+        const double eta = runner.elapsedSeconds() / runner.finishedCount() * (todo - runner.finishedCount());
+        out() << QString("[%1/%2] %3: %4 in %5 s; ETA %6 s\n").arg(runner.finishedCount()).arg(todo).arg(name)
+                     .arg(status.isEmpty() ? "failed (see logs/" + name + ".log)" : status)
+                     .arg(seconds, 0, 'f', 1).arg(eta, 0, 'f', 0);
+        out().flush();
+    });
+    QObject::connect(&runner, &SweepRunner::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(0, &runner, &SweepRunner::start);
+    loop.exec();
+    out() << "sweep " << plan.name << ": " << (plan.runs.size() - size_t(runner.failedCount())) << " of " << plan.runs.size()
+          << " runs finished in " << QString::number(runner.elapsedSeconds(), 'f', 1) << " s; index: "
           << QDir(plan.outDir).filePath("index.json") << "\n";
-    return failed == 0 ? 0 : 2;
+    return runner.failedCount() == 0 ? 0 : 2;
 }
 
 int cmdCompare(Args& a)
@@ -556,7 +531,11 @@ int cmdRuns(Args& a)
 {
     const QString dir = a.value("--dir");
     const bool json = a.flag("--json");
+    const bool table = a.flag("--table");
+    const QString at = a.value("--at");
     a.done();
+    if (!at.isEmpty() && at != "in-range" && at != "longest")
+        throw Error(QString("--at: expected in-range or longest, got \"%1\"").arg(at));
     if (dir.isEmpty()) throw Error("runs: --dir DIR is required");
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such folder").arg(dir));
     QJsonArray all;
@@ -578,6 +557,32 @@ int cmdRuns(Args& a)
                                {"seed", e["seed"]}, {"steps", result["step"]},
                                {"status", result.isEmpty() ? QJsonValue("unfinished") : result["status"]},
                                {"final", result["final"]}});
+    }
+    if (table) {
+        std::vector<RunRecord> runs;
+        for (const QString& cfgPath : found) {
+            try {
+                if (QFileInfo::exists(QFileInfo(cfgPath).dir().filePath("metrics.csv"))) runs.push_back(loadRun(QFileInfo(cfgPath).absolutePath()));
+            } catch (const Error&) {
+            }
+        }
+        const ResultsTable t = tabulate(runs, at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
+        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
+        out() << t.toText() << "\n" << gradeRules() << "\n";
+        return 0;
+    }
+    if (table) {
+        std::vector<RunRecord> runs;
+        for (const QString& cfgPath : found) {
+            try {
+                if (QFileInfo::exists(QFileInfo(cfgPath).dir().filePath("metrics.csv"))) runs.push_back(loadRun(QFileInfo(cfgPath).absolutePath()));
+            } catch (const Error&) {
+            }
+        }
+        const ResultsTable t = tabulate(runs, at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
+        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
+        out() << t.toText() << "\n" << gradeRules() << "\n";
+        return 0;
     }
     if (json) {
         out() << QJsonDocument(all).toJson(QJsonDocument::Indented);

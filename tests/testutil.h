@@ -5,7 +5,9 @@
 #include "presets.h"
 
 #include <QFile>
+#include <QProcess>
 #include <QString>
+#include <QtTest>
 
 namespace parrot::test {
 
@@ -44,5 +46,42 @@ inline bool writeAll(const QString& path, const QByteArray& data)
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
 }
+
+#ifdef PARROT_EXE
+// The parrotscope executable as a user runs it: exit code, stdout, stderr (-2: timed out).
+struct CliResult {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+inline CliResult runCli(const QStringList& args, int timeoutMs = 300000)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(PARROT_EXE, args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {-2, {}, "timed out"};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// A one-line error naming `what`, and a failing exit code.
+inline void expectCliError(const CliResult& r, const QString& what)
+{
+    QVERIFY2(r.code != 0, qPrintable(r.out));
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(r.err.contains("error: "), qPrintable(r.err));
+    QVERIFY2(lines.last().contains(what), qPrintable(r.err));
+    int errorLines = 0;
+    for (const QString& l : lines) errorLines += l.contains("error:");
+    QCOMPARE(errorLines, 1);
+}
+#endif
 
 }  // namespace parrot::test

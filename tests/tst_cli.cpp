@@ -13,39 +13,9 @@
 
 namespace {
 
-struct Result {
-    int code = -1;
-    QString out;
-    QString err;
-};
-
-Result run(const QStringList& args, int timeoutMs = 300000)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    p.setProcessEnvironment(env);
-    p.start(PARROT_EXE, args);
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        return {-2, {}, "timed out"};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
-
-// A one-line error naming `what`, and a failing exit code.
-void expectError(const Result& r, const QString& what)
-{
-    QVERIFY2(r.code != 0, qPrintable(r.out));
-    const QStringList lines = r.err.trimmed().split('\n');
-    QVERIFY2(r.err.contains("error: "), qPrintable(r.err));
-    QVERIFY2(lines.last().contains(what), qPrintable(r.err));
-    int errorLines = 0;
-    for (const QString& l : lines) errorLines += l.contains("error:");
-    QCOMPARE(errorLines, 1);
-}
+using Result = parrot::test::CliResult;
+Result run(const QStringList& args, int timeoutMs = 300000) { return parrot::test::runCli(args, timeoutMs); }
+void expectError(const Result& r, const QString& what) { parrot::test::expectCliError(r, what); }
 
 }  // namespace
 

@@ -63,7 +63,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     if (perr.error != QJsonParseError::NoError || !doc.isObject())
         throw Error(QString("%1: not a JSON object (%2 at offset %3)").arg(file, perr.errorString()).arg(perr.offset));
     const QJsonObject o = doc.object();
-    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid"};
+    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
     const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
@@ -101,6 +101,10 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     SweepPlan plan;
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
     plan.description = o["description"].toString();
+    plan.figure = o["figure"].toString("length");
+    static const QStringList figures = {"length", "efficiency", "efficiency-time", "icl"};
+    if (!figures.contains(plan.figure))
+        throw Error(QString("%1: figure: expected one of %2, got \"%3\"").arg(file, figures.join(", "), plan.figure));
     plan.outDir = QDir(outDir).absolutePath();
     QSet<QString> names;
     for (const auto& [label, variantSets] : variants) {
@@ -114,7 +118,8 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
                 const QString& key = axes[a].first;
                 const QString& value = axes[a].second[index[a]];
                 run.overrides << key + "=" + value;
-                if (axes[a].second.size() > 1) nameParts << token(key.section('.', -1)) + "-" + token(value);
+                if (axes[a].second.size() > 1)  // "seed-2", "lr-0.003"; a grid of kinds by the kind alone ("mamba")
+                    nameParts << (key.endsWith(".kind") ? token(value) : token(key.section('.', -1)) + "-" + token(value));
             }
             run.name = nameParts.isEmpty() ? QString("run") : nameParts.join('_');
             if (names.contains(run.name)) throw Error(QString("%1: two runs would both be named %2").arg(file, run.name));
@@ -153,9 +158,38 @@ void writeSweepFiles(const SweepPlan& plan)
                                 {"overrides", overrides}, {"status", runStatus(r.runDir)}});
     }
     QSaveFile f(out.filePath("index.json"));
-    const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"runs", runs}};
+    const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
+                          {"figure", plan.figure}, {"runs", runs}};
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
         throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
+}
+
+void overrideSweep(SweepPlan& plan, const QStringList& overrides)
+{
+    for (SweepRun& run : plan.runs) {
+        const QString name = run.config.name;
+        try {
+            applyOverrides(run.config, overrides);
+        } catch (const Error& e) {
+            throw Error(QString("run %1: %2").arg(run.name, e.message()));
+        }
+        run.config.name = name;
+        run.overrides += overrides;
+    }
+}
+
+std::optional<SweepPlan> readSweepIndex(const QString& outDir)
+{
+    QFile f(QDir(outDir).filePath("index.json"));
+    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    if (!o.contains("parrotscope_sweep")) return std::nullopt;
+    SweepPlan plan;
+    plan.name = o["name"].toString();
+    plan.description = o["description"].toString();
+    plan.figure = o["figure"].toString("length");
+    plan.outDir = QDir(outDir).absolutePath();
+    return plan;
 }
 
 QStringList sweepPresetNames()

@@ -9,7 +9,8 @@
 //       {"label": "nope", "set": {"model.positions": "nope"}},
 //       {"label": "mamba", "set": {"model.kind": "mamba"}}
 //     ],
-//     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]}   // optional: every combination
+//     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]},  // optional: every combination
+//     "figure": "length"                          // optional: the comparison figure that shows it
 //   }
 //
 // Runs are variants x grid points, named "<label>[_key-value...]"; each gets <out>/configs/NAME.json
@@ -21,6 +22,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
 #include <vector>
 
 namespace parrot {
@@ -36,6 +38,7 @@ struct SweepRun {
 struct SweepPlan {
     QString name;
     QString description;
+    QString figure = "length";  // length | efficiency | efficiency-time | icl (ui/figures.h)
     QString outDir;
     std::vector<SweepRun> runs;
 };
@@ -43,6 +46,14 @@ struct SweepPlan {
 // Reads and expands a sweep file; every run's config is validated. Throws parrot::Error
 // naming the file and field (unknown keys, bad values, an empty grid axis, duplicate names).
 SweepPlan loadSweep(const QString& file, const QString& outDir);
+
+// Adds KEY=VALUE overrides to every run of a loaded plan (e.g. a shrunken preset:
+// train.steps=40). Throws parrot::Error naming the run and the override.
+void overrideSweep(SweepPlan& plan, const QStringList& overrides);
+
+// What index.json says of a sweep folder: its name, description and figure (a SweepPlan without
+// runs), or nullopt when there is no readable index.
+std::optional<SweepPlan> readSweepIndex(const QString& outDir);
 
 // Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
 void writeSweepFiles(const SweepPlan& plan);

@@ -1,0 +1,51 @@
+// A results table like Park et al.'s Table 1: tasks x models, each cell graded from the runs'
+// final evaluations (seeds averaged), with the value and the rule behind the grade.
+//
+// Grades (documented in the GUI's tooltip and the README):
+//   accuracy (copy, n-gram lookup, MQAR, phone book, sparse parity, vector MQAR):
+//     pass    mean answer accuracy >= 90%
+//     partial at least halfway from chance to perfect (chance: 50% for sparse parity, else 0%)
+//     fail    below that
+//   in-context regression error (squared error / d after the most examples):
+//     pass    within 0.1 x the zero predictor's error of the best classical baseline
+//     partial below half the zero predictor's error (it learned something from the context)
+//     fail    otherwise
+// Where the accuracy is read: at the longest training length ("in range") or at the longest
+// length evaluated ("longest"; the length-generalisation view).
+#pragma once
+
+#include "io/runfolder.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <cmath>
+#include <vector>
+
+namespace parrot {
+
+enum class Grade { Pass, Partial, Fail, None };
+enum class ResultPoint { InRange, Longest };
+
+QString gradeSymbol(Grade g);  // ✓ ▲ ✗, or "" for None
+QString gradeRules();           // the thresholds above, one paragraph, for tooltips and --help
+
+struct ResultCell {
+    Grade grade = Grade::None;
+    double value = std::nan("");  // mean over the runs
+    int runs = 0;
+    QString detail;  // "accuracy 93.8% at length 8 (2 runs: 91%, 97%); pass: >= 90%"
+};
+
+struct ResultsTable {
+    QStringList tasks;   // rows: the evaluated task (with n for n-gram tasks)
+    QStringList models;  // columns: the architecture (with the model's size when one architecture comes in several)
+    std::vector<std::vector<ResultCell>> cells;  // [task][model]
+    // Plain text, aligned, "✓ 93.8%" per cell; for the command line.
+    QString toText() const;
+};
+
+// Runs without an evaluation are left out.
+ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point = ResultPoint::InRange);
+
+}  // namespace parrot
