@@ -4,6 +4,8 @@
 #include "diagnostics.h"
 #include "error.h"
 #include "settingspanel.h"
+#include "experiments/sweep.h"
+#include "experimentspanel.h"
 #include "mainwindow.h"
 #include "presets.h"
 #include "version.h"
@@ -26,7 +28,8 @@ int runGui(int argc, char** argv, const QStringList& args)
     QStringList sets;
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
-    bool train = false;
+    bool train = false, runSweep = false;
+    QString experiment, sweepDir;
     for (qsizetype i = 1; i < args.size(); ++i) {
         const QString& a = args[i];
         auto next = [&]() -> QString {
@@ -41,6 +44,9 @@ int runGui(int argc, char** argv, const QStringList& args)
             threads = next().toInt(&ok);
             if (!ok || threads < 0) error = "--threads: expected a non-negative integer";
         } else if (a == "--train") train = true;
+        else if (a == "--experiment") experiment = next();
+        else if (a == "--sweep-dir") sweepDir = next();
+        else if (a == "--run-sweep") runSweep = true;
         else if (a == "--screenshot-at-step") {
             bool ok = false;
             screenshotStep = next().toLongLong(&ok);
@@ -51,6 +57,10 @@ int runGui(int argc, char** argv, const QStringList& args)
     }
     if (error.isEmpty() && !preset.isEmpty() && !parrot::presetNames().contains(preset))
         error = QString("unknown preset '%1' (available: %2)").arg(preset, parrot::presetNames().join(", "));
+    if (error.isEmpty() && !experiment.isEmpty() && !parrot::sweepPresetNames().contains(experiment))
+        error = QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, parrot::sweepPresetNames().join(", "));
+    if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep) && experiment.isEmpty())
+        error = "--sweep-dir and --run-sweep need --experiment NAME";
     if (!error.isEmpty()) {
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
@@ -74,6 +84,12 @@ int runGui(int argc, char** argv, const QStringList& args)
     window.loadPreset(config.name);
     if (!sets.isEmpty()) window.settings()->setConfig(config);
     if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
+    if (!experiment.isEmpty()) {
+        window.showExperiments();
+        window.experiments()->selectPreset(experiment);
+        if (!sweepDir.isEmpty()) window.experiments()->setOutDir(sweepDir);
+        if (runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
+    }
     window.show();
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {

@@ -1,6 +1,7 @@
 // The window, driven as a user drives it: Train, watch the plots, pause, stop, save,
 // open (a good and a broken checkpoint), evaluate at longer lengths.
 #include "config.h"
+#include "experimentspanel.h"
 #include "mainwindow.h"
 #include "plots.h"
 #include "runbrowser.h"
@@ -29,6 +30,7 @@
 #include <QFormLayout>
 #include <QToolButton>
 #include <QMenu>
+#include <QPlainTextEdit>
 
 using namespace parrot;
 
@@ -315,8 +317,21 @@ private slots:
         b->filterBox()->clear();
         QCOMPARE(b->visibleRunCount(), 2);
         QTableWidget* t = b->table();
-        QCOMPARE(t->item(0, 5)->text(), QString("finished"));
-        QCOMPARE(t->item(0, 6)->data(Qt::DisplayRole).typeId(), QMetaType::Double);  // sorts as a number
+        QCOMPARE(t->item(0, 7)->text(), QString("finished"));
+        QCOMPARE(t->item(0, 8)->data(Qt::DisplayRole).typeId(), QMetaType::Double);  // sorts as a number
+        // comparisons on the columns, every term must hold
+        const double r0 = t->item(0, 8)->data(Qt::DisplayRole).toDouble(), r1 = t->item(1, 8)->data(Qt::DisplayRole).toDouble();
+        b->filterBox()->setText(QString("result>=%1").arg(std::max(r0, r1)));
+        QCOMPARE(b->visibleRunCount(), r0 == r1 ? 2 : 1);
+        b->filterBox()->setText("result>1.5");
+        QCOMPARE(b->visibleRunCount(), 0);
+        b->filterBox()->setText("d_model<=32 steps=4 status=finished");
+        QCOMPARE(b->visibleRunCount(), 2);
+        b->filterBox()->setText("d_model<=32 mamba");
+        QCOMPARE(b->visibleRunCount(), 1);
+        b->filterBox()->setText("task!=copy");
+        QCOMPARE(b->visibleRunCount(), 0);
+        b->filterBox()->clear();
         t->selectAll();
         const int before = w.accuracyPlot()->curveCount();
         QTest::mouseClick(b->findChild<QPushButton*>("overlayRuns"), Qt::LeftButton);
@@ -328,6 +343,50 @@ private slots:
             QTest::qWait(100);
             w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/runbrowser.png");
         }
+    }
+
+    // Issue 5's "done when": pick the length-generalisation preset, press Run, get the figure with
+    // all six models and seed bands, and the results table. Shrunk to a few steps per run.
+    void experimentPresetRunsAndShowsItsFigure()
+    {
+        MainWindow w;
+        w.loadPreset(defaultPresetName());
+        w.resize(1360, 860);
+        w.show();
+        w.showExperiments();
+        ExperimentsPanel* p = w.experiments();
+        p->setExecutable(PARROT_EXE);
+        p->setExtraOverrides({"train.steps=4", "train.warmup_steps=1", "train.eval_every=2", "train.eval_samples=4",
+                              "task.eval_samples=4", "model.d_model=32", "model.heads=4", "model.num_masked_heads=2"});
+        QVERIFY(p->selectPreset("length-generalisation"));
+        QVERIFY2(p->descriptionLabel()->text().contains("Hard-ALiBi"), qPrintable(p->descriptionLabel()->text()));
+        p->setOutDir(m_dir.filePath("sweep-lg"));
+        QCOMPARE(p->resultRuns(), 0);
+        QSignalSpy done(p, &ExperimentsPanel::sweepFinished);
+        QTest::mouseClick(p->runButton(), Qt::LeftButton);
+        QVERIFY2(p->isRunning(), qPrintable(w.findChild<QPlainTextEdit*>("log")->toPlainText()));
+        QVERIFY(!p->runButton()->isEnabled() && p->stopButton()->isEnabled() && !p->presetBox()->isEnabled());
+        QVERIFY(done.wait(600000));
+        QCOMPARE(done[0][0].toInt(), 0);  // none failed
+        QCOMPARE(done[0][1].toBool(), false);
+        QVERIFY(p->runButton()->isEnabled() && !p->stopButton()->isEnabled());
+        QCOMPARE(p->progressBar()->value(), 1000);
+        QCOMPARE(p->resultRuns(), 12);
+        QCOMPARE(p->figure()->graphCount(), 6 * 3);  // six series, each a line and a seed band (two edges)
+        QCOMPARE(p->figure()->legend->itemCount(), 6);
+        QTableWidget* t = p->resultsTable();
+        QCOMPARE(t->rowCount(), 1);
+        QCOMPARE(t->columnCount(), 6);
+        for (int c = 0; c < 6; ++c) {
+            QVERIFY2(QStringList({"\u2713", "\u25B2", "\u2717"}).contains(t->item(0, c)->text()), qPrintable(t->item(0, c)->text()));
+            QVERIFY(t->item(0, c)->toolTip().contains("accuracy"));
+        }
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments.png");
+        // Run again: everything is finished, nothing is redone.
+        QSignalSpy again(p, &ExperimentsPanel::sweepFinished);
+        QVERIFY(p->run());
+        QVERIFY(again.size() == 1 || again.wait(10000));
+        QCOMPARE(p->resultRuns(), 12);
     }
 
     void screenshotIsWritten()

@@ -1,6 +1,7 @@
 #include "figures.h"
 
 #include "error.h"
+#include "tasks/tokentask.h"
 
 #include <qcustomplot.h>
 
@@ -37,11 +38,14 @@ struct Series {
     std::vector<const RunRecord*> runs;
 };
 
-// Runs whose experiments differ only in seed (and name) form one series.
+// Runs whose experiments differ only in seed (and name) form one series. A sweep's series is
+// named by its run name without the seed ("hard-alibi", "mamba-suffix"), others by their model,
+// with the task when the series do not all share one.
 std::vector<Series> group(const std::vector<RunRecord>& runs)
 {
     std::vector<Series> out;
     std::vector<QByteArray> keys;
+    QStringList tasks;
     for (const RunRecord& r : runs) {
         ExperimentConfig c = r.config;
         c.seed = 0;
@@ -52,12 +56,24 @@ std::vector<Series> group(const std::vector<RunRecord>& runs)
         while (i < keys.size() && keys[i] != key) ++i;
         if (i == keys.size()) {
             keys.push_back(key);
-            out.push_back({describeModel(r.config.model), r.architecture(), {}});
+            QString label = describeModel(r.config.model);
+            const QString run = r.config.name.section('/', 1);
+            if (!run.isEmpty() && run != "run") {
+                QStringList parts = run.split('_');
+                parts.removeIf([](const QString& p) { return p.startsWith("seed-"); });
+                if (!parts.isEmpty()) label = parts.join(' ');
+            }
+            out.push_back({label, r.architecture(), {}});
         }
         out[i].runs.push_back(&r);
+        const QString task = evaluationTask(r.config.task).kind;
+        if (!tasks.contains(task)) tasks << task;
     }
-    for (Series& s : out)
+    for (Series& s : out) {
+        if (tasks.size() > 1 && !s.runs.front()->config.name.contains('/'))
+            s.label += " \u00b7 " + evaluationTask(s.runs.front()->config.task).kind;
         if (s.runs.size() > 1) s.label += QString(" (%1 seeds)").arg(s.runs.size());
+    }
     return out;
 }
 
@@ -101,15 +117,8 @@ std::vector<std::pair<double, double>> finalCurve(const RunRecord& r, bool error
     return v;
 }
 
-std::vector<std::pair<double, double>> efficiency(const RunRecord& r)
-{
-    std::vector<std::pair<double, double>> v;
-    for (const RunRecord::Row& row : r.metrics)
-        if (row.target >= 0) v.push_back({double(row.examples), row.target});
-    return v;
-}
-
-// Against wall time the seeds' x values differ: each evaluation is placed at its step's mean time.
+// Seeds see different numbers of examples and take different times per step: evaluations are
+// averaged by step, then placed at the step's mean examples seen or wall time.
 std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
 {
     std::vector<std::pair<double, double>> v;
@@ -120,38 +129,35 @@ std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
 
 }  // namespace
 
-void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height)
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure)
 {
     if (runs.empty()) throw Error("compare: no runs given");
     if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl")
         throw Error(QString("--figure: expected length, efficiency, efficiency-time or icl, got \"%1\"").arg(figure));
-    const QString ext = QFileInfo(outFile).suffix().toLower();
-    if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
-        throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
-    if (width < 100 || height < 100 || width > 10000 || height > 10000)
-        throw Error(QString("figure size %1 x %2: expected 100..10000 pixels each way").arg(width).arg(height));
-
+    plot.clearGraphs();
+    plot.clearItems();
+    while (plot.plotLayout()->rowCount() > 1) {  // a title from an earlier drawing
+        plot.plotLayout()->removeAt(0);
+        plot.plotLayout()->simplify();
+    }
     const std::vector<Series> series = group(runs);
-    QCustomPlot plot;
-    plot.setBackground(Qt::white);
-    plot.resize(width, height);
+    std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));
     QString csv = "series,x,y,std\n";
     const bool error = figure == "icl";
     int drawn = 0;
     for (const Series& s : series) {
-        Points p = figure == "efficiency"        ? average(s, efficiency)
-                   : figure == "efficiency-time" ? average(s, efficiencyByStep)
-                                                 : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
-        if (figure == "efficiency-time") {  // steps -> the runs' mean wall time at that step
+        Points p = figure.startsWith("efficiency") ? average(s, efficiencyByStep)
+                                                   : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+        if (figure.startsWith("efficiency")) {  // steps -> the runs' mean examples seen or wall time at that step
             for (double& x : p.x) {
                 double sum = 0;
                 int n = 0;
                 for (const RunRecord* r : s.runs)
                     for (const RunRecord::Row& row : r->metrics)
                         if (double(row.step) == x) {
-                            sum += row.wallSeconds;
+                            sum += figure == "efficiency" ? double(row.examples) : row.wallSeconds;
                             ++n;
                             break;
                         }
@@ -161,6 +167,8 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         if (p.x.empty()) continue;
         ++drawn;
         const QColor colour = architectureColour(s.architecture);
+        static const Qt::PenStyle dashes[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+        const Qt::PenStyle dash = dashes[perColour[s.architecture]++ % 5];
         QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
         for (size_t i = 0; i < p.x.size(); ++i) {
             // accuracies stay in [0, 1]; errors above 0
@@ -185,7 +193,9 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         QCPGraph* g = plot.addGraph();
         g->setName(s.label);
         g->setData(x, y, true);
-        g->setPen(QPen(colour, 2));
+        QPen pen(colour, 2);
+        pen.setStyle(dash);
+        g->setPen(pen);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
     }
     if (drawn == 0)
@@ -210,9 +220,14 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         }
     }
     const TaskConfig& t = first.config.task;
-    const QString task = t.kind;
     if (figure == "length") {
-        plot.xAxis->setLabel(QString("%1 (task %2)").arg(t.kind == "copy" ? "string length" : "length", task));
+        // What the x axis counts (string length, entries, pairs), and the task when it is only one.
+        QStringList kinds;
+        for (const RunRecord& r : runs)
+            if (!kinds.contains(evaluationTask(r.config.task).kind)) kinds << evaluationTask(r.config.task).kind;
+        const TaskInfo* info = findTask(kinds.front());
+        const QString counts = info ? info->difficulty : QString("length");
+        plot.xAxis->setLabel(kinds.size() == 1 ? QString("%1 (task %2)").arg(counts, kinds.front()) : counts);
         plot.yAxis->setLabel("answer accuracy");
         plot.yAxis->setRange(-0.02, 1.02);
         auto* band = new QCPItemRect(&plot);  // the first run's training range
@@ -242,7 +257,20 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
                                                                                            : "In-context error against examples",
                                                            QFont("sans", 11, QFont::Bold)));
     plot.replot();
+    return csv;
+}
 
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height)
+{
+    const QString ext = QFileInfo(outFile).suffix().toLower();
+    if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
+        throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
+    if (width < 100 || height < 100 || width > 10000 || height > 10000)
+        throw Error(QString("figure size %1 x %2: expected 100..10000 pixels each way").arg(width).arg(height));
+    QCustomPlot plot;
+    plot.setBackground(Qt::white);
+    plot.resize(width, height);
+    const QString csv = drawComparison(plot, runs, figure);
     bool ok = false;
     if (ext == "csv") {
         QSaveFile f(outFile);

@@ -15,9 +15,15 @@
 
 #include <vector>
 
+class QCustomPlot;
+
 namespace parrot {
 
 QColor architectureColour(const QString& architecture);
+
+// Draws the figure on `plot` (replacing what it showed) and returns the plotted data as CSV.
+// Throws parrot::Error for an unknown figure or runs without the data the figure needs.
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure);
 
 // Throws parrot::Error for an unknown figure or extension, runs without the data the figure
 // needs, or a file that cannot be written.

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "io/runfolder.h"
 #include "plots.h"
+#include "experimentspanel.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
 #include "train/trainworker.h"
@@ -20,6 +21,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QTabWidget>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -130,7 +132,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     eh->addWidget(m_evaluate);
     eh->addWidget(m_evalCancelButton);
     v->addWidget(evalBox);
-    setCentralWidget(central);
+    // Centre, second tab: the experiment presets (sweeps), their figure and results table.
+    m_experiments = new ExperimentsPanel(this);
+    m_centralTabs = new QTabWidget(this);
+    m_centralTabs->setObjectName("centralTabs");
+    m_centralTabs->addTab(central, tr("Train"));
+    m_centralTabs->addTab(m_experiments, tr("Experiments"));
+    setCentralWidget(m_centralTabs);
 
     m_log = new QPlainTextEdit(this);
     m_log->setReadOnly(true);
@@ -149,6 +157,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabifyDockWidget(logDock, runsDock);
     logDock->raise();
     m_runs->setFolder(runsFolder());
+    m_experiments->setRunsFolder(runsFolder());
+    connect(m_experiments, &ExperimentsPanel::message, this, &MainWindow::log);
+    connect(m_experiments, &ExperimentsPanel::errorMessage, this, &MainWindow::showError);
+    connect(m_experiments, &ExperimentsPanel::runsChanged, m_runs, &RunBrowser::refresh);
     connect(m_runs, &RunBrowser::overlayRequested, this, [this](const QStringList& dirs) {
         for (const QString& dir : dirs) {
             try {
@@ -228,10 +240,14 @@ void MainWindow::buildMenus()
     run->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this, &MainWindow::togglePause);
     m_stopAction = run->addAction(tr("&Stop"), QKeySequence(Qt::Key_Escape), this, &MainWindow::stopWork);
     run->addAction(tr("&Evaluate"), QKeySequence(Qt::Key_F7), this, &MainWindow::startEvaluation);
+    run->addSeparator();
+    run->addAction(tr("E&xperiment presets (sweeps)..."), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::showExperiments);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Parrotscope"), this, &MainWindow::showAbout);
 }
+
+void MainWindow::showExperiments() { m_centralTabs->setCurrentWidget(m_experiments); }
 
 QString MainWindow::runsFolder() const
 {
@@ -543,6 +559,7 @@ void MainWindow::showPreferences()
     s.setValue("threads", threads->value());
     s.setValue("runsFolder", runs->text());
     m_runs->setFolder(runsFolder());
+    m_experiments->setRunsFolder(runsFolder());
     configureThreads(threads->value());
     updateStatus();
 }
@@ -561,6 +578,10 @@ void MainWindow::closeEvent(QCloseEvent* e)
         stopWork();
     }
     if (m_evalCancel) *m_evalCancel = true;
+    if (m_experiments->isRunning()) {
+        log(tr("Stopping the sweep before closing; its finished runs are kept, and Run resumes it"));
+        m_experiments->cancel();
+    }
     e->accept();
 }
 

@@ -23,6 +23,7 @@ class QThread;
 namespace parrot {
 
 class AccuracyPlot;
+class ExperimentsPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -53,6 +54,8 @@ public:
     LossPlot* lossPlot() const { return m_loss; }
     AccuracyPlot* accuracyPlot() const { return m_accuracy; }
     RunBrowser* runBrowser() const { return m_runs; }
+    ExperimentsPanel* experiments() const { return m_experiments; }
+    void showExperiments();  // the Experiments tab
     QPushButton* trainButton() const { return m_train; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
@@ -90,6 +93,8 @@ private:
     LossPlot* m_loss;
     AccuracyPlot* m_accuracy;
     RunBrowser* m_runs = nullptr;
+    ExperimentsPanel* m_experiments = nullptr;
+    class QTabWidget* m_centralTabs = nullptr;
     QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;
     QProgressBar* m_progress;
     QLabel* m_progressText;

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -19,7 +20,63 @@ namespace parrot {
 
 namespace {
 
-enum Column { Name, Task, Model, Seed, Steps, Status, Result, Summary, Columns };
+enum Column { Name, Task, Model, Seed, Steps, Lr, DModel, Status, Result, Summary, Columns };
+// The names a filter term can compare ("result>0.9", "seed=2", "d_model<=64").
+const char* const kKeys[Columns] = {"run", "task", "model", "seed", "steps", "lr", "d_model", "status", "result", "final"};
+
+// One term of the filter: KEY OP NUMBER with OP one of < <= > >= = !=, or plain text.
+struct Term {
+    int column = -1;  // -1: text anywhere in the row
+    QString op, text;
+    double number = 0;
+};
+
+QList<Term> parseFilter(const QString& filter)
+{
+    static const QRegularExpression cmp("^([A-Za-z_]+)(<=|>=|!=|<|>|=)(.+)$");
+    QList<Term> terms;
+    for (const QString& word : filter.split(' ', Qt::SkipEmptyParts)) {
+        Term t;
+        t.text = word;
+        const auto m = cmp.match(word);
+        bool ok = false;
+        const double v = m.hasMatch() ? m.captured(3).toDouble(&ok) : 0.0;
+        for (int c = 0; c < Columns && m.hasMatch(); ++c)
+            if (m.captured(1).compare(kKeys[c], Qt::CaseInsensitive) == 0) {
+                t.column = c;
+                t.op = m.captured(2);
+                t.number = v;
+                if (!ok) t.op = m.captured(2) == "=" ? "text=" : QString("text") + m.captured(2);
+                t.text = m.captured(3);
+            }
+        terms << t;
+    }
+    return terms;
+}
+
+bool matches(const Term& t, const QTableWidget* table, int row)
+{
+    if (t.column < 0) {
+        for (int c = 0; c < Columns; ++c)
+            if (auto* item = table->item(row, c); item && item->text().contains(t.text, Qt::CaseInsensitive)) return true;
+        return false;
+    }
+    const QTableWidgetItem* item = table->item(row, t.column);
+    if (!item) return false;
+    if (t.op.startsWith("text")) {  // a word: equal (or not) to the column's text
+        const bool eq = item->text().compare(t.text, Qt::CaseInsensitive) == 0;
+        return t.op == "text!=" ? !eq : eq;
+    }
+    bool ok = false;
+    const double v = item->data(Qt::DisplayRole).toDouble(&ok);
+    if (!ok || item->text().isEmpty()) return false;  // no value: never matches a comparison
+    if (t.op == "<") return v < t.number;
+    if (t.op == "<=") return v <= t.number;
+    if (t.op == ">") return v > t.number;
+    if (t.op == ">=") return v >= t.number;
+    if (t.op == "!=") return v != t.number;
+    return v == t.number;
+}
 
 }  // namespace
 
@@ -30,7 +87,9 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     auto* top = new QHBoxLayout;
     m_filter = new QLineEdit(this);
     m_filter->setObjectName("runFilter");
-    m_filter->setPlaceholderText(tr("Filter: any text in a row (task, model, status…)"));
+    m_filter->setPlaceholderText(tr("Filter: words in a row, or comparisons: result>0.9 seed=2 d_model<=64 task=copy"));
+    m_filter->setToolTip(tr("Every term must match. A term is text found anywhere in the row, or KEY OP VALUE with KEY one of "
+                            "run, task, model, seed, steps, lr, d_model, status, result and OP one of < <= > >= = !="));
     m_filter->setClearButtonEnabled(true);
     connect(m_filter, &QLineEdit::textChanged, this, &RunBrowser::applyFilter);
     auto* refresh = new QPushButton(tr("Refresh"), this);
@@ -51,8 +110,8 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     layout->addLayout(top);
     m_table = new QTableWidget(0, Columns, this);
     m_table->setObjectName("runTable");
-    m_table->setHorizontalHeaderLabels({tr("Run"), tr("Task"), tr("Model"), tr("Seed"), tr("Steps"), tr("Status"),
-                                        tr("Result"), tr("Final evaluation")});
+    m_table->setHorizontalHeaderLabels({tr("Run"), tr("Task"), tr("Model"), tr("Seed"), tr("Steps"), tr("LR"), tr("d_model"),
+                                        tr("Status"), tr("Result"), tr("Final evaluation")});
     m_table->horizontalHeaderItem(Result)->setToolTip(tr("Answer accuracy at the longest training length, or in-context error after the most examples"));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -95,6 +154,8 @@ void RunBrowser::setFolder(const QString& dir)
             text(Model, r.architecture());
             number(Seed, double(r.config.seed));
             number(Steps, r.metrics.empty() ? 0.0 : double(r.metrics.back().step));
+            number(Lr, r.config.train.lr);
+            number(DModel, double(r.config.model.dModel));
             text(Status, r.status.isEmpty() ? tr("unfinished") : r.status);
             if (!r.curves.empty()) {
                 const LengthCurve& c = r.curves.back();
@@ -127,11 +188,10 @@ int RunBrowser::visibleRunCount() const
 
 void RunBrowser::applyFilter()
 {
-    const QString f = m_filter->text().trimmed();
+    const QList<Term> terms = parseFilter(m_filter->text());
     for (int r = 0; r < m_table->rowCount(); ++r) {
-        bool match = f.isEmpty();
-        for (int c = 0; c < Columns && !match; ++c)
-            if (auto* item = m_table->item(r, c)) match = item->text().contains(f, Qt::CaseInsensitive);
+        bool match = true;
+        for (const Term& t : terms) match = match && matches(t, m_table, r);
         m_table->setRowHidden(r, !match);
     }
 }

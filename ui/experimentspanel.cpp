@@ -1,0 +1,367 @@
+#include "experimentspanel.h"
+
+#include "error.h"
+#include "experiments/results.h"
+#include "experiments/sweeprunner.h"
+#include "figures.h"
+#include "io/runfolder.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+namespace parrot {
+
+namespace {
+
+QString minutes(double seconds)
+{
+    if (seconds < 0) return QObject::tr("estimating…");
+    if (seconds < 90) return QObject::tr("%1 s").arg(std::lround(seconds));
+    return QObject::tr("%1 min").arg(seconds / 60, 0, 'f', 1);
+}
+
+}  // namespace
+
+ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCoreApplication::applicationFilePath())
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    auto* presetRow = new QHBoxLayout;
+    m_preset = new QComboBox(this);
+    m_preset->setObjectName("sweepPreset");
+    for (const QString& name : sweepPresetNames()) m_preset->addItem(name, name);
+    m_preset->setToolTip(tr("Bundled experiments: each reproduces one finding of the papers at laptop scale"));
+    auto* open = new QPushButton(tr("Open sweep file…"), this);
+    presetRow->addWidget(m_preset, 1);
+    presetRow->addWidget(open);
+    form->addRow(tr("Experiment"), presetRow);
+    m_description = new QLabel(this);
+    m_description->setObjectName("sweepDescription");
+    m_description->setWordWrap(true);
+    m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_description->setMinimumHeight(60);
+    form->addRow(m_description);
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    form->addRow(m_summary);
+    auto* outRow = new QHBoxLayout;
+    m_out = new QLineEdit(this);
+    m_out->setObjectName("sweepOut");
+    m_out->setToolTip(tr("The sweep's folder: configs/, runs/, logs/ and index.json. Finished runs in it are kept and skipped."));
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    outRow->addWidget(m_out, 1);
+    outRow->addWidget(browse);
+    form->addRow(tr("Folder"), outRow);
+    auto* runRow = new QHBoxLayout;
+    m_jobs = new QSpinBox(this);
+    m_jobs->setRange(1, 64);
+    m_jobs->setValue(std::clamp(QThread::idealThreadCount(), 1, 4));
+    m_jobs->setToolTip(tr("Runs trained at the same time, each in its own process; the cores are shared between them"));
+    m_run = new QPushButton(tr("Run"), this);
+    m_run->setObjectName("runSweep");
+    m_stop = new QPushButton(tr("Stop"), this);
+    m_stop->setObjectName("stopSweep");
+    m_stop->setToolTip(tr("Stop the running runs; finished runs are kept, and Run again redoes the rest"));
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progressText = new QLabel(this);
+    runRow->addWidget(new QLabel(tr("Jobs"), this));
+    runRow->addWidget(m_jobs);
+    runRow->addWidget(m_run);
+    runRow->addWidget(m_stop);
+    runRow->addWidget(m_progress, 1);
+    runRow->addWidget(m_progressText);
+    form->addRow(runRow);
+    layout->addLayout(form);
+
+    auto* tabs = new QTabWidget(this);
+    auto* figurePage = new QWidget(this);
+    auto* fv = new QVBoxLayout(figurePage);
+    auto* fh = new QHBoxLayout;
+    m_figure = new QComboBox(this);
+    m_figure->setObjectName("sweepFigure");
+    m_figure->addItem(tr("Accuracy against length"), "length");
+    m_figure->addItem(tr("Training efficiency (examples)"), "efficiency");
+    m_figure->addItem(tr("Training efficiency (wall time)"), "efficiency-time");
+    m_figure->addItem(tr("In-context error against examples"), "icl");
+    m_export = new QPushButton(tr("Export…"), this);
+    m_export->setToolTip(tr("Save the figure as PNG, PDF, SVG or its data as CSV"));
+    m_figureNote = new QLabel(this);
+    fh->addWidget(new QLabel(tr("Figure"), this));
+    fh->addWidget(m_figure);
+    fh->addWidget(m_export);
+    fh->addWidget(m_figureNote, 1);
+    fv->addLayout(fh);
+    m_plot = new QCustomPlot(this);
+    m_plot->setObjectName("sweepPlot");
+    m_plot->setMinimumHeight(260);
+    fv->addWidget(m_plot, 1);
+    tabs->addTab(figurePage, tr("Figure"));
+
+    auto* tablePage = new QWidget(this);
+    auto* tv = new QVBoxLayout(tablePage);
+    auto* th = new QHBoxLayout;
+    m_point = new QComboBox(this);
+    m_point->addItem(tr("at the longest training length"), int(ResultPoint::InRange));
+    m_point->addItem(tr("at the longest length evaluated"), int(ResultPoint::Longest));
+    auto* rules = new QLabel(tr("Grades: ✓ pass  ▲ partial  ✗ fail (hover a cell for the value and the rule)"), this);
+    rules->setToolTip(gradeRules());
+    th->addWidget(new QLabel(tr("Accuracy"), this));
+    th->addWidget(m_point);
+    th->addWidget(rules, 1);
+    tv->addLayout(th);
+    m_table = new QTableWidget(this);
+    m_table->setObjectName("resultsTable");
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setToolTip(gradeRules());
+    tv->addWidget(m_table, 1);
+    tabs->addTab(tablePage, tr("Results table"));
+    layout->addWidget(tabs, 1);
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_preset->currentIndex() >= 0 && !isRunning()) selectPreset(m_preset->currentData().toString());
+    });
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
+        if (!f.isEmpty()) openSweepFile(f);
+    });
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Sweep folder"), m_out->text());
+        if (!d.isEmpty()) m_out->setText(d);
+    });
+    connect(m_out, &QLineEdit::editingFinished, this, [this] {
+        m_customOut = m_out->text() == QDir(m_runsFolder).filePath("sweeps/" + m_plan.name) ? QString() : m_out->text();
+        refreshResults();
+    });
+    connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
+    connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
+    connect(m_figure, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
+    if (m_preset->count() > 0) {
+        const int lg = m_preset->findData("length-generalisation");
+        m_preset->setCurrentIndex(lg >= 0 ? lg : 0);
+        if (m_plan.name.isEmpty()) selectPreset(m_preset->currentData().toString());
+    }
+    updateState();
+}
+
+ExperimentsPanel::~ExperimentsPanel() = default;  // the runner kills its children
+
+void ExperimentsPanel::setRunsFolder(const QString& dir)
+{
+    m_runsFolder = dir;
+    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) m_out->setText(QDir(dir).filePath("sweeps/" + m_plan.name));
+    refreshResults();
+}
+
+QString ExperimentsPanel::outDir() const { return m_out->text(); }
+
+void ExperimentsPanel::setOutDir(const QString& dir)
+{
+    m_out->setText(QDir(dir).absolutePath());
+    m_customOut = m_out->text();
+    refreshResults();
+}
+
+bool ExperimentsPanel::selectPreset(const QString& name)
+{
+    try {
+        const int i = m_preset->findData(name);
+        if (i >= 0 && i != m_preset->currentIndex()) {
+            m_preset->setCurrentIndex(i);  // comes back here
+            return m_plan.name == name;
+        }
+        setPlan(loadSweep(sweepPresetFile(name), "."), sweepPresetFile(name));
+        return true;
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+}
+
+bool ExperimentsPanel::openSweepFile(const QString& file)
+{
+    try {
+        setPlan(loadSweep(file, "."), file);
+        return true;
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+}
+
+void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)
+{
+    m_plan = std::move(plan);
+    m_source = source;
+    m_customOut.clear();
+    m_out->setText(QDir(m_runsFolder).filePath("sweeps/" + m_plan.name));
+    m_description->setText(m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description);
+    const int fi = m_figure->findData(m_plan.figure);
+    if (fi >= 0) m_figure->setCurrentIndex(fi);
+    refreshResults();
+}
+
+bool ExperimentsPanel::isRunning() const { return m_runner && m_runner->isRunning(); }
+
+bool ExperimentsPanel::run()
+{
+    if (isRunning() || m_source.isEmpty()) return false;
+    if (m_out->text().trimmed().isEmpty()) {
+        emit errorMessage(tr("Choose a folder for the sweep first"));
+        return false;
+    }
+    try {
+        SweepPlan plan = loadSweep(m_source, m_out->text().trimmed());
+        overrideSweep(plan, m_extra);
+        m_runner = std::make_unique<SweepRunner>(std::move(plan), m_exe, m_jobs->value());
+        const int todo = m_runner->prepare();
+        emit message(tr("Sweep %1: %2 runs, %3 already finished; %4 at a time, in %5")
+                         .arg(m_runner->plan().name).arg(m_runner->plan().runs.size()).arg(m_runner->plan().runs.size() - size_t(todo))
+                         .arg(m_jobs->value()).arg(m_runner->plan().outDir));
+    } catch (const Error& e) {
+        m_runner.reset();
+        emit errorMessage(e.message());
+        return false;
+    }
+    connect(m_runner.get(), &SweepRunner::progress, this, [this](double fraction, double eta) {
+        m_progress->setValue(int(1000 * fraction));
+        m_progressText->setText(tr("%1 of %2 runs · ETA %3").arg(m_runner->finishedCount()).arg(m_runner->toDo()).arg(minutes(eta)));
+    });
+    connect(m_runner.get(), &SweepRunner::runFinished, this, [this](const QString& name, const QString& status, double seconds) {
+        emit message(tr("Sweep run %1: %2 in %3 s").arg(name, status.isEmpty() ? tr("failed (see logs/%1.log)").arg(name) : status)
+                         .arg(seconds, 0, 'f', 1));
+        emit runsChanged();
+        refreshResults();
+    });
+    connect(m_runner.get(), &SweepRunner::finished, this, [this](int failed, bool cancelled) {
+        const int total = m_runner->toDo();
+        emit message(cancelled ? tr("Sweep stopped; %1 of %2 runs done. Run again to finish the rest.").arg(m_runner->finishedCount()).arg(total)
+                               : tr("Sweep %1 done in %2: %3 of %4 runs finished%5").arg(m_runner->plan().name)
+                                     .arg(minutes(m_runner->elapsedSeconds())).arg(total - failed).arg(total)
+                                     .arg(failed ? tr(" (the failed runs' logs are in %1/logs)").arg(m_runner->plan().outDir) : QString()));
+        if (!cancelled) {
+            m_progress->setValue(1000);
+            m_progressText->setText(tr("done in %1").arg(minutes(m_runner->elapsedSeconds())));
+        } else {
+            m_progressText->setText(tr("stopped"));
+        }
+        updateState();  // the runner is done (isRunning() is false) when it says so
+        refreshResults();
+        emit sweepFinished(failed, cancelled);
+    });
+    m_progress->setValue(0);
+    m_progressText->setText(tr("starting…"));
+    m_runner->start();
+    updateState();
+    return true;
+}
+
+void ExperimentsPanel::cancel()
+{
+    if (isRunning()) m_runner->cancel();
+}
+
+void ExperimentsPanel::updateState()
+{
+    const bool running = isRunning();
+    m_run->setEnabled(!running && !m_source.isEmpty());
+    m_stop->setEnabled(running);
+    m_preset->setEnabled(!running);
+    m_out->setEnabled(!running);
+    m_jobs->setEnabled(!running);
+}
+
+void ExperimentsPanel::refreshResults()
+{
+    std::vector<RunRecord> runs;
+    int finished = 0;
+    const QString out = m_out->text();
+    for (const SweepRun& r : m_plan.runs) {
+        const QString dir = QDir(out).filePath("runs/" + r.name);
+        if (runStatus(dir) != "finished") continue;
+        ++finished;
+        try {
+            runs.push_back(loadRun(dir));
+        } catch (const Error&) {
+        }
+    }
+    m_resultRuns = int(runs.size());
+    m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
+    m_plot->clearGraphs();
+    m_plot->clearItems();
+    m_figureNote->clear();
+    if (!runs.empty()) {
+        try {
+            drawComparison(*m_plot, runs, m_figure->currentData().toString());
+        } catch (const Error& e) {
+            m_figureNote->setText(e.message());
+        }
+    } else {
+        m_figureNote->setText(tr("No finished runs yet: press Run"));
+    }
+    m_plot->replot();
+    m_export->setEnabled(!runs.empty());
+
+    const ResultsTable t = tabulate(runs, ResultPoint(m_point->currentData().toInt()));
+    m_table->clear();
+    m_table->setRowCount(int(t.tasks.size()));
+    m_table->setColumnCount(int(t.models.size()));
+    m_table->setHorizontalHeaderLabels(t.models);
+    m_table->setVerticalHeaderLabels(t.tasks);
+    for (int i = 0; i < t.tasks.size(); ++i)
+        for (int j = 0; j < t.models.size(); ++j) {
+            const ResultCell& c = t.cells[size_t(i)][size_t(j)];
+            auto* item = new QTableWidgetItem(c.runs == 0 ? QString("–") : gradeSymbol(c.grade).isEmpty() ? QString("?") : gradeSymbol(c.grade));
+            item->setTextAlignment(Qt::AlignCenter);
+            item->setToolTip(c.runs == 0 ? tr("no finished run") : c.detail);
+            item->setData(Qt::UserRole, c.value);
+            if (c.grade == Grade::Pass) item->setForeground(QColor(0, 130, 60));
+            else if (c.grade == Grade::Partial) item->setForeground(QColor(200, 130, 0));
+            else if (c.grade == Grade::Fail) item->setForeground(QColor(200, 30, 30));
+            QFont f = item->font();
+            f.setPointSize(f.pointSize() + 3);
+            item->setFont(f);
+            m_table->setItem(i, j, item);
+        }
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+}
+
+void ExperimentsPanel::exportFigure()
+{
+    const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), QDir(m_out->text()).filePath(m_plan.name + ".png"),
+                                                      tr("PNG (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"));
+    if (file.isEmpty()) return;
+    try {
+        std::vector<RunRecord> runs;
+        for (const SweepRun& r : m_plan.runs) {
+            const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
+            if (runStatus(dir) == "finished") runs.push_back(loadRun(dir));
+        }
+        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600);
+        emit message(tr("Figure saved to %1").arg(file));
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+    }
+}
+
+}  // namespace parrot

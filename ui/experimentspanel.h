@@ -1,0 +1,86 @@
+// The Experiments tab: pick a bundled sweep preset (or a sweep file), read what it reproduces,
+// press Run; its runs train as child processes (N at a time, cancellable, resumable), and the
+// comparison figure (seed bands) and the results table (✓ / ▲ / ✗) fill in as runs finish.
+#pragma once
+
+#include "experiments/sweep.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace parrot {
+
+class SweepRunner;
+
+class ExperimentsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ExperimentsPanel(QWidget* parent = nullptr);
+    ~ExperimentsPanel() override;
+
+    // Sweeps go to <runs folder>/sweeps/<name> unless the user picks another folder.
+    void setRunsFolder(const QString& dir);
+    // The parrotscope binary the runs are started with (default: this program).
+    void setExecutable(const QString& exe) { m_exe = exe; }
+    // Extra overrides on every run (a shrunken preset; tests).
+    void setExtraOverrides(const QStringList& sets) { m_extra = sets; }
+
+    void setOutDir(const QString& dir);      // the sweep's folder (shows its finished runs)
+    bool selectPreset(const QString& name);  // a bundled sweep; false (and a message) if unknown
+    bool openSweepFile(const QString& file);
+    bool run();                               // false (and a message) when the sweep cannot start
+    void cancel();
+    bool isRunning() const;
+    // Reads the finished runs of the current sweep's folder and redraws the figure and table.
+    void refreshResults();
+
+    QString outDir() const;
+    const SweepPlan& plan() const { return m_plan; }
+    int resultRuns() const { return m_resultRuns; }
+    QComboBox* presetBox() const { return m_preset; }
+    QComboBox* figureBox() const { return m_figure; }
+    QPushButton* runButton() const { return m_run; }
+    QPushButton* stopButton() const { return m_stop; }
+    QProgressBar* progressBar() const { return m_progress; }
+    QCustomPlot* figure() const { return m_plot; }
+    QTableWidget* resultsTable() const { return m_table; }
+    QLabel* descriptionLabel() const { return m_description; }
+
+signals:
+    void message(const QString& text);       // for the log
+    void errorMessage(const QString& text);  // for the log and a message box
+    void runsChanged();                       // a run folder was written
+    void sweepFinished(int failed, bool cancelled);
+
+private:
+    void setPlan(SweepPlan plan, const QString& source);
+    void updateState();
+    void exportFigure();
+
+    QString m_exe, m_runsFolder, m_source, m_customOut;
+    QStringList m_extra;
+    SweepPlan m_plan;
+    std::unique_ptr<SweepRunner> m_runner;
+    int m_resultRuns = 0;
+
+    QComboBox *m_preset, *m_figure, *m_point;
+    QLabel *m_description, *m_summary, *m_progressText, *m_figureNote;
+    QLineEdit* m_out;
+    QSpinBox* m_jobs;
+    QPushButton *m_run, *m_stop, *m_export;
+    QProgressBar* m_progress;
+    QCustomPlot* m_plot;
+    QTableWidget* m_table;
+};
+
+}  // namespace parrot
