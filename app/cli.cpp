@@ -82,9 +82,9 @@ Options:
                                    open the window, save it as PNG, exit
   (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
                                    open the window on that experiment
-  (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep]
+  (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]
                                    open the Experiments tab on a bundled sweep (its
-                                   figure and results table from DIR), optionally run it
+                                   figure, or results table, from DIR), optionally run it
   --version                        print the version
   --diagnostics                    print versions, BLAS, threads and device
   --help                           print this help

@@ -28,7 +28,7 @@ int runGui(int argc, char** argv, const QStringList& args)
     QStringList sets;
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
-    bool train = false, runSweep = false;
+    bool train = false, runSweep = false, resultsTable = false;
     QString experiment, sweepDir;
     for (qsizetype i = 1; i < args.size(); ++i) {
         const QString& a = args[i];
@@ -47,6 +47,7 @@ int runGui(int argc, char** argv, const QStringList& args)
         else if (a == "--experiment") experiment = next();
         else if (a == "--sweep-dir") sweepDir = next();
         else if (a == "--run-sweep") runSweep = true;
+        else if (a == "--results-table") resultsTable = true;
         else if (a == "--screenshot-at-step") {
             bool ok = false;
             screenshotStep = next().toLongLong(&ok);
@@ -59,8 +60,8 @@ int runGui(int argc, char** argv, const QStringList& args)
         error = QString("unknown preset '%1' (available: %2)").arg(preset, parrot::presetNames().join(", "));
     if (error.isEmpty() && !experiment.isEmpty() && !parrot::sweepPresetNames().contains(experiment))
         error = QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, parrot::sweepPresetNames().join(", "));
-    if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep) && experiment.isEmpty())
-        error = "--sweep-dir and --run-sweep need --experiment NAME";
+    if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
+        error = "--sweep-dir, --run-sweep and --results-table need --experiment NAME";
     if (!error.isEmpty()) {
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
@@ -88,6 +89,7 @@ int runGui(int argc, char** argv, const QStringList& args)
         window.showExperiments();
         window.experiments()->selectPreset(experiment);
         if (!sweepDir.isEmpty()) window.experiments()->setOutDir(sweepDir);
+        window.experiments()->showResultsTable(resultsTable);
         if (runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
     }
     window.show();

@@ -92,7 +92,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     form->addRow(runRow);
     layout->addLayout(form);
 
-    auto* tabs = new QTabWidget(this);
+    auto* tabs = m_tabs = new QTabWidget(this);
     auto* figurePage = new QWidget(this);
     auto* fv = new QVBoxLayout(figurePage);
     auto* fh = new QHBoxLayout;
@@ -174,6 +174,8 @@ void ExperimentsPanel::setRunsFolder(const QString& dir)
 }
 
 QString ExperimentsPanel::outDir() const { return m_out->text(); }
+
+void ExperimentsPanel::showResultsTable(bool table) { m_tabs->setCurrentIndex(table ? 1 : 0); }
 
 void ExperimentsPanel::setOutDir(const QString& dir)
 {

@@ -17,6 +17,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+class QTabWidget;
 
 namespace parrot {
 
@@ -35,7 +36,8 @@ public:
     // Extra overrides on every run (a shrunken preset; tests).
     void setExtraOverrides(const QStringList& sets) { m_extra = sets; }
 
-    void setOutDir(const QString& dir);      // the sweep's folder (shows its finished runs)
+    void setOutDir(const QString& dir);
+    void showResultsTable(bool table);       // the Results table tab, or the Figure tab      // the sweep's folder (shows its finished runs)
     bool selectPreset(const QString& name);  // a bundled sweep; false (and a message) if unknown
     bool openSweepFile(const QString& file);
     bool run();                               // false (and a message) when the sweep cannot start
@@ -81,6 +83,7 @@ private:
     QProgressBar* m_progress;
     QCustomPlot* m_plot;
     QTableWidget* m_table;
+    QTabWidget* m_tabs;
 };
 
 }  // namespace parrot

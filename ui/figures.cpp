@@ -127,6 +127,41 @@ std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
     return v;
 }
 
+// The legend goes in the corner whose box (40% x 45% of the axes) the curves cross least,
+// sampling every drawn line along its segments.
+void placeLegend(QCustomPlot& plot)
+{
+    const QCPRange xr = plot.xAxis->range(), yr = plot.yAxis->range();
+    const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
+                                     Qt::AlignBottom | Qt::AlignRight, Qt::AlignBottom | Qt::AlignLeft};
+    int hits[4] = {0, 0, 0, 0};
+    for (int g = 0; g < plot.graphCount(); ++g) {
+        const QCPGraph* graph = plot.graph(g);
+        if (graph->pen().style() == Qt::NoPen) continue;  // band edges
+        const auto data = graph->data();
+        for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
+            const auto next = it + 1;
+            const int samples = next == data->constEnd() ? 1 : 24;
+            for (int k = 0; k < samples; ++k) {
+                const double t = double(k) / samples;
+                const double x = next == data->constEnd() ? it->key : it->key + t * (next->key - it->key);
+                const double y = next == data->constEnd() ? it->value : it->value + t * (next->value - it->value);
+                const double u = (x - xr.lower) / xr.size(), v = (y - yr.lower) / yr.size();
+                if (u < 0 || u > 1 || v < 0 || v > 1) continue;
+                const bool right = u > 0.6, left = u < 0.4, top = v > 0.55, bottom = v < 0.45;
+                hits[0] += right && top;
+                hits[1] += left && top;
+                hits[2] += right && bottom;
+                hits[3] += left && bottom;
+            }
+        }
+    }
+    int best = 0;
+    for (int c = 1; c < 4; ++c)
+        if (hits[c] < hits[best]) best = c;
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, corners[best]);
+}
+
 }  // namespace
 
 QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure)
@@ -144,6 +179,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));  // curves under it stay visible
     QString csv = "series,x,y,std\n";
     const bool error = figure == "icl";
     int drawn = 0;
@@ -166,9 +202,13 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         }
         if (p.x.empty()) continue;
         ++drawn;
-        const QColor colour = architectureColour(s.architecture);
+        // Series of one architecture share its hue, told apart by dashes and lightness.
         static const Qt::PenStyle dashes[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
-        const Qt::PenStyle dash = dashes[perColour[s.architecture]++ % 5];
+        static const int shades[] = {100, -150, 140, -210, 170};  // darker(-x) or lighter(x), in percent
+        const int k = perColour[s.architecture]++ % 5;
+        const QColor base = architectureColour(s.architecture);
+        const QColor colour = shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]);
+        const Qt::PenStyle dash = dashes[k];
         QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
         for (size_t i = 0; i < p.x.size(); ++i) {
             // accuracies stay in [0, 1]; errors above 0
@@ -241,16 +281,15 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
         plot.yAxis->setRange(-0.02, 1.02);
-        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);  // accuracy rises: empty there
     } else {
         plot.xAxis->setLabel("in-context examples");
         plot.yAxis->setLabel("squared error / d");
-        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     }
     plot.rescaleAxes(true);
     if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
     else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
     plot.xAxis->setRange(figure.startsWith("efficiency") ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
+    placeLegend(plot);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
                                                                   : figure.startsWith("efficiency") ? "Training efficiency"

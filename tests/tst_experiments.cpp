@@ -1,0 +1,294 @@
+// Experiments: the results table's grades, evaluation probes (task.eval_kind), sweep overrides,
+// the sweep runner's cancel and resume, every bundled sweep preset shrunk and run end to end, and
+// the direction of two robust findings after short training.
+#include "testutil.h"
+
+#include "error.h"
+#include "experiments/results.h"
+#include "experiments/sweep.h"
+#include "experiments/sweeprunner.h"
+#include "io/runfolder.h"
+#include "model.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace parrot;
+
+namespace {
+
+// A finished run's record with one final evaluation: accuracies at `lengths`, or an error curve.
+RunRecord accuracyRun(const QString& kind, const QString& model, std::vector<int> lengths, std::vector<double> acc, int maxLen)
+{
+    RunRecord r;
+    r.config.task.kind = kind;
+    r.config.task.maxLen = maxLen;
+    r.config.model.kind = model;
+    LengthCurve c;
+    c.lengths = std::move(lengths);
+    c.stringAccuracy = acc;
+    c.charAccuracy = acc;
+    r.curves.push_back(c);
+    r.status = "finished";
+    return r;
+}
+
+RunRecord errorRun(const QString& model, double error, double zero, double best)
+{
+    RunRecord r;
+    r.config.task.kind = "linear_regression";
+    r.config.model.kind = model;
+    LengthCurve c;
+    c.metric = "error";
+    c.lengths = {0, 10, 20};
+    c.error = {zero, 0.5, error};
+    c.errorStdErr = {0, 0, 0};
+    c.baselineNames = {"least squares", "zero"};
+    c.baselineError = {{zero, 0.1, best}, {zero, zero, zero}};
+    r.curves.push_back(c);
+    return r;
+}
+
+QStringList shrink()  // every bundled preset in seconds: a few steps, a few samples
+{
+    return {"--set", "train.steps=6", "--set", "train.warmup_steps=2", "--set", "train.eval_every=3", "--set", "train.eval_samples=8",
+            "--set", "task.eval_samples=8", "--set", "model.d_model=32", "--set", "model.heads=4", "--set", "model.num_masked_heads=2"};
+}
+
+}  // namespace
+
+class TestExperiments : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void gradesFollowTheDocumentedThresholds_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<double>("accuracy");
+        QTest::addColumn<int>("grade");
+        QTest::newRow("copy 95%") << "copy" << 0.95 << int(Grade::Pass);
+        QTest::newRow("copy 90%") << "copy" << 0.90 << int(Grade::Pass);
+        QTest::newRow("copy 60%") << "copy" << 0.60 << int(Grade::Partial);
+        QTest::newRow("copy 40%") << "copy" << 0.40 << int(Grade::Fail);
+        QTest::newRow("parity 70%: below halfway from chance") << "sparse_parity" << 0.70 << int(Grade::Fail);
+        QTest::newRow("parity 80%") << "sparse_parity" << 0.80 << int(Grade::Partial);
+        QTest::newRow("parity 92%") << "sparse_parity" << 0.92 << int(Grade::Pass);
+    }
+    void gradesFollowTheDocumentedThresholds()
+    {
+        QFETCH(QString, kind);
+        QFETCH(double, accuracy);
+        QFETCH(int, grade);
+        // Graded at the longest training length (8), not at the longest length evaluated (16).
+        const ResultsTable t = tabulate({accuracyRun(kind, "lstm", {4, 8, 16}, {1.0, accuracy, 0.0}, 8)});
+        QCOMPARE(t.tasks.size(), 1);
+        QCOMPARE(t.cells[0][0].value, accuracy);
+        QCOMPARE(int(t.cells[0][0].grade), grade);
+        const ResultsTable longest = tabulate({accuracyRun(kind, "lstm", {4, 8, 16}, {1.0, accuracy, 0.0}, 8)}, ResultPoint::Longest);
+        QCOMPARE(longest.cells[0][0].value, 0.0);
+        QCOMPARE(int(longest.cells[0][0].grade), int(Grade::Fail));
+    }
+
+    void errorGradesAreRelativeToTheBaselines()
+    {
+        // zero predictor 1.0, least squares 0.05: pass <= 0.15, partial <= 0.5
+        const ResultsTable t = tabulate({errorRun("transformer", 0.12, 1.0, 0.05), errorRun("mamba", 0.3, 1.0, 0.05),
+                                         errorRun("lstm", 0.8, 1.0, 0.05)});
+        QCOMPARE(t.models.size(), 3);
+        QCOMPARE(int(t.cells[0][0].grade), int(Grade::Pass));
+        QCOMPARE(int(t.cells[0][1].grade), int(Grade::Partial));
+        QCOMPARE(int(t.cells[0][2].grade), int(Grade::Fail));
+        QVERIFY2(t.cells[0][0].detail.contains("0.120") && t.cells[0][0].detail.contains("best baseline 0.050"), qPrintable(t.cells[0][0].detail));
+    }
+
+    void seedsAreAveragedAndSizesSplitColumns()
+    {
+        RunRecord a = accuracyRun("copy", "mamba", {8}, {1.0}, 8), b = accuracyRun("copy", "mamba", {8}, {0.7}, 8);
+        const ResultsTable t = tabulate({a, b, accuracyRun("suffix_ngram", "transformer", {8}, {0.2}, 8)});
+        QCOMPARE(t.tasks, (QStringList{"copy", "suffix_ngram (n=3)"}));
+        QCOMPARE(t.models.size(), 2);
+        QCOMPARE(t.cells[0][0].runs, 2);
+        QCOMPARE(t.cells[0][0].value, 0.85);
+        QCOMPARE(int(t.cells[0][0].grade), int(Grade::Partial));
+        QCOMPARE(t.cells[1][0].runs, 0);  // no mamba run on the suffix task
+        QVERIFY(t.toText().contains("\u25B2 85.0%"));
+        // one architecture in two sizes: a column each, named by the model
+        b.config.model.dState = 2;
+        const ResultsTable sizes = tabulate({a, b});
+        QCOMPARE(sizes.models.size(), 2);
+        QCOMPARE(sizes.models, (QStringList{"mamba d128 N16", "mamba d128 N2"}));
+    }
+
+    // task.eval_kind evaluates a copy model on another token task with the same vocabulary.
+    void evalKindIsValidated()
+    {
+        ExperimentConfig c = test::tinyConfig();
+        applyOverrides(c, {"task.eval_kind=copy_dup_ngram", "task.ngram=2", "task.eval_lengths=4,8"});
+        QCOMPARE(evaluationTask(c.task).kind, QString("copy_dup_ngram"));
+        QCOMPARE(evaluationTask(c.task).maxLen, 8);
+        QCOMPARE(c.task.kind, QString("copy"));
+        auto problem = [&](const QStringList& sets) {
+            ExperimentConfig e = test::tinyConfig();
+            try {
+                applyOverrides(e, sets);
+            } catch (const Error& err) {
+                return err.message();
+            }
+            return QString();
+        };
+        QVERIFY(problem({"task.eval_kind=linear_regression"}).contains("task.eval_kind: expected a token task"));
+        QVERIFY(problem({"task.eval_kind=text_copy"}).contains("different vocabulary"));
+        QVERIFY(problem({"task.eval_kind=copy_dup_ngram", "task.ngram=3"}).contains("length 2"));  // eval length 2 < 2n
+        // and the evaluation really uses it: a copy checkpoint scored on duplicated n-grams
+        ExperimentConfig e = test::tinyConfig(1);
+        applyOverrides(e, {"task.eval_kind=copy_dup_ngram", "task.ngram=2", "task.eval_lengths=4,8"});
+        const LengthCurve curve = Model::create(e).evaluate({4, 8}, 4, 1);
+        QCOMPARE(curve.lengths, (std::vector<int>{4, 8}));
+    }
+
+    void overridesApplyToEveryRun()
+    {
+        SweepPlan plan = loadSweep(sweepPresetFile("length-generalisation"), m_dir.filePath("o"));
+        overrideSweep(plan, {"train.steps=7"});
+        for (const SweepRun& r : plan.runs) {
+            QCOMPARE(r.config.train.steps, 7LL);
+            QVERIFY(r.config.name.startsWith("length-generalisation/"));
+            QCOMPARE(r.overrides.last(), QString("train.steps=7"));
+        }
+        try {
+            overrideSweep(plan, {"train.steps=-1"});
+            QFAIL("accepted a bad override");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().startsWith("run nope_seed-1: train.steps"), qPrintable(e.message()));
+        }
+    }
+
+    // Cancel kills the running children; the next prepare() finds their runs to redo.
+    void runnerCancelsAndResumes()
+    {
+        SweepPlan plan = loadSweep(sweepPresetFile("length-generalisation"), m_dir.filePath("cancel"));
+        overrideSweep(plan, {"train.steps=100000", "model.d_model=32", "model.heads=4", "model.num_masked_heads=2"});
+        SweepRunner runner(plan, PARROT_EXE, 2);
+        QCOMPARE(runner.prepare(), 12);
+        QSignalSpy progress(&runner, &SweepRunner::progress), finished(&runner, &SweepRunner::finished);
+        runner.start();
+        QVERIFY(runner.isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(progress.size() > 0 && progress.last()[0].toDouble() > 0, 60000);  // steps are being reported
+        runner.cancel();
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished[0][1].toBool(), true);
+        QVERIFY(!runner.isRunning());
+        QCOMPARE(runStatus(plan.runs[0].runDir), QString());  // killed: no result.json
+        SweepRunner again(plan, PARROT_EXE, 1);
+        QCOMPARE(again.prepare(), 12);
+        QVERIFY(!QFileInfo::exists(plan.runs[0].runDir));  // its half-written folder was cleared
+    }
+
+    // A finished run whose settings differ from what the sweep now gives is not skipped as if it
+    // were the same run, and not deleted: prepare() refuses and says which runs and what to do.
+    void changedSettingsAreNotSilentlyResumed()
+    {
+        const QString out = m_dir.filePath("stale");
+        QStringList args = {"sweep", "--preset", "length-generalisation", "--out", out, "--jobs", "2"};
+        args += shrink();
+        const test::CliResult first = test::runCli(args, 600000);
+        QVERIFY2(first.code == 0, qPrintable(first.out + first.err));
+        SweepPlan plan = loadSweep(sweepPresetFile("length-generalisation"), out);
+        QStringList sets;
+        for (int i = 1; i < shrink().size(); i += 2) sets << shrink()[i];
+        overrideSweep(plan, sets);
+        QCOMPARE(SweepRunner(plan, PARROT_EXE, 1).prepare(), 0);  // the same settings: all done
+        overrideSweep(plan, {"train.lr=0.0005"});
+        try {
+            SweepRunner(plan, PARROT_EXE, 1).prepare();
+            QFAIL("resumed runs made with other settings");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("12 finished runs (nope_seed-1, nope_seed-2, rope_seed-1, ...) were made with other settings"),
+                     qPrintable(e.message()));
+        }
+        QCOMPARE(runStatus(plan.runs[0].runDir), QString("finished"));  // nothing was removed
+        const test::CliResult cli = test::runCli(QStringList{"sweep", "--preset", "length-generalisation", "--out", out, "--set", "train.lr=0.0005"});
+        test::expectCliError(cli, "other settings");
+    }
+
+    // Every bundled preset, shrunk to a few steps, runs end to end; its figure and table render.
+    void everyPresetRunsShrunken_data()
+    {
+        QTest::addColumn<QString>("preset");
+        for (const QString& name : sweepPresetNames()) QTest::newRow(qPrintable(name)) << name;
+    }
+    void everyPresetRunsShrunken()
+    {
+        QFETCH(QString, preset);
+        const SweepPlan plan = loadSweep(sweepPresetFile(preset), ".");
+        QVERIFY2(plan.description.contains("Measured"), "the description holds the measured outcome");
+        const QString out = m_dir.filePath("preset-" + preset);
+        const test::CliResult r = test::runCli(QStringList{"sweep", "--preset", preset, "--out", out, "--jobs", "2"} + shrink(), 600000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains(QString("%1 of %1 runs finished").arg(plan.runs.size())), qPrintable(r.out));
+        const test::CliResult table = test::runCli({"runs", "--dir", out, "--table"});
+        QVERIFY2(table.code == 0, qPrintable(table.err));
+        QVERIFY2(table.out.contains("task") && table.out.contains("\u2713 mean answer accuracy"), qPrintable(table.out));
+        const QString png = m_dir.filePath(preset + ".png");
+        QStringList runs;
+        for (const SweepRun& run : plan.runs) runs << out + "/runs/" + run.name;
+        const test::CliResult fig = test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--out", png});
+        QVERIFY2(fig.code == 0, qPrintable(fig.err));
+        QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+    }
+
+    // The copy paper's length generalisation, in its robust form: after a short training on
+    // strings of 1-8, Hard-ALiBi copies strings of 16 far better than an LSTM.
+    void hardAlibiGeneralisesBeyondAnLstm()
+    {
+        const QString file = m_dir.filePath("direction.json");
+        QVERIFY(test::writeAll(file, R"({
+            "preset": "copy-tiny",
+            "set": {"train.steps": 600, "train.eval_every": 0, "train.checkpoint_every": 0,
+                    "task.eval_lengths": [8, 16], "task.eval_samples": 64},
+            "variants": [{"label": "hard-alibi", "set": {}}, {"label": "lstm", "set": {"model.kind": "lstm", "train.lr": 0.01}}]
+        })"));
+        const QString out = m_dir.filePath("direction");
+        const test::CliResult r = test::runCli({"sweep", "--config", file, "--out", out, "--jobs", "2"}, 900000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const LengthCurve hard = loadRun(out + "/runs/hard-alibi").curves.back(), lstm = loadRun(out + "/runs/lstm").curves.back();
+        const double h16 = hard.stringAccuracyAt(16), l16 = lstm.stringAccuracyAt(16);
+        qInfo("accuracy at 16 (2x the training length): Hard-ALiBi %.3f, LSTM %.3f", h16, l16);
+        QVERIFY2(h16 > l16 + 0.2, qPrintable(QString("Hard-ALiBi %1, LSTM %2").arg(h16).arg(l16)));
+    }
+
+    // The n-gram lookup finding on Mamba's side: with the key before the string (prefix) a fixed
+    // state only has to watch for it; with the key after (suffix) it must have kept the whole string.
+    void mambaLooksUpPrefixKeysNotSuffixKeys()
+    {
+        SweepPlan plan = loadSweep(sweepPresetFile("ngram-lookup"), m_dir.filePath("ngram"));
+        std::vector<SweepRun> mambaSeed1;
+        for (const SweepRun& run : plan.runs)
+            if (run.name.startsWith("mamba") && run.config.seed == 1) mambaSeed1.push_back(run);
+        QCOMPARE(mambaSeed1.size(), size_t(2));
+        plan.runs = mambaSeed1;
+        SweepRunner runner(plan, PARROT_EXE, 2);
+        runner.prepare();
+        QSignalSpy finished(&runner, &SweepRunner::finished);
+        runner.start();
+        QVERIFY(finished.wait(900000));
+        QCOMPARE(finished[0][0].toInt(), 0);
+        const LengthCurve prefix = loadRun(plan.runs[0].runDir).curves.back(), suffix = loadRun(plan.runs[1].runDir).curves.back();
+        QVERIFY(plan.runs[0].name.contains("prefix") && plan.runs[1].name.contains("suffix"));
+        const double p12 = prefix.stringAccuracyAt(12), s12 = suffix.stringAccuracyAt(12);
+        qInfo("Mamba answer accuracy at 12: prefix key %.3f, suffix key %.3f", p12, s12);
+        QVERIFY2(p12 > s12 + 0.3, qPrintable(QString("prefix %1, suffix %2").arg(p12).arg(s12)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExperiments)
+#include "tst_experiments.moc"
