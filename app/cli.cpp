@@ -69,7 +69,8 @@ Commands:
                                    tasks x models graded pass / partial / fail (like
                                    Park et al.'s Table 1), seeds averaged
   compare --runs DIR... --figure length|efficiency|efficiency-time|icl --out FILE.(png|pdf|svg|csv)
-          [--size 800x500]         overlay runs as a figure, without a display
+          [--size 800x500] [--log x|y|xy]
+                                   overlay runs as a figure, without a display
 
 Options:
   --threads N                      torch threads (default: all cores)
@@ -504,7 +505,10 @@ int cmdCompare(Args& a)
     const QString figure = a.value("--figure");
     const QString outFile = a.value("--out");
     const QString size = a.value("--size");
+    const QString log = a.value("--log");
     a.done();
+    if (!log.isEmpty() && log != "x" && log != "y" && log != "xy")
+        throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
     if (dirs.isEmpty() || figure.isEmpty() || outFile.isEmpty())
         throw Error("compare: --runs DIR..., --figure and --out FILE are required");
     int width = 800, height = 500;
@@ -522,7 +526,7 @@ int cmdCompare(Args& a)
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
         runs.push_back(loadRun(d));
     }
-    renderComparison(runs, figure, outFile, width, height);
+    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y')});
     out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " runs)\n";
     return 0;
 }

@@ -244,6 +244,13 @@ private slots:
         const test::CliResult fig = test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--out", png});
         QVERIFY2(fig.code == 0, qPrintable(fig.err));
         QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+        const QString logPng = m_dir.filePath(preset + "-log.png");  // log axes, where a user wants them
+        const test::CliResult logFig = test::runCli(QStringList{"compare", "--runs"} + runs +
+                                                    QStringList{"--figure", plan.figure, "--log", "xy", "--out", logPng, "--size", "400x300"});
+        QVERIFY2(logFig.code == 0, qPrintable(logFig.err));
+        QCOMPARE(QImage(logPng).size(), QSize(800, 600));
+        test::expectCliError(test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--log", "z", "--out", logPng}),
+                             "--log: expected x, y or xy");
     }
 
     // The copy paper's length generalisation, in its robust form: after a short training on

@@ -8,6 +8,7 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -104,9 +105,15 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_figure->addItem(tr("In-context error against examples"), "icl");
     m_export = new QPushButton(tr("Export…"), this);
     m_export->setToolTip(tr("Save the figure as PNG, PDF, SVG or its data as CSV"));
+    m_logX = new QCheckBox(tr("log x"), this);
+    m_logY = new QCheckBox(tr("log y"), this);
+    m_logX->setToolTip(tr("Logarithmic x axis (examples seen, wall time, lengths)"));
+    m_logY->setToolTip(tr("Logarithmic y axis (in-context error); zeros are not drawn"));
     m_figureNote = new QLabel(this);
     fh->addWidget(new QLabel(tr("Figure"), this));
     fh->addWidget(m_figure);
+    fh->addWidget(m_logX);
+    fh->addWidget(m_logY);
     fh->addWidget(m_export);
     fh->addWidget(m_figureNote, 1);
     fv->addLayout(fh);
@@ -155,6 +162,8 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
     connect(m_figure, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_logX, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
+    connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
     if (m_preset->count() > 0) {
         const int lg = m_preset->findData("length-generalisation");
@@ -314,7 +323,7 @@ void ExperimentsPanel::refreshResults()
     m_figureNote->clear();
     if (!runs.empty()) {
         try {
-            drawComparison(*m_plot, runs, m_figure->currentData().toString());
+            drawComparison(*m_plot, runs, m_figure->currentData().toString(), {m_logX->isChecked(), m_logY->isChecked()});
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
         }
@@ -359,7 +368,7 @@ void ExperimentsPanel::exportFigure()
             const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
             if (runStatus(dir) == "finished") runs.push_back(loadRun(dir));
         }
-        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600);
+        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked()});
         emit message(tr("Figure saved to %1").arg(file));
     } catch (const Error& e) {
         emit errorMessage(e.message());

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
@@ -84,6 +85,7 @@ private:
     QCustomPlot* m_plot;
     QTableWidget* m_table;
     QTabWidget* m_tabs;
+    QCheckBox *m_logX, *m_logY;
 };
 
 }  // namespace parrot

@@ -14,6 +14,7 @@
 #include <QSvgGenerator>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace parrot {
@@ -164,13 +165,17 @@ void placeLegend(QCustomPlot& plot)
 
 }  // namespace
 
-QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure)
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
 {
     if (runs.empty()) throw Error("compare: no runs given");
     if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl")
         throw Error(QString("--figure: expected length, efficiency, efficiency-time or icl, got \"%1\"").arg(figure));
     plot.clearGraphs();
     plot.clearItems();
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) {  // linear unless asked again
+        axis->setScaleType(QCPAxis::stLinear);
+        axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
     while (plot.plotLayout()->rowCount() > 1) {  // a title from an earlier drawing
         plot.plotLayout()->removeAt(0);
         plot.plotLayout()->simplify();
@@ -276,7 +281,6 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         band->setLayer("background");
         band->topLeft->setCoords(t.minLen - 0.5, 1.02);
         band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
-        plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     } else if (figure == "efficiency" || figure == "efficiency-time") {
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
@@ -289,6 +293,40 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
     else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
     plot.xAxis->setRange(figure.startsWith("efficiency") ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
+    // Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
+    const double chance = t.kind == "sparse_parity" ? 0.5
+                          : (t.kind.endsWith("_ngram") && t.answerLen == 1) ? 1.0 / std::max(1, t.vocabSize) : 0.0;
+    if (figure != "icl" && chance > 0.005) {
+        auto* line = new QCPItemStraightLine(&plot);
+        line->point1->setCoords(0, chance);
+        line->point2->setCoords(1, chance);
+        line->setPen(QPen(QColor(90, 90, 90), 1, Qt::DotLine));
+        auto* label = new QCPItemText(&plot);
+        label->position->setType(QCPItemPosition::ptPlotCoords);
+        label->position->setCoords(plot.xAxis->range().upper, chance);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->setText(QString("chance %1%").arg(100 * chance, 0, 'g', 3));
+        label->setFont(QFont("sans", 8));
+        label->setColor(QColor(90, 90, 90));
+    }
+    // Log axes: from just below the smallest positive value drawn (zeros and negatives are not drawn).
+    auto logAxis = [&](QCPAxis* axis, bool keys) {
+        double lo = std::numeric_limits<double>::infinity(), hi = 0;
+        for (int g = 0; g < plot.graphCount(); ++g)
+            for (auto it = plot.graph(g)->data()->constBegin(); it != plot.graph(g)->data()->constEnd(); ++it) {
+                const double v = keys ? it->key : it->value;
+                if (v > 0) {
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+            }
+        if (!(hi > 0)) return;
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+        axis->setRange(std::max(lo * 0.8, hi * 1e-6), hi * 1.25);
+    };
+    if (options.logX) logAxis(plot.xAxis, true);
+    if (options.logY) logAxis(plot.yAxis, false);
     placeLegend(plot);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
@@ -299,7 +337,8 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     return csv;
 }
 
-void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height)
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,
+                      const FigureOptions& options)
 {
     const QString ext = QFileInfo(outFile).suffix().toLower();
     if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
@@ -309,7 +348,7 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     QCustomPlot plot;
     plot.setBackground(Qt::white);
     plot.resize(width, height);
-    const QString csv = drawComparison(plot, runs, figure);
+    const QString csv = drawComparison(plot, runs, figure, options);
     bool ok = false;
     if (ext == "csv") {
         QSaveFile f(outFile);

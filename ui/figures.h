@@ -21,13 +21,19 @@ namespace parrot {
 
 QColor architectureColour(const QString& architecture);
 
+struct FigureOptions {
+    bool logX = false;  // logarithmic axes, from just below the smallest positive value drawn
+    bool logY = false;
+};
+
 // Draws the figure on `plot` (replacing what it showed) and returns the plotted data as CSV.
 // Throws parrot::Error for an unknown figure or runs without the data the figure needs.
-QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure);
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure,
+                       const FigureOptions& options = {});
 
 // Throws parrot::Error for an unknown figure or extension, runs without the data the figure
 // needs, or a file that cannot be written.
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile,
-                      int width = 800, int height = 500);
+                      int width = 800, int height = 500, const FigureOptions& options = {});
 
 }  // namespace parrot
