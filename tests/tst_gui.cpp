@@ -382,6 +382,19 @@ private slots:
             QVERIFY(t->item(0, c)->toolTip().contains("accuracy"));
         }
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments.png");
+        // The folder opens again as one group, from its index, in a fresh window.
+        {
+            MainWindow other;
+            ExperimentsPanel* q = other.experiments();
+            QVERIFY(q->selectPreset("icl-suite"));
+            QVERIFY(q->openSweepFolder(m_dir.filePath("sweep-lg")));
+            QCOMPARE(q->plan().name, QString("length-generalisation"));
+            QCOMPARE(q->resultRuns(), 12);
+            QCOMPARE(q->figure()->legend->itemCount(), 6);
+            QVERIFY(q->runButton()->isEnabled());  // its sweep file (bundled) is there: Run resumes it
+            QVERIFY(!q->openSweepFolder(m_dir.path()));  // no index.json
+            closeErrorBoxes();
+        }
         // Run again: everything is finished, nothing is redone.
         QSignalSpy again(p, &ExperimentsPanel::sweepFinished);
         QVERIFY(p->run());

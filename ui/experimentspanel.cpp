@@ -28,6 +28,8 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include <optional>
+
 namespace parrot {
 
 namespace {
@@ -51,8 +53,12 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     for (const QString& name : sweepPresetNames()) m_preset->addItem(name, name);
     m_preset->setToolTip(tr("Bundled experiments: each reproduces one finding of the papers at laptop scale"));
     auto* open = new QPushButton(tr("Open sweep file…"), this);
+    open->setToolTip(tr("A sweep JSON file of your own (see the README for its format)"));
+    auto* openFolder = new QPushButton(tr("Open sweep folder…"), this);
+    openFolder->setToolTip(tr("A folder a sweep wrote (with index.json): its runs as one group"));
     presetRow->addWidget(m_preset, 1);
     presetRow->addWidget(open);
+    presetRow->addWidget(openFolder);
     form->addRow(tr("Experiment"), presetRow);
     m_description = new QLabel(this);
     m_description->setObjectName("sweepDescription");
@@ -150,6 +156,10 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
         const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
         if (!f.isEmpty()) openSweepFile(f);
     });
+    connect(openFolder, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Open sweep folder"), m_out->text());
+        if (!d.isEmpty()) openSweepFolder(d);
+    });
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("Sweep folder"), m_out->text());
         if (!d.isEmpty()) m_out->setText(d);
@@ -218,6 +228,34 @@ bool ExperimentsPanel::openSweepFile(const QString& file)
         emit errorMessage(e.message());
         return false;
     }
+}
+
+bool ExperimentsPanel::openSweepFolder(const QString& dir)
+{
+    if (isRunning()) return false;
+    std::optional<SweepPlan> index = readSweepIndex(dir);
+    if (!index) {
+        emit errorMessage(tr("%1: not a sweep folder (no readable index.json)").arg(dir));
+        return false;
+    }
+    SweepPlan plan = *index;
+    QString source = plan.source;
+    if (!source.isEmpty() && QFileInfo::exists(source)) {
+        try {
+            plan = loadSweep(source, dir);  // Run resumes it
+        } catch (const Error& e) {
+            emit message(tr("%1 no longer reads (%2); showing the folder's runs only").arg(source, e.message()));
+            source.clear();
+        }
+    } else {
+        source.clear();
+    }
+    setPlan(std::move(plan), source);
+    setOutDir(dir);
+    emit message(source.isEmpty() ? tr("Opened sweep %1 (%2 runs); its sweep file is gone, so it cannot be resumed from here").arg(m_plan.name).arg(m_plan.runs.size())
+                                   : tr("Opened sweep %1 (%2 runs) from %3").arg(m_plan.name).arg(m_plan.runs.size()).arg(dir));
+    updateState();
+    return true;
 }
 
 void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)

@@ -41,6 +41,9 @@ public:
     void showResultsTable(bool table);       // the Results table tab, or the Figure tab      // the sweep's folder (shows its finished runs)
     bool selectPreset(const QString& name);  // a bundled sweep; false (and a message) if unknown
     bool openSweepFile(const QString& file);
+    // A sweep folder (its index.json): its runs' figure and table, and Run resumes it when its
+    // sweep file is still there. False (and a message) for a folder without an index.
+    bool openSweepFolder(const QString& dir);
     bool run();                               // false (and a message) when the sweep cannot start
     void cancel();
     bool isRunning() const;

@@ -102,6 +102,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
     plan.description = o["description"].toString();
     plan.figure = o["figure"].toString("length");
+    plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
     static const QStringList figures = {"length", "efficiency", "efficiency-time", "icl"};
     if (!figures.contains(plan.figure))
         throw Error(QString("%1: figure: expected one of %2, got \"%3\"").arg(file, figures.join(", "), plan.figure));
@@ -159,7 +160,7 @@ void writeSweepFiles(const SweepPlan& plan)
     }
     QSaveFile f(out.filePath("index.json"));
     const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
-                          {"figure", plan.figure}, {"runs", runs}};
+                          {"figure", plan.figure}, {"source", plan.source}, {"runs", runs}};
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
         throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
 }
@@ -188,7 +189,16 @@ std::optional<SweepPlan> readSweepIndex(const QString& outDir)
     plan.name = o["name"].toString();
     plan.description = o["description"].toString();
     plan.figure = o["figure"].toString("length");
+    plan.source = o["source"].toString();
     plan.outDir = QDir(outDir).absolutePath();
+    for (const auto v : o["runs"].toArray()) {
+        SweepRun r;
+        r.name = v.toObject()["name"].toString();
+        if (r.name.isEmpty() || r.name.contains('/') || r.name.startsWith('.')) continue;  // only folders under runs/
+        r.runDir = QDir(plan.outDir).filePath("runs/" + r.name);
+        r.configPath = QDir(plan.outDir).filePath("configs/" + r.name + ".json");
+        plan.runs.push_back(r);
+    }
     return plan;
 }
 

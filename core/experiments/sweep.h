@@ -39,6 +39,7 @@ struct SweepPlan {
     QString name;
     QString description;
     QString figure = "length";  // length | efficiency | efficiency-time | icl (ui/figures.h)
+    QString source;             // the sweep file it was read from (":/sweeps/NAME.json" for a bundled one)
     QString outDir;
     std::vector<SweepRun> runs;
 };
@@ -51,8 +52,8 @@ SweepPlan loadSweep(const QString& file, const QString& outDir);
 // train.steps=40). Throws parrot::Error naming the run and the override.
 void overrideSweep(SweepPlan& plan, const QStringList& overrides);
 
-// What index.json says of a sweep folder: its name, description and figure (a SweepPlan without
-// runs), or nullopt when there is no readable index.
+// What index.json says of a sweep folder: its name, description, figure, source and runs (names
+// and folders; their configs are not read), or nullopt when there is no readable index.
 std::optional<SweepPlan> readSweepIndex(const QString& outDir);
 
 // Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
