@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "analysis/lookup.h"
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"
@@ -31,7 +32,9 @@
 #include <QTextStream>
 #include <QThread>
 
+#include <cmath>
 #include <csignal>
+#include <random>
 
 namespace parrot {
 namespace {
@@ -64,6 +67,9 @@ Commands:
         [--set KEY=VALUE]...       run a grid of experiments, resumable; or print one
                                    independent command per unfinished run; --set
                                    changes every run (e.g. train.steps=100 for a quick look)
+  inspect --checkpoint FILE [--input LETTERS | --length L --seed S] [--json]
+                                   attention heads of a copy model: n-gram lookup
+                                   scores (n = 1..8) and a label per head
   runs --dir DIR [--json]          list the runs under DIR with their final results
   runs --dir DIR --table [--at in-range|longest]
                                    tasks x models graded pass / partial / fail (like
@@ -499,6 +505,95 @@ int cmdSweep(Args& a)
     return runner.failedCount() == 0 ? 0 : 2;
 }
 
+// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
+int cmdInspect(Args& a)
+{
+    const QString path = a.value("--checkpoint");
+    const QString input = a.value("--input");
+    const int length = a.integer("--length", 0, 1, 10000);
+    const int seed = a.integer("--seed", 1, 0, 2147483647);
+    const bool json = a.flag("--json");
+    a.done();
+    if (path.isEmpty()) throw Error("inspect: --checkpoint FILE is required");
+    const Model model = Model::load(path);
+    TaskConfig t = evaluationTask(model.config().task);
+    if (t.kind != "copy" && t.kind != "copy_dup_ngram")
+        throw Error(QString("inspect: the lookup analysis reads copy inputs; this model's task is %1").arg(model.config().task.kind));
+    const CopyVocab vocab{t.vocabSize};
+    std::vector<int> tokens;
+    if (!input.isNull()) {  // the user's string: letters of the model's alphabet, copied after `|`
+        QString s = input;
+        s.remove(' ');
+        if (s.isEmpty()) throw Error("--input: expected a string of letters, e.g. --input \"hello\"");
+        std::vector<int> letters;
+        for (const QChar ch : s) {
+            int id = -1;
+            for (int k = CopyVocab::FirstLetter; k < vocab.size(); ++k)
+                if (vocab.text(k) == QString(ch)) id = k;
+            if (id < 0)
+                throw Error(QString("--input: '%1' is not in this model's alphabet (%2 .. %3)")
+                                .arg(ch).arg(vocab.text(CopyVocab::FirstLetter), vocab.text(vocab.size() - 1)));
+            letters.push_back(id);
+        }
+        tokens.push_back(CopyVocab::Bos);
+        tokens.insert(tokens.end(), letters.begin(), letters.end());
+        tokens.push_back(CopyVocab::Sep);
+        tokens.insert(tokens.end(), letters.begin(), letters.end());
+        tokens.push_back(CopyVocab::Eos);
+    } else {
+        std::mt19937_64 rng(static_cast<uint64_t>(seed));
+        const int len = length > 0 ? length : t.maxLen;
+        const std::unique_ptr<TokenTask> task = TokenTask::create(t);
+        const QString problem = task->checkDifficulty(len);
+        if (!problem.isEmpty()) throw Error("--length: " + problem);
+        tokens = task->example(len, rng).tokens;
+    }
+    const ModelProbes probes = model.probe(tokens);
+    QJsonArray text;
+    for (int id : tokens) text.append(vocab.text(id));
+    if (probes.attention.layers == 0) {
+        if (json) {
+            out() << QJsonDocument(QJsonObject{{"tokens", text}, {"heads", QJsonArray()},
+                                               {"note", "no attention heads: " + model.config().model.kind}})
+                         .toJson(QJsonDocument::Compact) << "\n";
+        } else {
+            out() << "no attention heads in this model (" << model.config().model.kind << ")\n";
+        }
+        return 0;
+    }
+    const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+    const LookupAnalysis an = analyseLookup(probes.attention, tokens, begin, end);
+    auto orders = [](const auto& v) {
+        QJsonArray arr;
+        for (int n = 1; n <= kMaxLookupOrder; ++n) arr.append(std::round(v[size_t(n)] * 1e4) / 1e4);
+        return arr;
+    };
+    if (json) {
+        QJsonArray heads, ambiguous;
+        for (const HeadLookup& h : an.heads)
+            heads.append(QJsonObject{{"layer", probes.attentionLayers[size_t(h.layer)]}, {"head", h.head}, {"label", h.label},
+                                     {"order", h.order}, {"lookup", orders(h.lookup)}, {"match", orders(h.match)},
+                                     {"previous_token", h.previousToken}, {"current_token", h.currentToken}, {"first_token", h.firstToken}, {"entropy", h.entropy}});
+        for (int n = 1; n <= kMaxLookupOrder; ++n) ambiguous.append(an.ambiguous[size_t(n)]);
+        out() << QJsonDocument(QJsonObject{{"tokens", text}, {"queries", QJsonArray{an.queryBegin, an.queryEnd}},
+                                           {"ambiguous", ambiguous}, {"heads", heads}})
+                     .toJson(QJsonDocument::Compact) << "\n";
+        return 0;
+    }
+    QStringList shown;
+    for (const auto v : text) shown << v.toString();
+    out() << "input: " << shown.join(' ') << "\n";
+    out() << "lookup[n]: attention on the token after the earlier occurrence of the last n tokens (n = 1..8)\n";
+    for (const HeadLookup& h : an.heads) {
+        QStringList l;
+        for (int n = 1; n <= kMaxLookupOrder; ++n) l << QString::number(h.lookup[size_t(n)], 'f', 2);
+        out() << QString("layer %1 head %2  %3  lookup %4  prev %5  first %6  entropy %7\n")
+                     .arg(probes.attentionLayers[size_t(h.layer)]).arg(h.head).arg(h.label, -26).arg(l.join(' '))
+                     .arg(h.previousToken, 0, 'f', 2).arg(h.firstToken, 0, 'f', 2).arg(h.entropy, 0, 'f', 2);
+    }
+    return 0;
+}
+
 int cmdCompare(Args& a)
 {
     const QStringList dirs = a.list("--runs");
@@ -607,7 +702,7 @@ int cmdRuns(Args& a)
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -635,7 +730,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare"})
+        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -694,6 +789,7 @@ int runCli(QStringList argv)
         if (command == "sample") return cmdSample(args);
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);
+        if (command == "inspect") return cmdInspect(args);
         throw Error("no command given (see parrotscope --help)");
     } catch (const Error& e) {
         QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";

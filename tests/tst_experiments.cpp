@@ -273,6 +273,36 @@ private slots:
         QVERIFY2(h16 > l16 + 0.2, qPrintable(QString("Hard-ALiBi %1, LSTM %2").arg(h16).arg(l16)));
     }
 
+    // After copy-tiny's 600 steps, a Hard-ALiBi Transformer has learned heads that read the token after
+    // the earlier occurrence of the current one: `inspect` finds and labels them (issue 6's analysis).
+    void trainedCopierHasLookupHeads()
+    {
+        const QString out = m_dir.filePath("copier");
+        const test::CliResult t = test::runCli({"train", "--preset", "copy-tiny", "--out", out, "--set", "train.eval_every=0",
+                                                "--set", "train.checkpoint_every=0"}, 900000);
+        QVERIFY2(t.code == 0, qPrintable(t.err));
+        const test::CliResult r = test::runCli({"inspect", "--checkpoint", out + "/checkpoints/last.safetensors", "--length", "8", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonArray heads = doc["heads"].toArray();
+        QCOMPARE(heads.size(), 16);  // 2 layers x 8 heads
+        int lookups = 0;
+        double best = 0;
+        for (const auto h : heads) {
+            const QJsonObject o = h.toObject();
+            if (o["label"].toString().startsWith("n-gram lookup")) ++lookups;
+            best = std::max(best, o["lookup"].toArray()[1].toDouble());  // n = 2
+        }
+        qInfo("lookup heads: %d, best 2-gram lookup score %.2f", lookups, best);
+        QVERIFY(lookups >= 1);
+        QVERIFY(best > 0.6);
+        // the user's own string, and the errors a user can make
+        QCOMPARE(test::runCli({"inspect", "--checkpoint", out + "/checkpoints/last.safetensors", "--input", "parrot"}).code, 0);
+        test::expectCliError(test::runCli({"inspect", "--checkpoint", out + "/checkpoints/last.safetensors", "--input", "Parrot!"}),
+                             "not in this model's alphabet");
+        test::expectCliError(test::runCli({"inspect", "--checkpoint", m_dir.filePath("none.safetensors")}), "none.safetensors");
+    }
+
     // The n-gram lookup finding on Mamba's side: with the key before the string (prefix) a fixed
     // state only has to watch for it; with the key after (suffix) it must have kept the whole string.
     void mambaLooksUpPrefixKeysNotSuffixKeys()

@@ -149,6 +149,7 @@ private slots:
     {
         MainWindow w;
         w.loadPreset("copy-tiny");
+        w.show();  // laid out: a click lands on the button (its tab is laid out when shown)
         ExperimentConfig c = w.settings()->config();
         c.train.steps = 100000;
         w.settings()->setConfig(c);
@@ -203,6 +204,7 @@ private slots:
     {
         MainWindow w;
         w.loadPreset("copy-tiny");
+        w.show();
         auto* kind = w.settings()->findChild<QComboBox*>("kind");
         auto* size = w.settings()->findChild<QLabel*>("modelSize");
         QVERIFY(kind && size);

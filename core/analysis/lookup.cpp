@@ -1,0 +1,122 @@
+#include "analysis/lookup.h"
+
+#include "error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parrot {
+
+std::pair<int, int> copyQueries(const std::vector<int>& tokens, int separatorId)
+{
+    const auto sep = std::find(tokens.begin(), tokens.end(), separatorId);
+    if (sep == tokens.end()) throw Error("not a copy example: no separator `|` in the input");
+    return {int(sep - tokens.begin()), int(tokens.size()) - 1};
+}
+
+void labelHead(HeadLookup& h)
+{
+    auto best = [](const std::array<double, kMaxLookupOrder + 1>& v, const std::array<int, kMaxLookupOrder + 1>& scored) {
+        double b = 0;
+        for (int n = 1; n <= kMaxLookupOrder; ++n)
+            if (scored[size_t(n)] > 0) b = std::max(b, v[size_t(n)]);
+        return b;
+    };
+    auto orderOf = [&](const std::array<double, kMaxLookupOrder + 1>& v, double b) {
+        for (int n = 1; n <= kMaxLookupOrder; ++n)
+            if (h.scored[size_t(n)] > 0 && v[size_t(n)] >= kOrderFraction * b) return n;
+        return 0;
+    };
+    const double lookup = best(h.lookup, h.scored), match = best(h.match, h.scored);
+    h.order = 0;
+    if (lookup >= kLookupThreshold && lookup >= match) {
+        h.order = orderOf(h.lookup, lookup);
+        h.label = QString("n-gram lookup (order %1)").arg(h.order);
+    } else if (match >= kLookupThreshold) {
+        h.order = orderOf(h.match, match);
+        h.label = QString("n-gram match (order %1)").arg(h.order);
+    } else if (h.previousToken >= kPreviousThreshold) {
+        h.label = "previous-token";
+    } else if (h.currentToken >= kPreviousThreshold) {
+        h.label = "current-token";
+    } else if (h.firstToken >= kSinkThreshold) {
+        h.label = "first-token sink";
+    } else if (h.entropy >= kDiffuseEntropy) {
+        h.label = "diffuse";
+    } else {
+        h.label = "other";
+    }
+}
+
+LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& tokens, int queryBegin, int queryEnd)
+{
+    const int T = maps.length;
+    if (int(tokens.size()) != T) throw Error(QString("lookup analysis: %1 tokens for attention over %2 positions").arg(tokens.size()).arg(T));
+    if (maps.weights.size() != size_t(maps.layers) * maps.heads * T * T) throw Error("lookup analysis: malformed attention maps");
+    queryBegin = std::max(queryBegin, 1);
+    queryEnd = std::min(queryEnd, T);
+    if (queryBegin >= queryEnd) throw Error("lookup analysis: no queries to analyse");
+
+    LookupAnalysis a;
+    a.queryBegin = queryBegin;
+    a.queryEnd = queryEnd;
+    // For each query and n: the position j where the n-gram ending at t occurs once before, or -1.
+    std::vector<std::array<int, kMaxLookupOrder + 1>> target(size_t(queryEnd - queryBegin));
+    for (int t = queryBegin; t < queryEnd; ++t) {
+        auto& tt = target[size_t(t - queryBegin)];
+        tt.fill(-1);
+        for (int n = 1; n <= kMaxLookupOrder && n <= t + 1; ++n) {
+            int found = -1, count = 0;
+            for (int j = n - 1; j + 1 <= t - n + 1; ++j) {  // earlier: the token after it is at or before the n-gram's start
+                bool same = true;
+                for (int k = 0; k < n && same; ++k) same = tokens[size_t(j - k)] == tokens[size_t(t - k)];
+                if (same) {
+                    found = j;
+                    ++count;
+                }
+            }
+            if (count == 1) tt[size_t(n)] = found;
+            else if (count > 1) ++a.ambiguous[size_t(n)];
+        }
+    }
+    for (int l = 0; l < maps.layers; ++l)
+        for (int h = 0; h < maps.heads; ++h) {
+            HeadLookup s;
+            s.layer = l;
+            s.head = h;
+            for (int t = queryBegin; t < queryEnd; ++t) {
+                s.previousToken += maps.at(l, h, t, t - 1);
+                s.currentToken += maps.at(l, h, t, t);
+                s.firstToken += maps.at(l, h, t, 0);
+                double e = 0;
+                for (int k = 0; k <= t; ++k) {
+                    const double p = maps.at(l, h, t, k);
+                    if (p > 0) e -= p * std::log(p);
+                }
+                s.entropy += e / std::log(double(t + 1));
+                const auto& tt = target[size_t(t - queryBegin)];
+                for (int n = 1; n <= kMaxLookupOrder; ++n) {
+                    const int j = tt[size_t(n)];
+                    if (j < 0) continue;
+                    s.lookup[size_t(n)] += maps.at(l, h, t, j + 1);
+                    s.match[size_t(n)] += maps.at(l, h, t, j);
+                    ++s.scored[size_t(n)];
+                }
+            }
+            const double q = queryEnd - queryBegin;
+            s.previousToken /= q;
+            s.currentToken /= q;
+            s.firstToken /= q;
+            s.entropy /= q;
+            for (int n = 1; n <= kMaxLookupOrder; ++n)
+                if (s.scored[size_t(n)] > 0) {
+                    s.lookup[size_t(n)] /= s.scored[size_t(n)];
+                    s.match[size_t(n)] /= s.scored[size_t(n)];
+                }
+            labelHead(s);
+            a.heads.push_back(s);
+        }
+    return a;
+}
+
+}  // namespace parrot

@@ -1,0 +1,124 @@
+// The n-gram lookup analysis on constructed attention patterns with known answers.
+#include "analysis/lookup.h"
+#include "error.h"
+#include "tasks/tokentask.h"
+
+#include <QtTest>
+
+using namespace parrot;
+
+namespace {
+
+// `$ s | s .` for a string given as letters.
+std::vector<int> copyTokens(const QString& s)
+{
+    std::vector<int> t{CopyVocab::Bos};
+    for (QChar c : s) t.push_back(CopyVocab::FirstLetter + (c.unicode() - 'a'));
+    t.push_back(CopyVocab::Sep);
+    for (QChar c : s) t.push_back(CopyVocab::FirstLetter + (c.unicode() - 'a'));
+    t.push_back(CopyVocab::Eos);
+    return t;
+}
+
+// One layer, one head per pattern; row t of each head from `rowOf(head, t)` (a key index, or
+// -1 for uniform attention over 0..t).
+AttentionMaps maps(int heads, int T, const std::function<int(int, int)>& rowOf)
+{
+    AttentionMaps m;
+    m.layers = 1;
+    m.heads = heads;
+    m.length = T;
+    m.weights.assign(size_t(heads) * T * T, 0.f);
+    for (int h = 0; h < heads; ++h)
+        for (int t = 0; t < T; ++t) {
+            const int k = rowOf(h, t);
+            for (int j = 0; j <= t; ++j)
+                m.weights[(size_t(h) * T + t) * T + j] = k < 0 ? 1.f / float(t + 1) : (j == k ? 1.f : 0.f);
+        }
+    return m;
+}
+
+}  // namespace
+
+class TestLookup : public QObject {
+    Q_OBJECT
+private slots:
+    // Distinct letters: every 1-gram is unambiguous, a perfect copier's lookup head scores 1 at
+    // every n, and the head that looks at the match itself is told apart from it.
+    void perfectHeadsOnDistinctLetters()
+    {
+        const std::vector<int> tokens = copyTokens("qwertyuiop");  // $ 10 | 10 .
+        const int T = int(tokens.size()), sep = 11;
+        const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+        QCOMPARE(begin, sep);
+        QCOMPARE(end, T - 1);
+        // the query at t copies token t+1: in the prompt it sits at t + 1 - (sep)... = t - 10
+        const AttentionMaps m = maps(5, T, [&](int h, int t) {
+            if (t < sep) return 0;
+            switch (h) {
+            case 0: return t - 10;  // next token after the earlier occurrence of token t
+            case 1: return t - 11;  // the earlier occurrence itself
+            case 2: return t - 1;   // previous token
+            case 3: return 0;       // sink
+            default: return -1;     // uniform
+            }
+        });
+        const LookupAnalysis a = analyseLookup(m, tokens, begin, end);
+        QCOMPARE(a.heads.size(), size_t(5));
+        QCOMPARE(a.heads[0].lookup[1], 1.0);
+        QCOMPARE(a.heads[0].lookup[3], 1.0);
+        QCOMPARE(a.heads[0].match[1], 0.0);
+        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order 1)"));
+        QCOMPARE(a.heads[1].match[2], 1.0);
+        QCOMPARE(a.heads[1].label, QString("n-gram match (order 1)"));
+        QCOMPARE(a.heads[2].label, QString("previous-token"));
+        QCOMPARE(a.heads[2].previousToken, 1.0);
+        QCOMPARE(a.heads[3].label, QString("first-token sink"));
+        QCOMPARE(a.heads[4].label, QString("diffuse"));
+        QVERIFY(qAbs(a.heads[4].entropy - 1.0) < 1e-6);
+        QCOMPARE(a.ambiguous[1], 0);
+    }
+
+    // A repeated letter makes the 1-gram ambiguous there: those queries are counted, not scored,
+    // and a head that reads the right next token (found by the 2-gram) is a lookup of order 2.
+    void ambiguityRaisesTheOrder()
+    {
+        const std::vector<int> tokens = copyTokens("abcadefaghij");  // 'a' three times
+        const int T = int(tokens.size()), sep = 13;
+        const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+        const AttentionMaps m = maps(1, T, [&](int, int t) { return t < sep ? 0 : t - 12; });
+        const LookupAnalysis a = analyseLookup(m, tokens, begin, end);
+        // 'a' at answer positions occurs 3 times in the prompt, and the queries after the
+        // second and third 'a' of the copy see it 4 and 5 times: ambiguous 1-grams
+        QVERIFY(a.ambiguous[1] >= 3);
+        QCOMPARE(a.ambiguous[2], 0);
+        QCOMPARE(a.heads[0].lookup[2], 1.0);
+        QCOMPARE(a.heads[0].lookup[1], 1.0);  // scored only where unambiguous, and right there
+        QVERIFY(a.heads[0].scored[1] < a.heads[0].scored[2]);
+        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order 1)"));
+        // A head that reads the most recent earlier occurrence of the last token: right where
+        // that is unique, wrong after the repeated letters, so its 1-gram score is lower
+        // than its 2-gram's ... and its label says order 2 only when it is below 80% of the best.
+        HeadLookup h;
+        h.scored.fill(10);
+        h.lookup[1] = 0.5;
+        h.lookup[2] = 0.95;
+        h.lookup[3] = 0.96;
+        labelHead(h);
+        QCOMPARE(h.label, QString("n-gram lookup (order 2)"));
+        QCOMPARE(h.order, 2);
+    }
+
+    void badInputIsAnError()
+    {
+        const std::vector<int> tokens = copyTokens("abc");
+        AttentionMaps m = maps(1, int(tokens.size()), [](int, int) { return 0; });
+        QVERIFY_THROWS_EXCEPTION(Error, analyseLookup(m, std::vector<int>(3, 4), 1, 2));
+        m.weights.pop_back();
+        QVERIFY_THROWS_EXCEPTION(Error, analyseLookup(m, tokens, 1, 5));
+        QVERIFY_THROWS_EXCEPTION(Error, copyQueries({1, 4, 5, 3}, CopyVocab::Sep));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLookup)
+#include "tst_lookup.moc"
