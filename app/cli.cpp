@@ -74,8 +74,8 @@ Commands:
   runs --dir DIR --table [--at in-range|longest]
                                    tasks x models graded pass / partial / fail (like
                                    Park et al.'s Table 1), seeds averaged
-  compare --runs DIR... --figure length|efficiency|efficiency-time|icl --out FILE.(png|pdf|svg|csv)
-          [--size 800x500] [--log x|y|xy]
+  compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity
+          --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]
                                    overlay runs as a figure, without a display
 
 Options:
@@ -601,6 +601,7 @@ int cmdCompare(Args& a)
     const QString outFile = a.value("--out");
     const QString size = a.value("--size");
     const QString log = a.value("--log");
+    const int precision = a.integer("--precision", 8, 1, 64);
     a.done();
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy")
         throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
@@ -621,7 +622,7 @@ int cmdCompare(Args& a)
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
         runs.push_back(loadRun(d));
     }
-    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y')});
+    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y'), precision});
     out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " runs)\n";
     return 0;
 }

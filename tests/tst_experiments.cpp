@@ -251,6 +251,16 @@ private slots:
         QCOMPARE(QImage(logPng).size(), QSize(800, 600));
         test::expectCliError(test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--log", "z", "--out", logPng}),
                              "--log: expected x, y or xy");
+        if (preset == "state-size") {  // the capacity view of the same runs: one crossing per fixed-state model
+            const QString csv = m_dir.filePath("capacity.csv");
+            const test::CliResult cap = test::runCli(QStringList{"compare", "--runs"} + runs +
+                                                     QStringList{"--figure", "capacity", "--precision", "8", "--out", csv});
+            QVERIFY2(cap.code == 0, qPrintable(cap.err));
+            const QString data = QString::fromUtf8(test::readAll(csv));
+            // shrunk to d_model 32, the five models are two: d_state 2 and 16
+            QCOMPARE(int(data.count(",crossing,")), 2);
+            QVERIFY(data.contains("copy error bound"));
+        }
     }
 
     // The copy paper's length generalisation, in its robust form: after a short training on

@@ -1,4 +1,5 @@
 // The n-gram lookup analysis on constructed attention patterns with known answers.
+#include "analysis/capacity.h"
 #include "analysis/lookup.h"
 #include "error.h"
 #include "tasks/tokentask.h"
@@ -107,6 +108,25 @@ private slots:
         labelHead(h);
         QCOMPARE(h.label, QString("n-gram lookup (order 2)"));
         QCOMPARE(h.order, 2);
+    }
+
+    // The copy paper's bound in numbers: a state of m bits holds m / log2|V| letters, and a string
+    // one bit longer than the state is copied with error at least 1/2.
+    void capacityBound()
+    {
+        const double bitsPerLetter = std::log2(26.0);
+        QCOMPARE(stringBits(10, 26), 10 * bitsPerLetter);
+        QVERIFY(qAbs(crossingLength(10 * bitsPerLetter, 26) - 10.0) < 1e-12);
+        QCOMPARE(minimumCopyError(10 * bitsPerLetter, 10, 26), 0.0);
+        QVERIFY(qAbs(minimumCopyError(10 * bitsPerLetter - 1, 10, 26) - 0.5) < 1e-12);
+        QVERIFY(minimumCopyError(64, 100, 26) > 0.999999);
+        LengthCurve c;
+        c.lengths = {16, 4, 8, 12};  // unordered on purpose
+        c.stringAccuracy = {0.95, 1.0, 0.93, 0.5};
+        QCOMPARE(longestCopied(c), 8);  // 16 passes again, but 12 broke the run
+        QCOMPARE(longestCopied(c, 0.4), 16);
+        c.stringAccuracy = {0.95, 0.2, 0.93, 0.5};
+        QCOMPARE(longestCopied(c), 0);
     }
 
     void badInputIsAnError()

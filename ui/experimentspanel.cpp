@@ -109,6 +109,12 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_figure->addItem(tr("Training efficiency (examples)"), "efficiency");
     m_figure->addItem(tr("Training efficiency (wall time)"), "efficiency-time");
     m_figure->addItem(tr("In-context error against examples"), "icl");
+    m_figure->addItem(tr("State capacity (the copy bound)"), "capacity");
+    m_precision = new QSpinBox(this);
+    m_precision->setRange(1, 64);
+    m_precision->setValue(8);
+    m_precision->setSuffix(tr(" bits/float"));
+    m_precision->setToolTip(tr("Capacity figure: the effective precision of a state float (dashed lines); 32 is drawn solid"));
     m_export = new QPushButton(tr("Export…"), this);
     m_export->setToolTip(tr("Save the figure as PNG, PDF, SVG or its data as CSV"));
     m_logX = new QCheckBox(tr("log x"), this);
@@ -118,6 +124,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_figureNote = new QLabel(this);
     fh->addWidget(new QLabel(tr("Figure"), this));
     fh->addWidget(m_figure);
+    fh->addWidget(m_precision);
     fh->addWidget(m_logX);
     fh->addWidget(m_logY);
     fh->addWidget(m_export);
@@ -173,6 +180,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     connect(m_figure, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logX, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
+    connect(m_precision, &QSpinBox::valueChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
     if (m_preset->count() > 0) {
@@ -361,7 +369,7 @@ void ExperimentsPanel::refreshResults()
     m_figureNote->clear();
     if (!runs.empty()) {
         try {
-            drawComparison(*m_plot, runs, m_figure->currentData().toString(), {m_logX->isChecked(), m_logY->isChecked()});
+            drawComparison(*m_plot, runs, m_figure->currentData().toString(), {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
         }
@@ -406,7 +414,7 @@ void ExperimentsPanel::exportFigure()
             const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
             if (runStatus(dir) == "finished") runs.push_back(loadRun(dir));
         }
-        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked()});
+        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
         emit message(tr("Figure saved to %1").arg(file));
     } catch (const Error& e) {
         emit errorMessage(e.message());

@@ -89,6 +89,7 @@ private:
     QTableWidget* m_table;
     QTabWidget* m_tabs;
     QCheckBox *m_logX, *m_logY;
+    QSpinBox* m_precision;
 };
 
 }  // namespace parrot

@@ -1,6 +1,8 @@
 #include "figures.h"
 
+#include "analysis/capacity.h"
 #include "error.h"
+#include "model.h"
 #include "tasks/tokentask.h"
 
 #include <qcustomplot.h>
@@ -163,24 +165,134 @@ void placeLegend(QCustomPlot& plot)
     plot.axisRect()->insetLayout()->setInsetAlignment(0, corners[best]);
 }
 
+// The capacity view: bits against string length, log-log. The string's bits L log2|V| (black),
+// each series' state in bits at 32-bit floats (solid) and at the effective precision (dashed;
+// a Transformer's KV cache grows with L), the crossing where the string outgrows the state
+// (marked), the longest length each series copied (>= 90% strings, seeds averaged; a filled
+// dot on its effective-precision line), and on the right axis the bound on the copy error,
+// 1 - 2^m / |V|^L, for the smallest state.
+QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+{
+    const int vocab = series.front().runs.front()->config.task.vocabSize;
+    const int p = std::clamp(options.precision, 1, 64);
+    QString csv = "series,kind,x,y\n";
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    struct Row {
+        const Series* s;
+        ModelSize size;
+        double copied;
+    };
+    std::vector<Row> rows;
+    double maxLen = 8, smallest = std::numeric_limits<double>::infinity();
+    for (const Series& s : series) {
+        const ModelSize size = Model::measure(s.runs.front()->config);
+        double copied = 0;
+        int n = 0;
+        for (const RunRecord* r : s.runs)
+            if (!r->curves.empty()) {
+                copied += longestCopied(r->curves.back());
+                ++n;
+                for (int L : r->curves.back().lengths) maxLen = std::max(maxLen, double(L));
+            }
+        rows.push_back({&s, size, n > 0 ? copied / n : -1});
+        if (size.stateFloatsPerToken == 0 && size.stateFloats > 0) {
+            smallest = std::min(smallest, double(size.stateFloats) * p);
+            maxLen = std::max(maxLen, crossingLength(double(size.stateFloats) * 32, vocab) * 1.5);
+        }
+    }
+    maxLen = std::min(maxLen, 1e7);
+    QVector<double> xs;
+    for (double L = 1; L <= maxLen * 1.0001; L *= 1.05) xs << L;
+    auto addLine = [&](const QString& name, const QVector<double>& x, const QVector<double>& y, const QPen& pen, bool legend, QCPAxis* valueAxis = nullptr) {
+        QCPGraph* g = plot.addGraph(plot.xAxis, valueAxis ? valueAxis : plot.yAxis);
+        g->setData(x, y, true);
+        g->setPen(pen);
+        g->setName(name);
+        if (!legend) g->removeFromLegend();
+        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 40)) csv += QString("\"%1\",line,%2,%3\n").arg(name).arg(x[i]).arg(y[i], 0, 'g', 6);
+        return g;
+    };
+    QVector<double> bits;
+    for (double L : xs) bits << L * std::log2(double(vocab));
+    addLine(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
+    std::map<QString, int> perColour;
+    for (const Row& r : rows) {
+        const int k = perColour[r.s->architecture]++ % 5;
+        static const int shades[] = {100, -150, 140, -210, 170};
+        const QColor base = architectureColour(r.s->architecture);
+        const QColor colour = shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]);
+        QVector<double> y32, yp;
+        for (double L : xs) {
+            const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
+            y32 << floats * 32;
+            yp << floats * p;
+        }
+        const QString label = r.s->label;
+        addLine(label + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
+        QPen dashed(colour, 1.5, Qt::DashLine);
+        addLine(QString("%1: at %2 bits").arg(label).arg(p), xs, yp, dashed, false);
+        if (r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
+            const double cross = crossingLength(double(r.size.stateFloats) * p, vocab);
+            QCPGraph* mark = addLine(QString(), {cross}, {double(r.size.stateFloats) * p}, Qt::NoPen, false);
+            mark->setLineStyle(QCPGraph::lsNone);
+            mark->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, colour, 9));
+            csv += QString("\"%1\",crossing,%2,%3\n").arg(label).arg(cross).arg(double(r.size.stateFloats) * p);
+        }
+        if (r.copied > 0) {  // measured: the longest copied length, on the effective-precision line
+            const double m = (double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * r.copied) * p;
+            QCPGraph* dot = addLine(label + ": longest copied (\u2265 90%)", {r.copied}, {m}, Qt::NoPen, false);
+            dot->setLineStyle(QCPGraph::lsNone);
+            dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, colour, 10));
+            csv += QString("\"%1\",measured,%2,%3\n").arg(label).arg(r.copied).arg(m);
+        }
+    }
+    if (std::isfinite(smallest)) {  // the probability bound, for the smallest fixed state
+        QVector<double> err;
+        for (double L : xs) err << minimumCopyError(smallest, int(std::lround(L)), vocab);
+        plot.yAxis2->setVisible(true);
+        plot.yAxis2->setLabel("minimum copy error (smallest state)");
+        plot.yAxis2->setRange(0, 1.05);
+        addLine(QString("copy error bound, %1 bits").arg(smallest, 0, 'g', 4), xs, err, QPen(QColor(120, 120, 120), 1.5, Qt::DotLine), true,
+                plot.yAxis2);
+    }
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    }
+    plot.xAxis->setLabel(QString("string length L (alphabet of %1)").arg(vocab));
+    plot.yAxis->setLabel(QString("bits (dashed: state at %1 bits per float)").arg(p));
+    plot.xAxis->setRange(1, maxLen);
+    plot.yAxis->rescale();
+    plot.yAxis->setRange(std::max(1.0, plot.yAxis->range().lower / 2), plot.yAxis->range().upper * 2);
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);  // below the string's line
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "State capacity against the bits of the string", QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+    return csv;
+}
+
 }  // namespace
 
 QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
 {
     if (runs.empty()) throw Error("compare: no runs given");
-    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl")
-        throw Error(QString("--figure: expected length, efficiency, efficiency-time or icl, got \"%1\"").arg(figure));
+    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity")
+        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl or capacity, got \"%1\"").arg(figure));
     plot.clearGraphs();
     plot.clearItems();
-    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) {  // linear unless asked again
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
         axis->setScaleType(QCPAxis::stLinear);
         axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
     }
+    plot.yAxis2->setVisible(false);
     while (plot.plotLayout()->rowCount() > 1) {  // a title from an earlier drawing
         plot.plotLayout()->removeAt(0);
         plot.plotLayout()->simplify();
     }
     const std::vector<Series> series = group(runs);
+    if (figure == "capacity") return drawCapacity(plot, series, options);
     std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));

@@ -5,6 +5,8 @@
 //   efficiency  accuracy at task.max_len against examples seen, over training
 //   efficiency-time  the same against the wall time of training (mean over seeds)
 //   icl         in-context error against examples (final evaluations), with the baselines
+//   capacity    the copy paper's bound: bits of the string against each model's state in bits,
+//               the crossings, the longest length each copied, and the copy-error bound
 // Runs that differ only in their seed are one series; one colour per architecture.
 #pragma once
 
@@ -24,6 +26,7 @@ QColor architectureColour(const QString& architecture);
 struct FigureOptions {
     bool logX = false;  // logarithmic axes, from just below the smallest positive value drawn
     bool logY = false;
+    int precision = 8;  // capacity: the effective bits per state float of the dashed lines
 };
 
 // Draws the figure on `plot` (replacing what it showed) and returns the plotted data as CSV.
