@@ -384,6 +384,15 @@ private slots:
             QVERIFY(t->item(0, c)->toolTip().contains("accuracy"));
         }
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments.png");
+        // The same runs in the capacity view: the string's bits, each model's state, the bound.
+        p->figureBox()->setCurrentIndex(p->figureBox()->findData("capacity"));
+        QVERIFY(p->figure()->graphCount() > 6);
+        QVERIFY(p->figure()->yAxis2->visible());  // the copy-error bound's axis
+        QCOMPARE(p->figure()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/capacity.png");
+        p->figureBox()->setCurrentIndex(p->figureBox()->findData("length"));
+        QCOMPARE(p->figure()->graphCount(), 6 * 3);
+        QVERIFY(!p->figure()->yAxis2->visible());
         // The folder opens again as one group, from its index, in a fresh window.
         {
             MainWindow other;
