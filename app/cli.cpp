@@ -638,6 +638,12 @@ int cmdRuns(Args& a)
         throw Error(QString("--at: expected in-range or longest, got \"%1\"").arg(at));
     if (dir.isEmpty()) throw Error("runs: --dir DIR is required");
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such folder").arg(dir));
+    if (table) {
+        const ResultsTable t = tabulate(loadRunsUnder(dir), at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
+        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
+        out() << t.toText() << "\n" << gradeRules() << "\n";
+        return 0;
+    }
     QJsonArray all;
     QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
     QStringList found;
@@ -657,32 +663,6 @@ int cmdRuns(Args& a)
                                {"seed", e["seed"]}, {"steps", result["step"]},
                                {"status", result.isEmpty() ? QJsonValue("unfinished") : result["status"]},
                                {"final", result["final"]}});
-    }
-    if (table) {
-        std::vector<RunRecord> runs;
-        for (const QString& cfgPath : found) {
-            try {
-                if (QFileInfo::exists(QFileInfo(cfgPath).dir().filePath("metrics.csv"))) runs.push_back(loadRun(QFileInfo(cfgPath).absolutePath()));
-            } catch (const Error&) {
-            }
-        }
-        const ResultsTable t = tabulate(runs, at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
-        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
-        out() << t.toText() << "\n" << gradeRules() << "\n";
-        return 0;
-    }
-    if (table) {
-        std::vector<RunRecord> runs;
-        for (const QString& cfgPath : found) {
-            try {
-                if (QFileInfo::exists(QFileInfo(cfgPath).dir().filePath("metrics.csv"))) runs.push_back(loadRun(QFileInfo(cfgPath).absolutePath()));
-            } catch (const Error&) {
-            }
-        }
-        const ResultsTable t = tabulate(runs, at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
-        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
-        out() << t.toText() << "\n" << gradeRules() << "\n";
-        return 0;
     }
     if (json) {
         out() << QJsonDocument(all).toJson(QJsonDocument::Indented);

@@ -348,20 +348,25 @@ void ExperimentsPanel::updateState()
     m_jobs->setEnabled(!running);
 }
 
-void ExperimentsPanel::refreshResults()
+std::vector<RunRecord> ExperimentsPanel::finishedRuns(int* finished) const
 {
     std::vector<RunRecord> runs;
-    int finished = 0;
-    const QString out = m_out->text();
     for (const SweepRun& r : m_plan.runs) {
-        const QString dir = QDir(out).filePath("runs/" + r.name);
+        const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
         if (runStatus(dir) != "finished") continue;
-        ++finished;
+        if (finished) ++*finished;
         try {
             runs.push_back(loadRun(dir));
-        } catch (const Error&) {
+        } catch (const Error&) {  // unreadable: left out of the figure and the table
         }
     }
+    return runs;
+}
+
+void ExperimentsPanel::refreshResults()
+{
+    int finished = 0;
+    const std::vector<RunRecord> runs = finishedRuns(&finished);
     m_resultRuns = int(runs.size());
     m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
     m_plot->clearGraphs();
@@ -409,12 +414,7 @@ void ExperimentsPanel::exportFigure()
                                                       tr("PNG (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"));
     if (file.isEmpty()) return;
     try {
-        std::vector<RunRecord> runs;
-        for (const SweepRun& r : m_plan.runs) {
-            const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
-            if (runStatus(dir) == "finished") runs.push_back(loadRun(dir));
-        }
-        renderComparison(runs, m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
+        renderComparison(finishedRuns(), m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
         emit message(tr("Figure saved to %1").arg(file));
     } catch (const Error& e) {
         emit errorMessage(e.message());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "experiments/sweep.h"
+#include "io/runfolder.h"
 
 #include <QWidget>
 
@@ -72,6 +73,9 @@ private:
     void setPlan(SweepPlan plan, const QString& source);
     void updateState();
     void exportFigure();
+    // The plan's runs that finished in the sweep folder, loaded (unreadable ones left out);
+    // `finished` counts the finished folders.
+    std::vector<RunRecord> finishedRuns(int* finished = nullptr) const;
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
     QStringList m_extra;

@@ -80,6 +80,21 @@ std::vector<Series> group(const std::vector<RunRecord>& runs)
     return out;
 }
 
+// Series of one architecture share its hue, told apart by lightness and dashes, in the order they
+// come (`seen` counts them per architecture).
+struct SeriesStyle {
+    QColor colour;
+    Qt::PenStyle dash;
+};
+SeriesStyle seriesStyle(const QString& architecture, std::map<QString, int>& seen)
+{
+    static const Qt::PenStyle dashes[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+    static const int shades[] = {100, -150, 140, -210, 170};  // darker(-x) or lighter(x), in percent
+    const int k = seen[architecture]++ % 5;
+    const QColor base = architectureColour(architecture);
+    return {shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]), dashes[k]};
+}
+
 struct Points {
     std::vector<double> x, mean, sd;
 };
@@ -219,10 +234,7 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     addLine(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
     std::map<QString, int> perColour;
     for (const Row& r : rows) {
-        const int k = perColour[r.s->architecture]++ % 5;
-        static const int shades[] = {100, -150, 140, -210, 170};
-        const QColor base = architectureColour(r.s->architecture);
-        const QColor colour = shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]);
+        const QColor colour = seriesStyle(r.s->architecture, perColour).colour;
         QVector<double> y32, yp;
         for (double L : xs) {
             const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
@@ -319,13 +331,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         }
         if (p.x.empty()) continue;
         ++drawn;
-        // Series of one architecture share its hue, told apart by dashes and lightness.
-        static const Qt::PenStyle dashes[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
-        static const int shades[] = {100, -150, 140, -210, 170};  // darker(-x) or lighter(x), in percent
-        const int k = perColour[s.architecture]++ % 5;
-        const QColor base = architectureColour(s.architecture);
-        const QColor colour = shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]);
-        const Qt::PenStyle dash = dashes[k];
+        const auto [colour, dash] = seriesStyle(s.architecture, perColour);
         QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
         for (size_t i = 0; i < p.x.size(); ++i) {
             // accuracies stay in [0, 1]; errors above 0

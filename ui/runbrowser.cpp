@@ -5,7 +5,6 @@
 #include "tasks/tokentask.h"
 
 #include <QDir>
-#include <QDirIterator>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -129,17 +128,8 @@ void RunBrowser::setFolder(const QString& dir)
     m_table->setRowCount(0);
     int skipped = 0;
     if (!dir.isEmpty() && QFileInfo(dir).isDir()) {
-        QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
-        while (it.hasNext()) {
-            const QString runDir = QFileInfo(it.next()).absolutePath();
-            if (!QFileInfo::exists(QDir(runDir).filePath("metrics.csv"))) continue;  // not a run (a sweep's configs/)
-            RunRecord r;
-            try {
-                r = loadRun(runDir);
-            } catch (const Error&) {
-                ++skipped;
-                continue;
-            }
+        for (const RunRecord& r : loadRunsUnder(dir, &skipped)) {
+            const QString runDir = r.dir;
             const int row = m_table->rowCount();
             m_table->insertRow(row);
             auto text = [&](int col, const QString& s) { m_table->setItem(row, col, new QTableWidgetItem(s)); };

@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QDirIterator>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <QJsonArray>
@@ -112,6 +113,26 @@ void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
 QString RunRecord::architecture() const
 {
     return config.model.kind == "transformer" ? "transformer/" + config.model.positions : config.model.kind;
+}
+
+std::vector<RunRecord> loadRunsUnder(const QString& dir, int* skipped)
+{
+    QStringList dirs;
+    QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString runDir = QFileInfo(it.next()).absolutePath();
+        if (QFileInfo::exists(QDir(runDir).filePath("metrics.csv"))) dirs << runDir;  // not a sweep's configs/
+    }
+    dirs.sort();
+    std::vector<RunRecord> runs;
+    for (const QString& d : dirs) {
+        try {
+            runs.push_back(loadRun(d));
+        } catch (const Error&) {
+            if (skipped) ++*skipped;
+        }
+    }
+    return runs;
 }
 
 RunRecord loadRun(const QString& dir)

@@ -57,6 +57,10 @@ struct RunRecord {
 // metrics that are missing or malformed are left empty.
 RunRecord loadRun(const QString& dir);
 
+// Every run folder under `dir` (any depth; a folder with config.json and metrics.csv), sorted by
+// path. Folders that cannot be read are skipped and counted in `skipped` when given.
+std::vector<RunRecord> loadRunsUnder(const QString& dir, int* skipped = nullptr);
+
 // What result.json says of a run folder: "finished", "cancelled", "diverged", "failed", or ""
 // when there is no (readable) result.json.
 QString runStatus(const QString& dir);
