@@ -368,6 +368,21 @@ std::vector<ProbeMatrix> probeMatrices(const std::vector<torch::Tensor>& ts, con
     return out;
 }
 
+// (1, H, T, T) tensors, one per layer -> layers x heads x T x T.
+AttentionMaps attentionMaps(const std::vector<torch::Tensor>& layers, int T, const std::vector<QString>& tokens)
+{
+    AttentionMaps a;
+    a.layers = int(layers.size());
+    a.heads = a.layers > 0 ? int(layers[0].size(1)) : 0;
+    a.length = T;
+    a.tokens = tokens;
+    if (a.layers > 0) {
+        auto all = torch::stack(layers).to(torch::kCPU, torch::kFloat).contiguous();  // (layers, 1, H, T, T)
+        a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+    }
+    return a;
+}
+
 }  // namespace
 
 ModelProbes Model::probe(const std::vector<int>& tokens) const
@@ -387,16 +402,12 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     d->net->forward(toTensor(ids, 1, T, d->device), &probes);
     ModelProbes out;
     for (int t : tokens) out.tokens.push_back(task->text(t));
-    AttentionMaps& a = out.attention;
-    a.layers = int(probes.attention.size());
-    a.heads = a.layers > 0 ? int(probes.attention[0].size(1)) : 0;
-    a.length = T;
-    a.tokens = out.tokens;
-    if (a.layers > 0) {
-        auto all = torch::stack(probes.attention).to(torch::kCPU, torch::kFloat).contiguous();  // (layers, 1, H, T, T)
-        a.weights.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
-    }
+    out.attention = attentionMaps(probes.attention, T, out.tokens);
     out.attentionLayers = probes.attentionLayer;
+    std::vector<torch::Tensor> implicit;
+    for (const auto& m : probes.implicitAttention) implicit.push_back(m.unsqueeze(1));  // (1, 1, T, T): one head
+    out.implicitAttention = attentionMaps(implicit, T, out.tokens);
+    out.implicitLayers = probes.implicitLayer;
     out.stateNorm = probeMatrices(probes.stateNorm, probes.stateLayer);
     out.delta = probeMatrices(probes.delta, probes.deltaLayer);
     return out;

@@ -86,6 +86,10 @@ struct ModelProbes {
     std::vector<int> attentionLayers;  // block index of each of attention's layers
     std::vector<ProbeMatrix> stateNorm;  // T x channels: per-channel norm of the hidden state
     std::vector<ProbeMatrix> delta;      // T x d_inner: Mamba's step size after softplus
+    // Mamba's implicit attention (selective scan blocks): one "head" per block, the scan's linear
+    // map from input position s to output position t, |alpha[d,t,s]| averaged over the channels d.
+    AttentionMaps implicitAttention;
+    std::vector<int> implicitLayers;  // block index of each
 };
 
 QString statusName(TrainOutcome::Status s);

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include <set>
+#include <tuple>
 
 using namespace parrot;
 
@@ -205,8 +206,54 @@ private slots:
                 QCOMPARE(dlt.cols, Di);
                 for (float v : dlt.values) QVERIFY(v > 0);  // softplus
             }
+            // implicit attention: one map per selective-scan block, causal, non-negative
+            const AttentionMaps& ia = p.implicitAttention;
+            QCOMPARE(ia.layers, kind == "mamba" ? int(c.model.layers) : int(p.delta.size()));
+            QCOMPARE(int(p.implicitLayers.size()), ia.layers);
+            if (ia.layers > 0) {
+                QCOMPARE(ia.heads, 1);
+                QCOMPARE(ia.weights.size(), size_t(ia.layers) * T * T);
+                for (size_t i = 0; i < p.delta.size(); ++i) QCOMPARE(p.implicitLayers[i], p.delta[i].layer);
+                for (int q = 0; q < T; ++q)
+                    for (int k = 0; k < T; ++k) {
+                        QVERIFY(ia.at(0, 0, q, k) >= 0);
+                        if (k > q) QCOMPARE(ia.at(0, 0, q, k), 0.0f);
+                    }
+                QVERIFY(ia.at(0, 0, T - 1, T - 1) > 0);
+            }
         }
         QVERIFY_THROWS_EXCEPTION(Error, Model::create(smallConfig("mamba")).probe({1, 999}));
+    }
+
+    // The unrolled scan is the layer's map: alpha applied to the scan's input, plus the skip, gated
+    // and projected, gives the mixer's own output (a one-layer Mamba's, and a trained-size one's).
+    void mambaImplicitAttentionIsTheLayersOutputMap()
+    {
+        for (const auto& [dModel, dState, T] : {std::tuple{16, 4, 9}, std::tuple{32, 16, 40}}) {
+            MambaOptions o;
+            o.dModel = dModel;
+            o.dState = dState;
+            MambaMixer mixer(o);
+            torch::NoGradGuard g;
+            {  // move A and delta off their initial values so every channel decays differently
+                mixer->A_log.add_(0.3 * torch::randn_like(mixer->A_log));
+                mixer->dt_proj->bias.add_(torch::randn_like(mixer->dt_proj->bias));
+            }
+            const auto x = torch::randn({2, T, dModel});
+            const MambaImplicitAttention ia = mixer->implicitAttention(x);
+            const int64_t Di = o.dInner();
+            QCOMPARE(ia.alpha.sizes().vec(), (std::vector<int64_t>{2, Di, T, T}));
+            QCOMPARE(ia.alpha.triu(1).abs().max().item<double>(), 0.0);  // causal
+            const auto y = torch::matmul(ia.alpha, ia.u.unsqueeze(-1)).squeeze(-1) + ia.u * mixer->D.view({1, Di, 1});
+            const auto out = mixer->out_proj((y * torch::silu(ia.z)).transpose(1, 2));
+            const auto expected = mixer->forward(x);
+            QVERIFY2(maxAbsDiff(out, expected) < 1e-4 * (1 + expected.abs().max().item<double>()),
+                     qPrintable(QString("d_model %1: %2").arg(dModel).arg(maxAbsDiff(out, expected))));
+            // and a wrong map does not: drop each row's own position (the largest entry)
+            const auto cut = ia.alpha.tril(-1);
+            const auto y2 = torch::matmul(cut, ia.u.unsqueeze(-1)).squeeze(-1) + ia.u * mixer->D.view({1, Di, 1});
+            QVERIFY(maxAbsDiff(mixer->out_proj((y2 * torch::silu(ia.z)).transpose(1, 2)), expected) > 1e-4);
+        }
     }
 
     // Mamba, LSTM and S4D widened or narrowed to a Transformer's size land within a width step.

@@ -61,8 +61,11 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
             y = selectiveScanReference(in, &states);          // (B, Di, T, N)
             probes->stateNorm.push_back(states.norm(2, -1).transpose(1, 2).detach());
             probes->stateLayer.push_back(layer);
-            probes->delta.push_back(F::softplus(dt + dt_proj->bias.view({1, Di, 1})).transpose(1, 2).detach());
+            const auto delta = F::softplus(dt + dt_proj->bias.view({1, Di, 1}));  // (B, Di, T)
+            probes->delta.push_back(delta.transpose(1, 2).detach());
             probes->deltaLayer.push_back(layer);
+            probes->implicitAttention.push_back(unrollScan(delta, in.A, Bm, Cm).abs().mean(1).detach());
+            probes->implicitLayer.push_back(layer);
         } else {
             y = selectiveScan(in);
         }
@@ -75,6 +78,36 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
         }
     }
     return out_proj(y.transpose(1, 2));  // (B, T, C)
+}
+
+torch::Tensor unrollScan(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm)
+{
+    const int64_t T = delta.size(2), N = A.size(1);
+    // cum[b,d,t] = delta_1 + ... + delta_t; the decay from s to t is exp(A (cum_t - cum_s)).
+    const auto cum = delta.cumsum(2);                                                // (B, Di, T)
+    const auto gap = cum.unsqueeze(3) - cum.unsqueeze(2);                            // (B, Di, T, T): cum_t - cum_s
+    const auto causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(delta.device())).tril();
+    auto alpha = torch::zeros_like(gap);
+    for (int64_t n = 0; n < N; ++n) {  // one state dimension at a time: Di x T x T, not Di x N x T x T
+        const auto a = A.select(1, n).view({1, -1, 1, 1});                           // (1, Di, 1, 1)
+        const auto decay = torch::exp((a * gap).masked_fill(causal.logical_not(), -INFINITY));
+        const auto c = Cm.select(1, n).view({Cm.size(0), 1, T, 1});                 // C_t[n]
+        const auto b = (delta * Bm.select(1, n).unsqueeze(1)).unsqueeze(2);          // delta_s B_s[n]: (B, Di, 1, T)
+        alpha = alpha + c * decay * b;
+    }
+    return alpha;
+}
+
+MambaImplicitAttention MambaMixerImpl::implicitAttention(const torch::Tensor& hidden)
+{
+    TORCH_CHECK(m_o.selective, "implicit attention: an S4-Mamba mixer has no selective scan");
+    const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
+    auto xz = in_proj(hidden).transpose(1, 2);
+    auto u = F::silu(conv1d(xz.narrow(1, 0, Di)).narrow(2, 0, T));
+    auto xdbl = x_proj(u.transpose(1, 2));
+    auto dt = F::softplus(torch::matmul(xdbl.narrow(2, 0, R), dt_proj->weight.t()).transpose(1, 2) + dt_proj->bias.view({1, Di, 1}));
+    auto Bm = xdbl.narrow(2, R, N).transpose(1, 2), Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);
+    return {unrollScan(dt, -torch::exp(A_log), Bm, Cm), u, xz.narrow(1, Di, Di)};
 }
 
 MambaCache MambaMixerImpl::emptyCache(int64_t batch, torch::TensorOptions opts) const

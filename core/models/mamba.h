@@ -19,6 +19,20 @@ struct MambaOptions {
     int64_t dtRank() const { return (dModel + 15) / 16; }  // ceil(d_model / 16), mamba_ssm's "auto"
 };
 
+// The selective scan unrolled (Ali et al., 2024, "The Hidden Attention of Mamba Models"): the
+// scan is linear in its input u, so each channel d has a lower-triangular matrix with
+//   y_t[d] = sum_{s<=t} alpha[d,t,s] u_s[d] + D[d] u_t[d],
+//   alpha[d,t,s] = sum_n C_t[n] exp(A[d,n] (delta_{s+1} + ... + delta_t)[d]) delta_s[d] B_s[n].
+// The mixer's output is out_proj(y * silu(z)).
+struct MambaImplicitAttention {
+    torch::Tensor alpha;  // (B, Di, T, T), zero above the diagonal
+    torch::Tensor u;      // (B, Di, T): the scan's input (after the convolution and SiLU)
+    torch::Tensor z;      // (B, Di, T): the gate
+};
+
+// alpha (B, Di, T, T) from the step sizes after softplus delta (B, Di, T), A (Di, N), B and C (B, N, T).
+torch::Tensor unrollScan(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm);
+
 // Caches for generating one token at a time.
 struct MambaCache {
     torch::Tensor conv;  // (B, Di, K): the last K inputs of the convolution
@@ -33,6 +47,9 @@ public:
     // One token: x (B, C) -> (B, C), updating the cache (zeros at the start of a sequence).
     torch::Tensor step(const torch::Tensor& x, MambaCache& cache);
     MambaCache emptyCache(int64_t batch, torch::TensorOptions opts) const;
+    // The per-channel linear map of the scan for the input x (B, T, C); selective mixers only.
+    MambaImplicitAttention implicitAttention(const torch::Tensor& x);
+    bool selective() const { return m_o.selective; }
     long long stateFloats() const { return m_o.dInner() * (m_o.dState + m_o.dConv - 1); }
 
     // Declared in data-flow order, named as mamba_ssm's state dict.

@@ -18,6 +18,8 @@ struct Probes {
     std::vector<int> stateLayer;
     std::vector<torch::Tensor> delta;       // (B, T, channels): Mamba's step size after softplus
     std::vector<int> deltaLayer;
+    std::vector<torch::Tensor> implicitAttention;  // (B, T, T): Mamba's alpha, |.| averaged over channels
+    std::vector<int> implicitLayer;
 };
 
 // The recurrent state the paper's bound counts: floats a model carries from one token to the
