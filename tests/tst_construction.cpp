@@ -1,0 +1,150 @@
+// The copy paper's two-layer construction: hand-set weights that copy by n-gram lookup, and
+// fail only where the bound says they may.
+#include "analysis/construction.h"
+#include "analysis/lookup.h"
+#include "error.h"
+#include "tasks/tokentask.h"
+
+#include <QtTest>
+
+#include <random>
+
+using namespace parrot;
+
+namespace {
+
+std::vector<int> copyTokens(const std::vector<int>& letters)
+{
+    std::vector<int> t{CopyVocab::Bos};
+    for (int l : letters) t.push_back(CopyVocab::FirstLetter + l);
+    t.push_back(CopyVocab::Sep);
+    for (int l : letters) t.push_back(CopyVocab::FirstLetter + l);
+    return t;
+}
+
+// The argmax of each position's logits.
+std::vector<int> predictions(const CopyConstruction& c, const std::vector<int>& tokens)
+{
+    const std::vector<float> logits = c.logits(tokens);
+    const int V = c.vocabSize();
+    std::vector<int> out;
+    for (size_t t = 0; t < tokens.size(); ++t)
+        out.push_back(int(std::max_element(logits.begin() + ptrdiff_t(t * V), logits.begin() + ptrdiff_t((t + 1) * V)) -
+                          (logits.begin() + ptrdiff_t(t * V))));
+    return out;
+}
+
+}  // namespace
+
+class TestConstruction : public QObject {
+    Q_OBJECT
+private slots:
+    // The test: |V| = 26, n = 5 copies strings of 200 letters, >= 99% of them exactly
+    // (the bound allows 200^2 / 26^5 = 0.34% errors; a repeated 5-gram has chance ~0.16%).
+    void copiesLongStringsWithoutTraining()
+    {
+        const CopyConstruction c({5, 26});
+        const LengthCurve curve = c.evaluate({50, 200}, 300, 7);
+        QCOMPARE(curve.lengths, (std::vector<int>{50, 200}));
+        qInfo("n = 5, |V| = 26: string accuracy %.4f at 50, %.4f at 200 (bound %.4f)", curve.stringAccuracy[0],
+              curve.stringAccuracy[1], 1 - CopyConstruction::boundError(200, 5, 26));
+        QVERIFY(curve.stringAccuracy[1] >= 0.99);
+        QVERIFY(curve.charAccuracy[1] >= 0.999);
+        QVERIFY(curve.stringAccuracy[0] >= 0.99);
+    }
+
+    // Accuracy against n at a fixed length follows the bound: errors shrink as |V|^n grows, stay
+    // under L^2 / |V|^n, and sit near the chance of a repeated n-gram (the only way it fails).
+    void errorsFollowTheBoundAcrossN()
+    {
+        const int L = 60, letters = 26, samples = 400;
+        double previous = 2;
+        for (int n = 2; n <= 5; ++n) {
+            const CopyConstruction c({n, letters});
+            const LengthCurve curve = c.evaluate({L}, samples, 11);
+            const double error = 1 - curve.stringAccuracy[0];
+            const double bound = CopyConstruction::boundError(L, n, letters);
+            const double repeat = CopyConstruction::repeatChance(L, n, letters);
+            const double se = std::sqrt(std::max(repeat * (1 - repeat), 0.01) / samples);
+            qInfo("n = %d: error %.3f, repeated n-gram chance %.3f, bound L^2/|V|^n %.4f", n, error, repeat, bound);
+            QVERIFY2(error <= bound + 3 * se, qPrintable(QString("n = %1").arg(n)));
+            QVERIFY2(error <= repeat + 4 * se, qPrintable(QString("n = %1: fails more often than n-grams repeat").arg(n)));
+            QVERIFY2(error >= 0.3 * repeat - 3 * se, qPrintable(QString("n = %1: a repeat should usually cost the string").arg(n)));
+            QVERIFY(error <= previous + 0.02);
+            previous = error;
+        }
+        // n = 2 at 60 letters: 3,481 pairs of bigrams over 676 values, so almost every string fails
+        QVERIFY(1 - CopyConstruction({2, letters}).evaluate({L}, 100, 3).stringAccuracy[0] > 0.8);
+    }
+
+    // A repeated n-gram is exactly where it breaks: the duplicated-n-gram task (the n-gram
+    // planted twice, different letters after it) is copied far worse than plain strings.
+    void aPlantedRepeatBreaksIt()
+    {
+        const CopyConstruction c({4, 26});
+        const double plain = c.evaluate({30}, 200, 5, "copy").stringAccuracy[0];
+        const double planted = c.evaluate({30}, 200, 5, "copy_dup_ngram").stringAccuracy[0];
+        qInfo("n = 4 at 30 letters: plain %.3f, planted 4-gram %.3f", plain, planted);
+        QVERIFY(plain > 0.98);
+        QVERIFY(planted < 0.7);
+        // by hand: "abcd" then e, later "abcd" then f -> the second copy of abcd reads e or f wrongly somewhere
+        const std::vector<int> s{0, 1, 2, 3, 4, 10, 11, 0, 1, 2, 3, 5, 12, 13};
+        const std::vector<int> tokens = copyTokens(s);
+        const std::vector<int> out = predictions(c, tokens);
+        const int sep = int(s.size()) + 1;  // `|`: the prediction at sep + j is the answer's letter j
+        int wrong = 0;
+        for (int j = 0; j < int(s.size()); ++j) wrong += out[size_t(sep + j)] != CopyVocab::FirstLetter + s[size_t(j)];
+        QVERIFY(wrong >= 1);
+        // and with the repeat broken it copies every letter, then ends with `.`
+        std::vector<int> u = s;
+        u[8] = 20;
+        const std::vector<int> out2 = predictions(c, copyTokens(u));
+        for (int j = 0; j < int(u.size()); ++j) QCOMPARE(out2[size_t(sep + j)], CopyVocab::FirstLetter + u[size_t(j)]);
+        QCOMPARE(out2[size_t(sep) + u.size()], CopyVocab::Eos);
+    }
+
+    // Its attention is the theory's: layer 1 head o looks o tokens back, layer 2 reads the token
+    // after the match, and the lookup analysis labels it so.
+    void attentionIsWhatTheTheorySays()
+    {
+        const int n = 3;
+        const CopyConstruction c({n, 26});
+        std::mt19937_64 rng(3);
+        std::vector<int> s;
+        for (int i = 0; i < 40; ++i) s.push_back(int(rng() % 26));
+        const std::vector<int> tokens = copyTokens(s);
+        const ModelProbes p = c.probe(tokens);
+        const AttentionMaps& a = p.attention;
+        QCOMPARE(a.layers, 2);
+        QCOMPARE(a.heads, n);
+        const int T = int(tokens.size());
+        for (int o = 1; o <= n; ++o)
+            for (int t = o; t < T; ++t) QVERIFY(a.at(0, o - 1, t, t - o) > 0.999f);
+        for (int h = 1; h < n; ++h)
+            for (int t = 0; t < T; ++t) QCOMPARE(a.at(1, h, t, 0), 0.0f);  // layer 2 has one head
+        const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+        const LookupAnalysis la = analyseLookup(a, tokens, begin, end);
+        const HeadLookup& second = la.heads[size_t(n)];  // layer 1 (the second), head 0
+        QCOMPARE(second.layer, 1);
+        QVERIFY2(second.label.startsWith("n-gram lookup"), qPrintable(second.label));
+        QVERIFY(second.lookup[n] > 0.95);
+        QCOMPARE(la.heads[0].label, QString("previous-token"));
+    }
+
+    void refusesWhatItCannotBuild()
+    {
+        QVERIFY_THROWS_EXCEPTION(Error, CopyConstruction({0, 26}));
+        QVERIFY_THROWS_EXCEPTION(Error, CopyConstruction({9, 26}));
+        QVERIFY_THROWS_EXCEPTION(Error, CopyConstruction({3, 1}));
+        const CopyConstruction c({3, 26});
+        QVERIFY_THROWS_EXCEPTION(Error, c.logits({1, 99}));
+        QVERIFY_THROWS_EXCEPTION(Error, c.logits({}));
+        QVERIFY_THROWS_EXCEPTION(Error, c.evaluate({5000}, 1, 1));
+        QVERIFY_THROWS_EXCEPTION(Error, c.evaluate({5}, 1, 1, "mqar"));
+        QCOMPARE(CopyConstruction::boundError(200, 5, 26), 40000.0 / 11881376.0);
+        QCOMPARE(CopyConstruction::boundError(200, 2, 26), 1.0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConstruction)
+#include "tst_construction.moc"
