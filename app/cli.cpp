@@ -1,6 +1,9 @@
 #include "cli.h"
 
+#include "analysis/inside.h"
 #include "analysis/lookup.h"
+#include "constructionview.h"
+#include "explorerpanel.h"
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"
@@ -31,6 +34,8 @@
 #include <QRegularExpression>
 #include <QTextStream>
 #include <QThread>
+
+#include <qcustomplot.h>
 
 #include <cmath>
 #include <csignal>
@@ -67,9 +72,17 @@ Commands:
         [--set KEY=VALUE]...       run a grid of experiments, resumable; or print one
                                    independent command per unfinished run; --set
                                    changes every run (e.g. train.steps=100 for a quick look)
-  inspect --checkpoint FILE [--input LETTERS | --length L --seed S] [--json]
-                                   attention heads of a copy model: n-gram lookup
+  inspect (--checkpoint FILE | --bundled hard-alibi|mamba | --construction N [--letters K])
+          [--input LETTERS | --length L --seed S [--repeat-ngram]] [--json]
+                                   attention heads on a copy input: n-gram lookup
                                    scores (n = 1..8) and a label per head
+  inspect ... --figure attention|implicit|state|delta --out FILE [--layer L] [--head H]
+          [--log] [--size WxH]     render a view (default: the strongest lookup head,
+                                   the last block) to PNG, PDF, SVG or CSV
+  inspect ... --figure capacity --out FILE
+                                   the model's state against the bound, its longest copy
+  inspect --construction N --figure construction --out FILE [--lengths 10,50,200]
+          [--samples S]            the construction's accuracy for n-3..n vs the bound
   runs --dir DIR [--json]          list the runs under DIR with their final results
   runs --dir DIR --table [--at in-range|longest]
                                    tasks x models graded pass / partial / fail (like
@@ -506,58 +519,130 @@ int cmdSweep(Args& a)
 }
 
 // Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
+// "WIDTHxHEIGHT" in pixels, or the defaults when empty.
+std::pair<int, int> parseSize(const QString& size, int width, int height)
+{
+    if (size.isEmpty()) return {width, height};
+    const QStringList wh = size.split('x');
+    bool ok1 = false, ok2 = false;
+    if (wh.size() == 2) {
+        width = wh[0].toInt(&ok1);
+        height = wh[1].toInt(&ok2);
+    }
+    if (!ok1 || !ok2) throw Error(QString("--size: expected WIDTHxHEIGHT in pixels, got \"%1\"").arg(size));
+    return {width, height};
+}
+
+// The copy paper's construction measured against its bound (inspect --construction --figure construction).
+void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height)
+{
+    checkFigureFile(outFile, width, height);
+    ConstructionCurves c{letters, {}, {}};
+    for (int k = std::max(1, n - 3); k <= n; ++k) {
+        c.orders.push_back(k);
+        c.curves.push_back(CopyConstruction({k, letters}).evaluate(lengths, samples, 1));
+    }
+    QCustomPlot plot;
+    plot.setBackground(Qt::white);
+    plot.resize(width, height);
+    const QString csv = drawConstruction(plot, c);
+    savePlot(plot, outFile, width, height, "two-layer copy construction", csv);
+    for (size_t i = 0; i < c.orders.size(); ++i) out() << "n = " << c.orders[i] << ": " << c.curves[i].summary() << "\n";
+}
+
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
+    const QString bundled = a.value("--bundled");
+    const int constructionN = a.integer("--construction", 0, 1, 8);
+    const int letters = a.integer("--letters", 26, 2, 52);
     const QString input = a.value("--input");
-    const int length = a.integer("--length", 0, 1, 10000);
+    const int length = a.integer("--length", 0, 1, 4000);
     const int seed = a.integer("--seed", 1, 0, 2147483647);
+    const bool duplicated = a.flag("--repeat-ngram");
     const bool json = a.flag("--json");
+    const QString figure = a.value("--figure");
+    const QString outFile = a.value("--out");
+    const int layer = a.integer("--layer", -1, 0, 1000);
+    const int head = a.integer("--head", -1, 0, 1000);
+    const bool logScale = a.flag("--log");
+    const auto [width, height] = parseSize(a.value("--size"), 900, 800);
+    const QString lengthsText = a.value("--lengths");
+    const int samples = a.integer("--samples", 100, 1, 100000);
     a.done();
-    if (path.isEmpty()) throw Error("inspect: --checkpoint FILE is required");
-    const Model model = Model::load(path);
-    TaskConfig t = evaluationTask(model.config().task);
-    if (t.kind != "copy" && t.kind != "copy_dup_ngram")
-        throw Error(QString("inspect: the lookup analysis reads copy inputs; this model's task is %1").arg(model.config().task.kind));
-    const CopyVocab vocab{t.vocabSize};
-    std::vector<int> tokens;
-    if (!input.isNull()) {  // the user's string: letters of the model's alphabet, copied after `|`
-        QString s = input;
-        s.remove(' ');
-        if (s.isEmpty()) throw Error("--input: expected a string of letters, e.g. --input \"hello\"");
-        std::vector<int> letters;
-        for (const QChar ch : s) {
-            int id = -1;
-            for (int k = CopyVocab::FirstLetter; k < vocab.size(); ++k)
-                if (vocab.text(k) == QString(ch)) id = k;
-            if (id < 0)
-                throw Error(QString("--input: '%1' is not in this model's alphabet (%2 .. %3)")
-                                .arg(ch).arg(vocab.text(CopyVocab::FirstLetter), vocab.text(vocab.size() - 1)));
-            letters.push_back(id);
+    if (int(!path.isEmpty()) + int(!bundled.isEmpty()) + int(constructionN > 0) != 1)
+        throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N");
+    if (!figure.isEmpty() && outFile.isEmpty()) throw Error("inspect: --figure needs --out FILE (.png, .pdf, .svg or .csv)");
+    if (figure.isEmpty() && !outFile.isEmpty()) throw Error("inspect: --out needs --figure attention|implicit|state|delta|capacity|construction");
+    static const QStringList figures{"attention", "implicit", "state", "delta", "capacity", "construction"};
+    if (!figure.isEmpty() && !figures.contains(figure))
+        throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
+    InsideSubject subject;
+    if (constructionN > 0) {
+        subject = InsideSubject(ConstructionOptions{constructionN, letters});
+    } else if (!bundled.isEmpty()) {
+        QStringList ids;
+        for (const BundledCheckpoint& b : bundledCheckpoints()) {
+            ids << b.id;
+            if (b.id == bundled) subject = InsideSubject::load(b.path, b.label);
         }
-        tokens.push_back(CopyVocab::Bos);
-        tokens.insert(tokens.end(), letters.begin(), letters.end());
-        tokens.push_back(CopyVocab::Sep);
-        tokens.insert(tokens.end(), letters.begin(), letters.end());
-        tokens.push_back(CopyVocab::Eos);
+        if (subject.isNull()) throw Error(QString("--bundled: expected one of %1, got \"%2\"").arg(ids.join(", "), bundled));
     } else {
-        std::mt19937_64 rng(static_cast<uint64_t>(seed));
-        const int len = length > 0 ? length : t.maxLen;
-        const std::unique_ptr<TokenTask> task = TokenTask::create(t);
-        const QString problem = task->checkDifficulty(len);
-        if (!problem.isEmpty()) throw Error("--length: " + problem);
-        tokens = task->example(len, rng).tokens;
+        subject = InsideSubject::load(path);
     }
-    const ModelProbes probes = model.probe(tokens);
+    if (figure == "construction") {
+        if (!subject.isConstruction()) throw Error("--figure construction: needs --construction N (the n-gram order)");
+        std::vector<int> lengths;
+        for (const QString& part : (lengthsText.isEmpty() ? QString("10,25,50,100,150,200") : lengthsText).split(',')) {
+            bool ok = false;
+            lengths.push_back(part.trimmed().toInt(&ok));
+            if (!ok) throw Error(QString("--lengths: '%1' is not a number").arg(part));
+        }
+        renderConstructionFigure(constructionN, letters, lengths, samples, outFile, width, height);
+        out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
+        return 0;
+    }
+    if (figure == "capacity") {
+        if (subject.isConstruction()) throw Error("--figure capacity: needs a trained model (its state size), not the construction");
+        RunRecord run;
+        run.dir = subject.name();
+        run.config = subject.model().config();
+        const TaskConfig& t = run.config.task;
+        std::vector<int> lengths = t.evalLengths;
+        if (std::find(lengths.begin(), lengths.end(), t.maxLen) == lengths.end()) lengths.push_back(t.maxLen);
+        std::sort(lengths.begin(), lengths.end());
+        run.curves.push_back(subject.model().evaluate(lengths, samples, static_cast<unsigned long long>(seed)));
+        run.status = "finished";
+        renderComparison({run}, "capacity", outFile, width, height);
+        out() << subject.name() << ": " << run.curves.back().summary() << "\n";
+        out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
+        return 0;
+    }
+    const QString problem = subject.copyProblem();
+    if (!problem.isEmpty()) throw Error("inspect: " + problem);
+    std::vector<int> tokens;
+    if (!input.isNull()) {
+        tokens = copyInput(input, subject.letters());
+    } else {
+        const int len = length > 0 ? length : subject.isConstruction() ? 40 : subject.model().config().task.maxLen;
+        tokens = randomCopyInput(len, subject.letters(), static_cast<unsigned long long>(seed), duplicated ? "copy_dup_ngram" : "copy", 3);
+    }
+    if (!figure.isEmpty()) {
+        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height}, outFile) << "\n";
+        return 0;
+    }
+    const CopyVocab vocab{subject.letters()};
+    const QString architecture = subject.architecture();
+    const ModelProbes probes = subject.probe(tokens);
     QJsonArray text;
     for (int id : tokens) text.append(vocab.text(id));
     if (probes.attention.layers == 0) {
         if (json) {
             out() << QJsonDocument(QJsonObject{{"tokens", text}, {"heads", QJsonArray()},
-                                               {"note", "no attention heads: " + model.config().model.kind}})
+                                               {"note", "no attention heads: " + architecture}})
                          .toJson(QJsonDocument::Compact) << "\n";
         } else {
-            out() << "no attention heads in this model (" << model.config().model.kind << ")\n";
+            out() << "no attention heads in this model (" << architecture << "); try --figure implicit or --figure state\n";
         }
         return 0;
     }
@@ -607,16 +692,7 @@ int cmdCompare(Args& a)
         throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
     if (dirs.isEmpty() || figure.isEmpty() || outFile.isEmpty())
         throw Error("compare: --runs DIR..., --figure and --out FILE are required");
-    int width = 800, height = 500;
-    if (!size.isEmpty()) {
-        const QStringList wh = size.split('x');
-        bool ok1 = false, ok2 = false;
-        if (wh.size() == 2) {
-            width = wh[0].toInt(&ok1);
-            height = wh[1].toInt(&ok2);
-        }
-        if (!ok1 || !ok2) throw Error(QString("--size: expected WIDTHxHEIGHT in pixels, got \"%1\"").arg(size));
-    }
+    const auto [width, height] = parseSize(size, 800, 500);
     std::vector<RunRecord> runs;
     for (const QString& d : dirs) {
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));

@@ -13,6 +13,7 @@
 #include <QApplication>
 #include <QSettings>
 #include <QTextStream>
+#include <QElapsedTimer>
 #include <QTimer>
 
 namespace {
@@ -29,7 +30,7 @@ int runGui(int argc, char** argv, const QStringList& args)
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
     bool train = false, runSweep = false, resultsTable = false;
-    QString experiment, sweepDir;
+    QString experiment, sweepDir, tab;
     for (qsizetype i = 1; i < args.size(); ++i) {
         const QString& a = args[i];
         auto next = [&]() -> QString {
@@ -48,6 +49,7 @@ int runGui(int argc, char** argv, const QStringList& args)
         else if (a == "--sweep-dir") sweepDir = next();
         else if (a == "--run-sweep") runSweep = true;
         else if (a == "--results-table") resultsTable = true;
+        else if (a == "--tab") tab = next();
         else if (a == "--screenshot-at-step") {
             bool ok = false;
             screenshotStep = next().toLongLong(&ok);
@@ -62,6 +64,8 @@ int runGui(int argc, char** argv, const QStringList& args)
         error = QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, parrot::sweepPresetNames().join(", "));
     if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
         error = "--sweep-dir, --run-sweep and --results-table need --experiment NAME";
+    if (error.isEmpty() && !tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore")
+        error = QString("--tab: expected train, experiments or explore, not '%1'").arg(tab);
     if (!error.isEmpty()) {
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
@@ -92,17 +96,31 @@ int runGui(int argc, char** argv, const QStringList& args)
         window.experiments()->showResultsTable(resultsTable);
         if (runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
     }
+    // Opened plainly, the window shows the bundled models inside (the Explore tab); asked for a
+    // preset, a checkpoint, training or an experiment, the tab that shows it.
+    if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0) tab = "explore";
+    if (tab == "explore") window.showExplorer();
+    else if (tab == "experiments") window.showExperiments();
+    else if (tab == "train") window.showTrain();
     window.show();
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {
             window.screenshotAtStep(screenshotStep, screenshot);
             QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
         } else {
-            QTimer::singleShot(300, &window, [&] {
+            // once what the window is loading in the background (the explorer's models) is shown
+            auto* poll = new QTimer(&window);
+            auto* waited = new QElapsedTimer;
+            waited->start();
+            QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot] {
+                if (window.busyLoading() && waited->elapsed() < 20000) return;
+                poll->stop();
+                delete waited;
                 const bool ok = window.saveScreenshot(screenshot);
                 if (!ok) QTextStream(stderr) << "parrotscope: error: cannot write " << screenshot << "\n";
                 QApplication::exit(ok ? 0 : 1);
             });
+            poll->start(300);
         }
     } else if (train) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
@@ -116,7 +134,7 @@ int main(int argc, char** argv)
 {
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
-    if (args.contains("compare")) {  // draws figures: widgets, but never a window
+    if (args.contains("compare") || (args.contains("inspect") && args.contains("--figure"))) {  // draws figures: widgets, but never a window
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
         QApplication app(argc, argv);
         return parrot::runCli(args);

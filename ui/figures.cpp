@@ -455,18 +455,19 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     return csv;
 }
 
-void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,
-                      const FigureOptions& options)
+void checkFigureFile(const QString& outFile, int width, int height)
 {
     const QString ext = QFileInfo(outFile).suffix().toLower();
     if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
         throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
     if (width < 100 || height < 100 || width > 10000 || height > 10000)
         throw Error(QString("figure size %1 x %2: expected 100..10000 pixels each way").arg(width).arg(height));
-    QCustomPlot plot;
-    plot.setBackground(Qt::white);
-    plot.resize(width, height);
-    const QString csv = drawComparison(plot, runs, figure, options);
+}
+
+void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv)
+{
+    checkFigureFile(outFile, width, height);
+    const QString ext = QFileInfo(outFile).suffix().toLower();
     bool ok = false;
     if (ext == "csv") {
         QSaveFile f(outFile);
@@ -480,7 +481,7 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         svg.setFileName(outFile);
         svg.setSize(QSize(width, height));
         svg.setViewBox(QRect(0, 0, width, height));
-        svg.setTitle(QString("Parrotscope: %1").arg(figure));
+        svg.setTitle(QString("Parrotscope: %1").arg(title));
         QCPPainter painter;
         ok = painter.begin(&svg);
         if (ok) {
@@ -489,6 +490,17 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
         }
     }
     if (!ok || !QFileInfo::exists(outFile)) throw Error(QString("%1: cannot write the figure").arg(outFile));
+}
+
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,
+                      const FigureOptions& options)
+{
+    checkFigureFile(outFile, width, height);
+    QCustomPlot plot;
+    plot.setBackground(Qt::white);
+    plot.resize(width, height);
+    const QString csv = drawComparison(plot, runs, figure, options);
+    savePlot(plot, outFile, width, height, figure, csv);
 }
 
 }  // namespace parrot

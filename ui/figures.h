@@ -39,4 +39,10 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile,
                       int width = 800, int height = 500, const FigureOptions& options = {});
 
+// Throws parrot::Error unless the file is .png/.pdf/.svg/.csv and the size 100..10000 each way.
+void checkFigureFile(const QString& outFile, int width, int height);
+// Writes a drawn plot to PNG (2x), PDF, SVG, or `csv` to a .csv file, by the file's extension.
+// Throws parrot::Error when it cannot be written.
+void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv);
+
 }  // namespace parrot

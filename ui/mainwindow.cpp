@@ -9,6 +9,7 @@
 #include "io/runfolder.h"
 #include "plots.h"
 #include "experimentspanel.h"
+#include "explorerpanel.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
 #include "train/trainworker.h"
@@ -138,6 +139,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_centralTabs->setObjectName("centralTabs");
     m_centralTabs->addTab(central, tr("Train"));
     m_centralTabs->addTab(m_experiments, tr("Experiments"));
+    // Third tab: look inside models (attention, implicit attention, states) and the construction.
+    m_explorer = new ExplorerPanel(this);
+    m_explorer->setCurrentModelProvider([this] { return m_model; });
+    m_centralTabs->addTab(m_explorer, tr("Explore"));
     setCentralWidget(m_centralTabs);
 
     m_log = new QPlainTextEdit(this);
@@ -156,6 +161,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     addDockWidget(Qt::BottomDockWidgetArea, runsDock);
     tabifyDockWidget(logDock, runsDock);
     logDock->raise();
+
     m_runs->setFolder(runsFolder());
     m_experiments->setRunsFolder(runsFolder());
     connect(m_experiments, &ExperimentsPanel::message, this, &MainWindow::log);
@@ -242,12 +248,19 @@ void MainWindow::buildMenus()
     run->addAction(tr("&Evaluate"), QKeySequence(Qt::Key_F7), this, &MainWindow::startEvaluation);
     run->addSeparator();
     run->addAction(tr("E&xperiment presets (sweeps)..."), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::showExperiments);
+    run->addAction(tr("&Look inside (Explore)"), QKeySequence(Qt::CTRL | Qt::Key_I), this, &MainWindow::showExplorer);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Parrotscope"), this, &MainWindow::showAbout);
 }
 
 void MainWindow::showExperiments() { m_centralTabs->setCurrentWidget(m_experiments); }
+
+void MainWindow::showExplorer() { m_centralTabs->setCurrentWidget(m_explorer); }
+
+void MainWindow::showTrain() { m_centralTabs->setCurrentIndex(0); }
+
+bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy(); }
 
 QString MainWindow::runsFolder() const
 {
@@ -569,6 +582,15 @@ void MainWindow::showAbout()
     QMessageBox::about(this, tr("About Parrotscope"),
                        tr("<b>Parrotscope</b>: why Transformers copy and state-space models cannot.<pre>%1</pre>")
                            .arg(diagnosticsText(diagnostics()).toHtmlEscaped()));
+}
+
+void MainWindow::showEvent(QShowEvent* e)
+{
+    QMainWindow::showEvent(e);
+    if (m_shownOnce) return;
+    m_shownOnce = true;
+    // a short log at first: the views above get the height (the docks keep what the user sets)
+    if (auto* logDock = findChild<QDockWidget*>("logDock")) resizeDocks({logDock}, {120}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)

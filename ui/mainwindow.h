@@ -24,6 +24,7 @@ namespace parrot {
 
 class AccuracyPlot;
 class ExperimentsPanel;
+class ExplorerPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -56,6 +57,11 @@ public:
     RunBrowser* runBrowser() const { return m_runs; }
     ExperimentsPanel* experiments() const { return m_experiments; }
     void showExperiments();  // the Experiments tab
+    ExplorerPanel* explorer() const { return m_explorer; }
+    void showExplorer();     // the Explore tab
+    void showTrain();        // the Train tab
+    // Whether a view is still loading in the background (the explorer's models and probes).
+    bool busyLoading() const;
     QPushButton* trainButton() const { return m_train; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
@@ -69,6 +75,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 
 private:
     QString m_plotTaskKind;  // the task whose evaluation lengths the evaluate box holds
@@ -94,6 +101,8 @@ private:
     AccuracyPlot* m_accuracy;
     RunBrowser* m_runs = nullptr;
     ExperimentsPanel* m_experiments = nullptr;
+    ExplorerPanel* m_explorer = nullptr;
+    bool m_shownOnce = false;
     class QTabWidget* m_centralTabs = nullptr;
     QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;
     QProgressBar* m_progress;

@@ -14,6 +14,18 @@ std::pair<int, int> copyQueries(const std::vector<int>& tokens, int separatorId)
     return {int(sep - tokens.begin()), int(tokens.size()) - 1};
 }
 
+std::vector<int> earlierOccurrences(const std::vector<int>& tokens, int t, int n)
+{
+    std::vector<int> found;
+    if (t < 0 || t >= int(tokens.size()) || n < 1) return found;
+    for (int j = n - 1; j + 1 <= t - n + 1; ++j) {  // earlier: the token after it is at or before the n-gram's start
+        bool same = true;
+        for (int k = 0; k < n && same; ++k) same = tokens[size_t(j - k)] == tokens[size_t(t - k)];
+        if (same) found.push_back(j);
+    }
+    return found;
+}
+
 void labelHead(HeadLookup& h)
 {
     auto best = [](const std::array<double, kMaxLookupOrder + 1>& v, const std::array<int, kMaxLookupOrder + 1>& scored) {
@@ -66,17 +78,9 @@ LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& 
         auto& tt = target[size_t(t - queryBegin)];
         tt.fill(-1);
         for (int n = 1; n <= kMaxLookupOrder && n <= t + 1; ++n) {
-            int found = -1, count = 0;
-            for (int j = n - 1; j + 1 <= t - n + 1; ++j) {  // earlier: the token after it is at or before the n-gram's start
-                bool same = true;
-                for (int k = 0; k < n && same; ++k) same = tokens[size_t(j - k)] == tokens[size_t(t - k)];
-                if (same) {
-                    found = j;
-                    ++count;
-                }
-            }
-            if (count == 1) tt[size_t(n)] = found;
-            else if (count > 1) ++a.ambiguous[size_t(n)];
+            const std::vector<int> found = earlierOccurrences(tokens, t, n);
+            if (found.size() == 1) tt[size_t(n)] = found[0];
+            else if (found.size() > 1) ++a.ambiguous[size_t(n)];
         }
     }
     for (int l = 0; l < maps.layers; ++l)

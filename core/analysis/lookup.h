@@ -52,6 +52,10 @@ struct LookupAnalysis {
 // [queryBegin, queryEnd). Throws parrot::Error on inconsistent sizes or an empty range.
 LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& tokens, int queryBegin, int queryEnd);
 
+// Where the n-gram ending at t occurred before: each j (its last token) with j + 1 <= t - n + 1,
+// so the token after it is at or before the n-gram's start. One entry: the lookup is unambiguous.
+std::vector<int> earlierOccurrences(const std::vector<int>& tokens, int t, int n);
+
 // Labels one head from its scores (the rules above); sets label and order.
 void labelHead(HeadLookup& h);
 

@@ -1,0 +1,223 @@
+#include "constructionview.h"
+
+#include "analysis/construction.h"
+#include "error.h"
+
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QThread>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace parrot {
+
+namespace {
+
+QColor orderColour(int n)
+{
+    static const QColor palette[] = {QColor("#1f77b4"), QColor("#ff7f0e"), QColor("#2ca02c"), QColor("#d62728"),
+                                     QColor("#9467bd"), QColor("#8c564b"), QColor("#e377c2"), QColor("#7f7f7f")};
+    return palette[(n - 1) % 8];
+}
+
+std::vector<int> parseLengths(const QString& text)
+{
+    std::vector<int> out;
+    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int v = part.trimmed().toInt(&ok);
+        if (!ok || v < 1 || v > 4000) throw Error(QString("lengths: '%1' is not a length in 1..4000").arg(part.trimmed()));
+        out.push_back(v);
+    }
+    if (out.empty()) throw Error("lengths: expected a list such as 10,25,50,100,200");
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
+QString drawConstruction(QCustomPlot& plot, const ConstructionCurves& c)
+{
+    plot.clearGraphs();
+    plot.clearItems();
+    plot.legend->setVisible(true);
+    plot.xAxis->setLabel("string length L");
+    plot.yAxis->setLabel("string accuracy (copied exactly)");
+    QString csv = "n,length,string_accuracy,std_err,bound_accuracy\n";
+    int longest = 1;
+    for (size_t i = 0; i < c.orders.size(); ++i) {
+        const int n = c.orders[i];
+        const LengthCurve& curve = c.curves[i];
+        QCPGraph* g = plot.addGraph();
+        g->setName(QString("n = %1, measured").arg(n));
+        g->setPen(QPen(orderColour(n), 2));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+        QCPGraph* b = plot.addGraph();
+        b->setName(QString("n = %1, bound 1 − L²/|V|^n").arg(n));
+        b->setPen(QPen(orderColour(n), 1.5, Qt::DashLine));
+        for (size_t k = 0; k < curve.lengths.size(); ++k) {
+            const int L = curve.lengths[k];
+            const double bound = 1 - CopyConstruction::boundError(L, n, c.letters);
+            g->addData(L, curve.stringAccuracy[k]);
+            longest = std::max(longest, L);
+            csv += QString("%1,%2,%3,%4,%5\n").arg(n).arg(L).arg(curve.stringAccuracy[k]).arg(curve.stringStdErr[k]).arg(bound);
+        }
+        for (int L = 1; L <= longest; L += std::max(1, longest / 200)) b->addData(L, 1 - CopyConstruction::boundError(L, n, c.letters));
+    }
+    plot.xAxis->setRange(0, longest * 1.03);
+    plot.yAxis->setRange(-0.03, 1.05);
+    plot.legend->setBrush(QColor(255, 255, 255, 220));
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+    plot.replot();
+    return csv;
+}
+
+ConstructionView::ConstructionView(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* intro = new QLabel(
+        "The copy paper's theorem, built by hand: a two-layer Transformer whose first layer gathers the previous n tokens "
+        "at each position and whose second layer attends to the position after the earlier occurrence of the current "
+        "n-gram. No training. It fails only where an n-gram repeats in the string, so its string accuracy stays above "
+        "1 − L²/|V|^n: with n = 5 and 26 letters it copies 200-letter strings. Open it in the other tab (source: "
+        "Two-layer construction) to see its attention.",
+        this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+    auto* row = new QHBoxLayout;
+    m_from = new QSpinBox(this);
+    m_from->setRange(1, 8);
+    m_from->setValue(2);
+    m_to = new QSpinBox(this);
+    m_to->setRange(1, 8);
+    m_to->setValue(5);
+    m_letters = new QSpinBox(this);
+    m_letters->setRange(2, 52);
+    m_letters->setValue(26);
+    m_lengths = new QLineEdit("10,25,50,100,150,200", this);
+    m_samples = new QSpinBox(this);
+    m_samples->setRange(1, 5000);
+    m_samples->setValue(100);
+    row->addWidget(new QLabel("n from", this));
+    row->addWidget(m_from);
+    row->addWidget(new QLabel("to", this));
+    row->addWidget(m_to);
+    row->addWidget(new QLabel("|V|", this));
+    row->addWidget(m_letters);
+    row->addWidget(new QLabel("lengths", this));
+    row->addWidget(m_lengths, 1);
+    row->addWidget(new QLabel("strings per length", this));
+    row->addWidget(m_samples);
+    m_run = new QPushButton("Measure", this);
+    m_run->setObjectName("measure");
+    m_stop = new QPushButton("Stop", this);
+    m_stop->setEnabled(false);
+    row->addWidget(m_run);
+    row->addWidget(m_stop);
+    layout->addLayout(row);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    layout->addWidget(m_progress);
+    m_status = new QLabel("Press Measure to copy random strings with the construction.", this);
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+    m_plot = new QCustomPlot(this);
+    m_plot->setMinimumHeight(300);
+    layout->addWidget(m_plot, 1);
+    connect(m_run, &QPushButton::clicked, this, &ConstructionView::start);
+    connect(m_stop, &QPushButton::clicked, this, &ConstructionView::cancel);
+}
+
+ConstructionView::~ConstructionView()
+{
+    if (m_cancel) *m_cancel = true;
+    if (m_thread) m_thread->wait();
+}
+
+void ConstructionView::setRange(int nFrom, int nTo, int letters, const QString& lengths, int samples)
+{
+    m_from->setValue(nFrom);
+    m_to->setValue(nTo);
+    m_letters->setValue(letters);
+    m_lengths->setText(lengths);
+    m_samples->setValue(samples);
+}
+
+QString ConstructionView::status() const { return m_status->text(); }
+
+void ConstructionView::cancel()
+{
+    if (m_cancel) *m_cancel = true;
+}
+
+void ConstructionView::start()
+{
+    if (m_thread) return;
+    std::vector<int> lengths;
+    try {
+        lengths = parseLengths(m_lengths->text());
+    } catch (const Error& e) {
+        m_status->setText(e.message());
+        emit finished();
+        return;
+    }
+    const int from = std::min(m_from->value(), m_to->value()), to = std::max(m_from->value(), m_to->value());
+    const int letters = m_letters->value(), samples = m_samples->value();
+    const int total = (to - from + 1) * int(lengths.size());
+    m_progress->setRange(0, total);
+    m_progress->setValue(0);
+    m_run->setEnabled(false);
+    m_stop->setEnabled(true);
+    m_status->setText("Measuring…");
+    m_result = ConstructionCurves{letters, {}, {}};
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_cancel;
+    QPointer<ConstructionView> self(this);
+    m_thread = QThread::create([self, cancel, from, to, letters, samples, lengths, total] {
+        ConstructionCurves result{letters, {}, {}};
+        QString error;
+        try {
+            for (int n = from; n <= to && !*cancel; ++n) {
+                const int before = int(result.orders.size()) * int(lengths.size());
+                result.orders.push_back(n);
+                result.curves.push_back(CopyConstruction({n, letters}).evaluate(lengths, samples, 1, "copy", [&](int done, int) {
+                    QMetaObject::invokeMethod(self, [self, v = before + done] {
+                        if (self) self->m_progress->setValue(v);
+                    });
+                    return !*cancel;
+                }));
+            }
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what()).section('\n', 0, 0);
+        }
+        QMetaObject::invokeMethod(self, [self, result, error, total] {
+            if (!self) return;
+            self->m_result = result;
+            drawConstruction(*self->m_plot, result);
+            const bool stopped = *self->m_cancel;
+            self->m_status->setText(!error.isEmpty() ? "Could not measure: " + error
+                                    : stopped       ? QString("Stopped; showing what was measured.")
+                                                    : QString("Measured %1 lengths x %2 orders. Dashed: the bound 1 − L²/|V|^n.")
+                                                          .arg(total / std::max<size_t>(1, result.orders.size()))
+                                                          .arg(result.orders.size()));
+        });
+    });
+    connect(m_thread, &QThread::finished, this, [this] {
+        m_thread->deleteLater();
+        m_thread = nullptr;
+        m_run->setEnabled(true);
+        m_stop->setEnabled(false);
+        emit finished();
+    });
+    m_thread->start();
+}
+
+}  // namespace parrot

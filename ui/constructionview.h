@@ -1,0 +1,65 @@
+// The copy paper's two-layer construction measured: string accuracy against length for a range
+// of n-gram orders, each beside the bound 1 - L^2 / |V|^n (dashed, same colour). The evaluation
+// runs off the GUI thread with progress and a Stop button.
+#pragma once
+
+#include "types.h"
+
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QThread;
+
+namespace parrot {
+
+struct ConstructionCurves {
+    int letters = 26;
+    std::vector<int> orders;          // n of each curve
+    std::vector<LengthCurve> curves;  // measured, per n
+};
+
+// Draws the measured curves and their bounds; returns the data as CSV (n, length, accuracy, bound).
+QString drawConstruction(QCustomPlot& plot, const ConstructionCurves& c);
+
+class ConstructionView : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConstructionView(QWidget* parent = nullptr);
+    ~ConstructionView() override;
+    void start();   // measures with the settings shown
+    void cancel();
+    bool running() const { return m_thread != nullptr; }
+    const ConstructionCurves& result() const { return m_result; }
+    QCustomPlot* plot() const { return m_plot; }
+    QString status() const;
+    // For tests and scripts: the settings.
+    void setRange(int nFrom, int nTo, int letters, const QString& lengths, int samples);
+
+signals:
+    void finished();
+
+private:
+    QSpinBox* m_from = nullptr;
+    QSpinBox* m_to = nullptr;
+    QSpinBox* m_letters = nullptr;
+    QLineEdit* m_lengths = nullptr;
+    QSpinBox* m_samples = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_stop = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QCustomPlot* m_plot = nullptr;
+    QThread* m_thread = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    ConstructionCurves m_result;
+};
+
+}  // namespace parrot

@@ -1,0 +1,278 @@
+#include "heatmap.h"
+
+#include <QLabel>
+#include <QMouseEvent>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace parrot {
+
+namespace {
+
+// Nine stops at 0, 1/8, ..., 1 of matplotlib's maps (their published sRGB values).
+const std::vector<QColor>& stops(const QString& name)
+{
+    static const std::vector<QColor> viridis{QColor("#440154"), QColor("#472d7b"), QColor("#3b528b"), QColor("#2c728e"), QColor("#21918c"),
+                                             QColor("#28ae80"), QColor("#5ec962"), QColor("#addc30"), QColor("#fde725")};
+    static const std::vector<QColor> magma{QColor("#000004"), QColor("#1c1044"), QColor("#4f127b"), QColor("#812581"), QColor("#b5367a"),
+                                           QColor("#e55064"), QColor("#fb8761"), QColor("#fec287"), QColor("#fcfdbf")};
+    static const std::vector<QColor> grey{QColor("#ffffff"), QColor("#000000")};
+    if (name == "magma") return magma;
+    if (name == "grey") return grey;
+    return viridis;
+}
+
+// The value range a style shows for `d`: its own, or the data's (log: from the smallest positive).
+std::pair<double, double> shownRange(const HeatmapData& d, const HeatmapStyle& s)
+{
+    double lo = s.min, hi = s.max;
+    if (s.autoRange) {
+        lo = INFINITY;
+        hi = -INFINITY;
+        for (float v : d.values) {
+            if (!std::isfinite(v) || (s.logScale && v <= 0)) continue;
+            lo = std::min(lo, double(v));
+            hi = std::max(hi, double(v));
+        }
+        if (!std::isfinite(lo)) lo = s.logScale ? 1e-6 : 0, hi = 1;
+    }
+    if (s.logScale) {
+        lo = std::max(lo, 1e-12);
+        hi = std::max(hi, lo * 10);  // at least a decade
+    } else if (hi <= lo) {
+        hi = lo + 1;
+    }
+    return {lo, hi};
+}
+
+// Where v falls in the range, 0..1 (log: by its logarithm).
+double position(double v, std::pair<double, double> r, bool log)
+{
+    if (log) {
+        if (v <= 0) return 0;
+        return std::clamp((std::log(v) - std::log(r.first)) / (std::log(r.second) - std::log(r.first)), 0.0, 1.0);
+    }
+    return std::clamp((v - r.first) / (r.second - r.first), 0.0, 1.0);
+}
+
+QCPColorGradient gradientOf(const QString& name)
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    const auto& s = stops(name);
+    for (size_t i = 0; i < s.size(); ++i) g.setColorStopAt(double(i) / double(s.size() - 1), s[i]);
+    g.setLevelCount(256);
+    return g;
+}
+
+// Token labels on an axis, thinned to one per `spacing` pixels of its `length` so they stay legible.
+void labelAxis(QCPAxis* axis, const QStringList& labels, int count, const QString& title, int length, int spacing)
+{
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int fit = std::max(2, length / spacing);
+    const int every = std::max(1, (count + fit - 1) / fit);
+    for (int i = 0; i < count; i += every) ticker->addTick(i, i < labels.size() ? labels[i] : QString::number(i));
+    axis->setTicker(ticker);
+    axis->setLabel(title);
+    axis->setSubTicks(false);
+}
+
+}  // namespace
+
+QStringList Colormap::names() { return {"viridis", "magma", "grey"}; }
+
+QColor Colormap::at(const QString& name, double t)
+{
+    const auto& s = stops(name);
+    t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * double(s.size() - 1);
+    const size_t i = std::min(size_t(t), s.size() - 2);
+    const double f = t - double(i);
+    const QColor a = s[i], b = s[i + 1];
+    return QColor::fromRgbF(float(a.redF() + f * (b.redF() - a.redF())), float(a.greenF() + f * (b.greenF() - a.greenF())),
+                            float(a.blueF() + f * (b.blueF() - a.blueF())));
+}
+
+QImage heatmapImage(const HeatmapData& d, const HeatmapStyle& style, QSize size)
+{
+    QImage cells(std::max(1, d.cols), std::max(1, d.rows), QImage::Format_RGB32);
+    cells.fill(Qt::white);
+    const auto r = shownRange(d, style);
+    for (int y = 0; y < d.rows; ++y)
+        for (int x = 0; x < d.cols; ++x) cells.setPixelColor(x, y, Colormap::at(style.colormap, position(d.at(y, x), r, style.logScale)));
+    return cells.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation);
+}
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_plot = new QCustomPlot(this);
+    m_plot->setMinimumSize(240, 200);
+    m_plot->setBackground(Qt::white);
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+    m_scale = new QCPColorScale(m_plot);
+    m_plot->plotLayout()->addElement(0, 1, m_scale);
+    m_scale->setBarWidth(10);
+    m_map->setColorScale(m_scale);
+    m_plot->yAxis->setRangeReversed(true);  // the first query at the top, as in the papers
+    auto* group = new QCPMarginGroup(m_plot);
+    m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_marks = m_plot->addGraph();
+    m_marks->setLineStyle(QCPGraph::lsNone);
+    m_marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor("#ff7f0e"), 1.6), Qt::NoBrush, 9));
+    m_warnings = m_plot->addGraph();
+    m_warnings->setLineStyle(QCPGraph::lsNone);
+    m_warnings->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor("#d62728"), 2), Qt::NoBrush, 9));
+    m_lock = new QCPItemRect(m_plot);
+    m_lock->setPen(QPen(Qt::white, 2));
+    m_lock->setBrush(Qt::NoBrush);
+    m_lock->setVisible(false);
+    layout->addWidget(m_plot, 1);
+    m_readout = new QLabel(this);
+    m_readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_readout->setMinimumHeight(m_readout->fontMetrics().height() + 4);
+    layout->addWidget(m_readout);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { onMove(int(e->position().x()), int(e->position().y())); });
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { onClick(int(e->position().x()), int(e->position().y())); });
+}
+
+void HeatmapView::setData(const HeatmapData& data)
+{
+    m_data = data;
+    if (m_lockedRow >= m_data.rows) m_lockedRow = -1;
+    m_hoverText.clear();
+    setMarks({}, {});
+    redraw();
+}
+
+void HeatmapView::setStyle(const HeatmapStyle& style)
+{
+    m_style = style;
+    redraw();
+}
+
+std::pair<double, double> HeatmapView::range() const { return shownRange(m_data, m_style); }
+
+void HeatmapView::setMarks(const std::vector<std::pair<int, int>>& marks, const std::vector<std::pair<int, int>>& warnings)
+{
+    auto fill = [](QCPGraph* g, const std::vector<std::pair<int, int>>& cells) {
+        QVector<double> x, y;
+        for (const auto& [r, c] : cells) {
+            x << c;
+            y << r;
+        }
+        g->setData(x, y);
+    };
+    fill(m_marks, marks);
+    fill(m_warnings, warnings);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::redraw()
+{
+    const int rows = std::max(1, m_data.rows), cols = std::max(1, m_data.cols);
+    m_map->data()->setSize(cols, rows);
+    m_map->data()->setRange(QCPRange(0, cols - 1), QCPRange(0, rows - 1));
+    for (int r = 0; r < m_data.rows; ++r)
+        for (int c = 0; c < m_data.cols; ++c) m_map->data()->setCell(c, r, double(m_data.at(r, c)));
+    m_map->setGradient(gradientOf(m_style.colormap));
+    m_map->setDataScaleType(m_style.logScale ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (m_style.logScale) m_scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    else m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    const auto [lo, hi] = range();
+    m_map->setDataRange(QCPRange(lo, hi));
+    relabel();
+    m_plot->xAxis->setRange(-0.5, cols - 0.5);
+    m_plot->yAxis->setRange(-0.5, rows - 0.5);
+    m_title->setText(m_data.title);
+    lockRow(m_lockedRow);
+}
+
+void HeatmapView::relabel()
+{
+    // the axis rect's size once laid out, else the widget's
+    const QRect r = m_plot->axisRect()->rect();
+    const int w = r.width() > 10 ? r.width() : std::max(100, m_plot->width() - 120);
+    const int h = r.height() > 10 ? r.height() : std::max(100, m_plot->height() - 100);
+    const int fontPx = QFontMetrics(m_plot->xAxis->tickLabelFont()).height();
+    labelAxis(m_plot->xAxis, m_data.colLabels, m_data.cols, m_data.colTitle, w, fontPx + 2);
+    labelAxis(m_plot->yAxis, m_data.rowLabels, m_data.rows, m_data.rowTitle, h, fontPx + 1);
+}
+
+void HeatmapView::resizeEvent(QResizeEvent* e)
+{
+    QWidget::resizeEvent(e);
+    relabel();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+std::pair<int, int> HeatmapView::cellAt(int x, int y) const
+{
+    const int c = int(std::lround(m_plot->xAxis->pixelToCoord(x))), r = int(std::lround(m_plot->yAxis->pixelToCoord(y)));
+    if (r < 0 || c < 0 || r >= m_data.rows || c >= m_data.cols || !m_plot->axisRect()->rect().contains(x, y)) return {-1, -1};
+    return {r, c};
+}
+
+void HeatmapView::onMove(int x, int y)
+{
+    const auto [r, c] = cellAt(x, y);
+    if (r < 0) return;
+    const QString rl = r < m_data.rowLabels.size() ? m_data.rowLabels[r] : QString::number(r);
+    const QString cl = c < m_data.colLabels.size() ? m_data.colLabels[c] : QString::number(c);
+    m_hoverText = QString("%1 %2 '%3' → %4 %5 '%6': %7")
+                      .arg(m_data.rowTitle).arg(r).arg(rl, m_data.colTitle).arg(c).arg(cl)
+                      .arg(double(m_data.at(r, c)), 0, 'g', 4);
+    m_readout->setText(readout());
+    emit hovered(r, c);
+}
+
+void HeatmapView::onClick(int x, int y)
+{
+    const auto [r, c] = cellAt(x, y);
+    if (r < 0) return;
+    lockRow(r == m_lockedRow ? -1 : r);
+    emit rowLocked(m_lockedRow);
+}
+
+void HeatmapView::lockRow(int row)
+{
+    m_lockedRow = row >= 0 && row < m_data.rows ? row : -1;
+    m_lock->setVisible(m_lockedRow >= 0);
+    if (m_lockedRow >= 0) {
+        m_lock->topLeft->setCoords(-0.5, m_lockedRow - 0.5);
+        m_lock->bottomRight->setCoords(m_data.cols - 0.5, m_lockedRow + 0.5);
+    }
+    m_readout->setText(readout());
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString HeatmapView::readout() const
+{
+    QString locked;
+    if (m_lockedRow >= 0) {
+        // the locked row's three largest entries
+        std::vector<int> order(size_t(m_data.cols));
+        for (int c = 0; c < m_data.cols; ++c) order[size_t(c)] = c;
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return m_data.at(m_lockedRow, a) > m_data.at(m_lockedRow, b); });
+        QStringList top;
+        for (int i = 0; i < std::min(3, m_data.cols); ++i) {
+            const int c = order[size_t(i)];
+            top << QString("%1 '%2' %3").arg(c).arg(c < m_data.colLabels.size() ? m_data.colLabels[c] : QString::number(c))
+                       .arg(double(m_data.at(m_lockedRow, c)), 0, 'g', 3);
+        }
+        locked = QString("locked %1 %2: %3").arg(m_data.rowTitle).arg(m_lockedRow).arg(top.join(", "));
+    }
+    if (m_hoverText.isEmpty()) return locked.isEmpty() ? QString("hover for values; click a row to lock it") : locked;
+    return locked.isEmpty() ? m_hoverText : m_hoverText + "   |   " + locked;
+}
+
+}  // namespace parrot

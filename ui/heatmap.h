@@ -1,0 +1,94 @@
+// The heatmap every look-inside view draws with: a matrix (rows x columns) on a perceptually
+// uniform colour map built from colour stops, token labels on both axes, a colour bar, hover
+// read-out, a row locked by clicking, optional marks on top (expected lookup positions), a
+// linear or logarithmic colour scale with an adjustable range. Also the thumbnails' images.
+#pragma once
+
+#include <QImage>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPGraph;
+class QCPItemRect;
+class QCPTextElement;
+class QLabel;
+
+namespace parrot {
+
+// Colour maps from their published stops (viridis and magma, van der Walt & Smith, matplotlib),
+// linearly interpolated in sRGB between nine stops.
+struct Colormap {
+    static QStringList names();                   // "viridis", "magma", "grey"
+    static QColor at(const QString& name, double t);  // t in [0, 1]; unknown names are viridis
+};
+
+struct HeatmapData {
+    int rows = 0, cols = 0;
+    std::vector<float> values;  // rows x cols, row-major
+    QStringList rowLabels, colLabels;  // tokens (or numbers); may be empty
+    QString title, rowTitle = "query", colTitle = "key";
+    float at(int r, int c) const { return values[size_t(r) * cols + c]; }
+};
+
+struct HeatmapStyle {
+    QString colormap = "viridis";
+    bool logScale = false;
+    bool autoRange = true;    // min / max of the data (log: the smallest positive value)
+    double min = 0, max = 1;  // used when autoRange is false
+};
+
+// An image of the matrix, one pixel per cell scaled to `size` (no axes), for thumbnails.
+QImage heatmapImage(const HeatmapData& d, const HeatmapStyle& style, QSize size);
+
+class HeatmapView : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeatmapView(QWidget* parent = nullptr);
+    void setData(const HeatmapData& data);
+    void setStyle(const HeatmapStyle& style);
+    const HeatmapData& data() const { return m_data; }
+    const HeatmapStyle& style() const { return m_style; }
+    // Marks drawn over cells (row, column): circles for `marks`, crosses for `warnings`.
+    void setMarks(const std::vector<std::pair<int, int>>& marks, const std::vector<std::pair<int, int>>& warnings = {});
+    int lockedRow() const { return m_lockedRow; }
+    void lockRow(int row);  // -1 unlocks
+    QString readout() const;  // the hover / locked-row line under the map
+    QCustomPlot* plot() const { return m_plot; }
+    // The displayed range of the colour scale.
+    std::pair<double, double> range() const;
+
+signals:
+    void rowLocked(int row);  // -1 when unlocked
+    void hovered(int row, int col);
+
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
+private:
+    void redraw();
+    void relabel();
+    void onMove(int x, int y);
+    void onClick(int x, int y);
+    std::pair<int, int> cellAt(int x, int y) const;
+
+    QCustomPlot* m_plot = nullptr;
+    QCPColorMap* m_map = nullptr;
+    QCPColorScale* m_scale = nullptr;
+    QCPGraph* m_marks = nullptr;
+    QCPGraph* m_warnings = nullptr;
+    QCPItemRect* m_lock = nullptr;
+    QCPTextElement* m_title = nullptr;
+    QLabel* m_readout = nullptr;
+    HeatmapData m_data;
+    HeatmapStyle m_style;
+    int m_lockedRow = -1;
+    QString m_hoverText;
+};
+
+}  // namespace parrot
