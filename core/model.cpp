@@ -18,6 +18,16 @@
 
 namespace parrot {
 
+void LengthCurve::addAccuracy(int length, long long rowsRight, int n, long long right, long long answers)
+{
+    const double p = double(rowsRight) / std::max(1, n), q = double(right) / double(std::max(1LL, answers));
+    lengths.push_back(length);
+    stringAccuracy.push_back(p);
+    charAccuracy.push_back(q);
+    stringStdErr.push_back(std::sqrt(p * (1 - p) / std::max(1, n)));
+    charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
+}
+
 double LengthCurve::stringAccuracyAt(int length, double fallback) const
 {
     for (size_t i = 0; i < lengths.size(); ++i)
@@ -456,13 +466,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
             const TokenBatch batch = task->evalBatch(len, std::min(perBatch, samples - done), rng);
             scoreBatch(d->net, batch, d->device, rows, right, answers);
         }
-        const double p = double(rows) / samples, q = double(right) / std::max(1LL, answers);
-        curve.lengths.push_back(len);
-        curve.stringAccuracy.push_back(p);
-        curve.charAccuracy.push_back(q);
-        // Binomial standard errors (answers within a row are correlated: the char one is optimistic).
-        curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / samples));
-        curve.charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
+        curve.addAccuracy(len, rows, samples, right, answers);
         if (keepGoing && !keepGoing(i + 1, total)) break;
     }
     return curve;

@@ -32,6 +32,10 @@ struct LengthCurve {
     long long step = 0;                  // training step of the weights evaluated
     bool empty() const { return lengths.empty(); }
     double stringAccuracyAt(int length, double fallback = -1) const;
+    // Appends a token-task point: `rowsRight` of `samples` strings right, `right` of `answers`
+    // answer tokens right, with binomial standard errors (answers within a row are correlated:
+    // the char one is optimistic).
+    void addAccuracy(int length, long long rowsRight, int samples, long long right, long long answers);
 };
 
 struct TrainProgress {

@@ -74,7 +74,7 @@ QString drawConstruction(QCustomPlot& plot, const ConstructionCurves& c)
     plot.xAxis->setRange(0, longest * 1.03);
     plot.yAxis->setRange(-0.03, 1.05);
     plot.legend->setBrush(QColor(255, 255, 255, 220));
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);  // where only mid-n curves pass
     plot.replot();
     return csv;
 }

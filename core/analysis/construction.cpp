@@ -228,12 +228,7 @@ LengthCurve CopyConstruction::evaluate(const std::vector<int>& lengths, int samp
             answers += mask.sum().item<int64_t>();
             right += (predicted == target).logical_and(mask).sum().item<int64_t>();
         }
-        const double p = double(rows) / samples, q = double(right) / std::max(1LL, answers);
-        curve.lengths.push_back(len);
-        curve.stringAccuracy.push_back(p);
-        curve.charAccuracy.push_back(q);
-        curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / samples));
-        curve.charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
+        curve.addAccuracy(len, rows, samples, right, answers);
         if (keepGoing && !keepGoing(int(i) + 1, int(lengths.size()))) break;
     }
     return curve;
