@@ -309,7 +309,7 @@ private slots:
         // the user's own string, and the errors a user can make
         QCOMPARE(test::runCli({"inspect", "--checkpoint", out + "/checkpoints/last.safetensors", "--input", "parrot"}).code, 0);
         test::expectCliError(test::runCli({"inspect", "--checkpoint", out + "/checkpoints/last.safetensors", "--input", "Parrot!"}),
-                             "not in this model's alphabet");
+                             "'P' is not in the alphabet of 26 letters");
         test::expectCliError(test::runCli({"inspect", "--checkpoint", m_dir.filePath("none.safetensors")}), "none.safetensors");
     }
 
