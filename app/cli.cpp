@@ -11,6 +11,7 @@
 #include "experiments/results.h"
 #include "experiments/sweeprunner.h"
 #include "figures.h"
+#include "io/checkpointinfo.h"
 #include "io/runfolder.h"
 #include "model.h"
 #include "modelcatalog.h"
@@ -83,6 +84,9 @@ Commands:
                                    the model's state against the bound, its longest copy
   inspect --construction N --figure construction --out FILE [--lengths 10,50,200]
           [--samples S]            the construction's accuracy for n-3..n vs the bound
+  info FILE [--json]               what a checkpoint file is (format, architecture, tensors
+                                   with mean/std/min/max, config), whether the app runs it,
+                                   and if not why; exit code 2 when it cannot
   runs --dir DIR [--json]          list the runs under DIR with their final results
   runs --dir DIR --table [--at in-range|longest]
                                    tasks x models graded pass / partial / fail (like
@@ -145,6 +149,13 @@ public:
         if (all.isEmpty()) throw Error(QString("%1: expects one or more values").arg(name));
         m_args.remove(i, j - i);
         return all;
+    }
+    // The first word that is not an option (a file name), removed; "" when there is none.
+    QString positional()
+    {
+        for (qsizetype i = 0; i < m_args.size(); ++i)
+            if (!m_args[i].startsWith("--")) return m_args.takeAt(i);
+        return {};
     }
     QString value(const QString& name)
     {
@@ -679,6 +690,41 @@ int cmdInspect(Args& a)
     return 0;
 }
 
+int cmdInfo(Args& a)
+{
+    const bool json = a.flag("--json");
+    const QString path = a.positional();
+    a.done();
+    if (path.isEmpty()) throw Error("info: a checkpoint FILE is required");
+    CheckpointInfo info = inspectCheckpoint(path);
+    if (info.runnable) {  // it claims to be ours: confirm the app can build and load it
+        try {
+            info.recognised = Model::load(path).summary();
+        } catch (const Error& e) {
+            info.runnable = false;
+            info.problem = e.message();
+        }
+    }
+    if (json) {
+        out() << QJsonDocument(info.toJson()).toJson(QJsonDocument::Indented);
+    } else {
+        out() << path << "\n  format: " << info.format << "\n  recognised as: " << (info.recognised.isEmpty() ? "-" : info.recognised) << "\n";
+        out() << "  runs in the app: " << (info.runnable ? "yes" : "no") << "\n";
+        if (!info.problem.isEmpty()) out() << "  why not: " << info.problem << "\n";
+        if (!info.tensors.empty()) {
+            out() << QString("  %1 tensors, %2 bytes:\n").arg(info.tensors.size()).arg(info.totalBytes);
+            for (const TensorSummary& t : info.tensors) {
+                QStringList shape;
+                for (int64_t d : t.shape) shape << QString::number(d);
+                out() << QString("    %1  %2 [%3]").arg(t.name, -40).arg(t.dtype, -4).arg(shape.join(", "));
+                if (t.floating) out() << QString("  mean %1 std %2 min %3 max %4").arg(t.mean, 0, 'g', 3).arg(t.std, 0, 'g', 3).arg(t.min, 0, 'g', 3).arg(t.max, 0, 'g', 3);
+                out() << "\n";
+            }
+        }
+    }
+    return info.problem.isEmpty() ? 0 : 2;
+}
+
 int cmdCompare(Args& a)
 {
     const QStringList dirs = a.list("--runs");
@@ -759,7 +805,7 @@ int cmdRuns(Args& a)
 
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect"};
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect", "info"};
     for (const QString& a : args.mid(1)) {
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
         if (commands.contains(a)) return true;
@@ -787,7 +833,7 @@ int runCli(QStringList argv)
             return 0;
         }
         QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect"})
+        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect", "info"})
             if (argv.mid(1).contains(c)) { command = c; break; }
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
@@ -847,6 +893,7 @@ int runCli(QStringList argv)
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);
         if (command == "inspect") return cmdInspect(args);
+        if (command == "info") return cmdInfo(args);
         throw Error("no command given (see parrotscope --help)");
     } catch (const Error& e) {
         QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";

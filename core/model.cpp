@@ -310,6 +310,13 @@ Model Model::load(const QString& path)
     const long long step = file.metadata.value("step").toLongLong(&stepOk);
     if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
 
+    // The config must describe about as many values as the file holds: a damaged or hostile
+    // config is refused before a model of its size is built.
+    double values = 0;
+    for (const TensorRecord& t : file.tensors) values += double(t.elementCount());
+    if (estimatedParameters(config) > 2 * values + 1e5)
+        throw Error(QString("%1: its config describes about %2 parameters, the file holds only %3 values")
+                        .arg(path).arg(estimatedParameters(config), 0, 'g', 3).arg(values, 0, 'g', 3));
     Model m;
     m.d = makeImpl(config);
     m.d->step = step;
@@ -322,8 +329,6 @@ Model Model::load(const QString& path)
         if (it == file.tensors.end())
             throw Error(QString("%1: tensor '%2' is missing (the config describes a model that has it)").arg(path, name));
         const TensorRecord& rec = it.value();
-        if (rec.dtype != "F32")
-            throw Error(QString("%1: tensor '%2' has dtype %3, expected F32").arg(path, name, rec.dtype));
         if (rec.shape != p.value().sizes().vec()) {
             QStringList want, got;
             for (auto s : p.value().sizes()) want << QString::number(s);
@@ -331,7 +336,8 @@ Model Model::load(const QString& path)
             throw Error(QString("%1: tensor '%2' has shape [%3], the config needs [%4]")
                             .arg(path, name, got.join(", "), want.join(", ")));
         }
-        auto src = torch::from_blob(const_cast<char*>(rec.data.constData()), rec.shape, torch::kFloat32);
+        std::vector<float> values = toFloat32(rec, QString("%1: tensor '%2'").arg(path, name));  // F16, BF16, F64 converted
+        auto src = torch::from_blob(values.data(), rec.shape, torch::kFloat32);
         if (!torch::isfinite(src).all().item<bool>())
             throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, name));
         p.value().copy_(src);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace parrot {
 namespace {
@@ -108,6 +109,57 @@ SafetensorsFile readSafetensors(const QString& path)
     for (size_t i = 1; i < ranges.size(); ++i)
         if (ranges[i].first < ranges[i - 1].second)
             throw Error(QString("%1: two tensors' data_offsets overlap at byte %2").arg(path).arg(ranges[i].first));
+    return out;
+}
+
+float halfToFloat(uint16_t h)
+{
+    const uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    uint32_t bits = 0;
+    if (exponent == 0) {
+        if (mantissa == 0) {
+            bits = sign;  // +-0
+        } else {          // subnormal: shift the mantissa up until its leading 1 is the implicit bit
+            int e = -1;
+            uint32_t m = mantissa;
+            do {
+                ++e;
+                m <<= 1;
+            } while ((m & 0x400) == 0);
+            bits = sign | uint32_t(127 - 15 - e) << 23 | (m & 0x3ff) << 13;
+        }
+    } else if (exponent == 0x1f) {
+        bits = sign | 0x7f800000u | mantissa << 13;  // inf, NaN
+    } else {
+        bits = sign | (exponent + 127 - 15) << 23 | mantissa << 13;
+    }
+    return std::bit_cast<float>(bits);
+}
+
+float bfloat16ToFloat(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+std::vector<float> toFloat32(const TensorRecord& t, const QString& what)
+{
+    const int64_t n = t.elementCount();
+    std::vector<float> out(size_t(std::max<int64_t>(0, n)));
+    const char* p = t.data.constData();
+    if (t.data.size() != n * dtypeSize(t.dtype)) throw Error(what + ": its bytes do not match its dtype and shape");
+    auto read = [&](auto zero, int64_t i) {
+        decltype(zero) v;
+        std::memcpy(&v, p + i * int64_t(sizeof(v)), sizeof(v));
+        return v;
+    };
+    if (t.dtype == "F32") {
+        if (n > 0) std::memcpy(out.data(), p, size_t(n) * sizeof(float));
+    } else if (t.dtype == "F16") {
+        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = halfToFloat(read(uint16_t(0), i));
+    } else if (t.dtype == "BF16") {
+        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = bfloat16ToFloat(read(uint16_t(0), i));
+    } else if (t.dtype == "F64") {
+        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(read(double(0), i));
+    } else {
+        throw Error(what + QString(": dtype %1 holds integers, expected floating point (F32, F16, BF16 or F64)").arg(t.dtype));
+    }
     return out;
 }
 

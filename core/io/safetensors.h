@@ -34,6 +34,13 @@ int dtypeSize(const QString& dtype);
 // not a string map.
 SafetensorsFile readSafetensors(const QString& path);
 
+// The tensor's values as float32: F32 as is, F16, BF16 and F64 converted (F64 rounded).
+// Throws parrot::Error naming `what` for integer and boolean dtypes.
+std::vector<float> toFloat32(const TensorRecord& t, const QString& what);
+// IEEE half and bfloat16 bit patterns to float.
+float halfToFloat(uint16_t h);
+float bfloat16ToFloat(uint16_t b);
+
 // Writes atomically: a temporary file beside the target, renamed over it only when complete.
 void writeSafetensors(const QString& path, const SafetensorsFile& file);
 
