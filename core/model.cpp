@@ -2,6 +2,7 @@
 
 #include "diagnostics.h"
 #include "error.h"
+#include "io/importers.h"
 #include "io/safetensors.h"
 #include "tasks/iclbaselines.h"
 #include "version.h"
@@ -287,29 +288,31 @@ void Model::save(const QString& path) const
 
 Model Model::load(const QString& path)
 {
-    const SafetensorsFile file = readSafetensors(path);
-    if (file.metadata.value("format") != "parrotscope")
-        throw Error(QString("%1: not a Parrotscope checkpoint (its __metadata__ has no \"format\": \"parrotscope\"); "
-                            "importers for other models' files are not available yet").arg(path));
-    if (file.metadata.value("format_version") != "1")
-        throw Error(QString("%1: checkpoint format version '%2' is not supported (expected 1)")
-                        .arg(path, file.metadata.value("format_version")));
-    auto section = [&](const QString& key) {
-        QJsonParseError err;
-        const QJsonDocument doc = QJsonDocument::fromJson(file.metadata.value(key).toUtf8(), &err);
-        if (!file.metadata.contains(key) || err.error != QJsonParseError::NoError || !doc.isObject())
-            throw Error(QString("%1: __metadata__.%2 is missing or not a JSON object").arg(path, key));
-        return doc.object();
-    };
-    QJsonObject cfg = section("experiment");
-    cfg.insert("task", section("task"));
-    cfg.insert("model", section("model"));
-    cfg.insert("train", section("train"));
-    const ExperimentConfig config = experimentFromJson(cfg, path + " (__metadata__)");
-    bool stepOk = false;
-    const long long step = file.metadata.value("step").toLongLong(&stepOk);
-    if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
-
+    const SafetensorsFile file = readCheckpointTensors(path);  // one file, or a sharded index's shards
+    ExperimentConfig config;
+    long long step = 0;
+    if (file.metadata.value("format") == "parrotscope") {
+        if (file.metadata.value("format_version") != "1")
+            throw Error(QString("%1: checkpoint format version '%2' is not supported (expected 1)")
+                            .arg(path, file.metadata.value("format_version")));
+        auto section = [&](const QString& key) {
+            QJsonParseError err;
+            const QJsonDocument doc = QJsonDocument::fromJson(file.metadata.value(key).toUtf8(), &err);
+            if (!file.metadata.contains(key) || err.error != QJsonParseError::NoError || !doc.isObject())
+                throw Error(QString("%1: __metadata__.%2 is missing or not a JSON object").arg(path, key));
+            return doc.object();
+        };
+        QJsonObject cfg = section("experiment");
+        cfg.insert("task", section("task"));
+        cfg.insert("model", section("model"));
+        cfg.insert("train", section("train"));
+        config = experimentFromJson(cfg, path + " (__metadata__)");
+        bool stepOk = false;
+        step = file.metadata.value("step").toLongLong(&stepOk);
+        if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
+    } else {
+        config = importedConfig(path, file);  // another program's checkpoint, or a clear refusal
+    }
     // The config must describe about as many values as the file holds: a damaged or hostile
     // config is refused before a model of its size is built.
     double values = 0;
@@ -321,30 +324,46 @@ Model Model::load(const QString& path)
     m.d = makeImpl(config);
     m.d->step = step;
     torch::NoGradGuard noGrad;
-    QStringList expected;
+    // every problem with the tensors, the first few of each kind in the message
+    QStringList expected, missing, mismatched, unexpected;
+    auto shape = [](const std::vector<int64_t>& s) {
+        QStringList l;
+        for (auto d : s) l << QString::number(d);
+        return "[" + l.join(", ") + "]";
+    };
     for (auto& p : m.d->net->named_parameters()) {
         const QString name = QString::fromStdString(p.key());
         expected << name;
         auto it = file.tensors.find(name);
-        if (it == file.tensors.end())
-            throw Error(QString("%1: tensor '%2' is missing (the config describes a model that has it)").arg(path, name));
+        if (it == file.tensors.end()) {
+            missing << name;
+            continue;
+        }
         const TensorRecord& rec = it.value();
         if (rec.shape != p.value().sizes().vec()) {
-            QStringList want, got;
-            for (auto s : p.value().sizes()) want << QString::number(s);
-            for (auto s : rec.shape) got << QString::number(s);
-            throw Error(QString("%1: tensor '%2' has shape [%3], the config needs [%4]")
-                            .arg(path, name, got.join(", "), want.join(", ")));
+            mismatched << QString("%1 (expected %2, found %3)").arg(name, shape(p.value().sizes().vec()), shape(rec.shape));
+            continue;
         }
-        std::vector<float> values = toFloat32(rec, QString("%1: tensor '%2'").arg(path, name));  // F16, BF16, F64 converted
-        auto src = torch::from_blob(values.data(), rec.shape, torch::kFloat32);
+        std::vector<float> v = toFloat32(rec, QString("%1: tensor '%2'").arg(path, name));  // F16, BF16, F64 converted
+        auto src = torch::from_blob(v.data(), rec.shape, torch::kFloat32);
         if (!torch::isfinite(src).all().item<bool>())
             throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, name));
         p.value().copy_(src);
     }
-    for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it)
-        if (!expected.contains(it.key()))
-            throw Error(QString("%1: unexpected tensor '%2' (not part of the model its config describes)").arg(path, it.key()));
+    for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
+        // a tied output layer saved anyway (mamba_ssm writes lm_head.weight next to the embedding it shares)
+        const bool tiedCopy = it.key() == "lm_head.weight" && config.model.tieEmbeddings;
+        if (!expected.contains(it.key()) && !tiedCopy) unexpected << it.key();
+    }
+    QStringList problems;
+    auto list = [&](const QString& what, const QStringList& names) {
+        if (names.isEmpty()) return;
+        problems << QString("%1 %2: %3%4").arg(names.size()).arg(what, names.mid(0, 4).join(", "), names.size() > 4 ? ", …" : "");
+    };
+    list("missing tensor(s) the config's model has", missing);
+    list("tensor(s) of the wrong shape", mismatched);
+    list("unexpected tensor(s), not part of the model its config describes", unexpected);
+    if (!problems.isEmpty()) throw Error(QString("%1: %2").arg(path, problems.join("; ")));
     return m;
 }
 

@@ -25,20 +25,31 @@ using namespace parrot;
 
 namespace {
 
-// A zip archive of stored (uncompressed) entries, as torch.save writes them.
+// A zip archive of stored (uncompressed) entries with its central directory, as torch.save writes them.
 QByteArray zip(const std::vector<std::pair<QByteArray, QByteArray>>& entries)
 {
-    QByteArray z;
-    auto u16 = [&](int v) { z.append(char(v & 0xff)).append(char((v >> 8) & 0xff)); };
-    auto u32 = [&](qint64 v) { for (int i = 0; i < 4; ++i) z.append(char((v >> (8 * i)) & 0xff)); };
+    QByteArray z, central;
+    auto u16 = [](QByteArray& b, qint64 v) { b.append(char(v & 0xff)).append(char((v >> 8) & 0xff)); };
+    auto u32 = [](QByteArray& b, qint64 v) { for (int i = 0; i < 4; ++i) b.append(char((v >> (8 * i)) & 0xff)); };
     for (const auto& [name, data] : entries) {
+        const qint64 local = z.size();
         z.append("PK\x03\x04", 4);
-        u16(20); u16(0); u16(0); u16(0); u16(0);  // version, flags, method (stored), time, date
-        u32(0);                                   // crc (not checked here)
-        u32(data.size()); u32(data.size());
-        u16(int(name.size())); u16(0);
+        u16(z, 20); u16(z, 0); u16(z, 0); u16(z, 0); u16(z, 0);  // version, flags, method (stored), time, date
+        u32(z, 0); u32(z, data.size()); u32(z, data.size());    // crc (not checked), sizes
+        u16(z, name.size()); u16(z, 0);
         z.append(name).append(data);
+        central.append("PK\x01\x02", 4);
+        u16(central, 20); u16(central, 20); u16(central, 0); u16(central, 0); u16(central, 0); u16(central, 0);
+        u32(central, 0); u32(central, data.size()); u32(central, data.size());
+        u16(central, name.size()); u16(central, 0); u16(central, 0); u16(central, 0); u16(central, 0);
+        u32(central, 0); u32(central, local);
+        central.append(name);
     }
+    const qint64 at = z.size();
+    z.append(central);
+    z.append("PK\x05\x06", 4);
+    u16(z, 0); u16(z, 0); u16(z, qint64(entries.size())); u16(z, qint64(entries.size()));
+    u32(z, central.size()); u32(z, at); u16(z, 0);
     return z;
 }
 

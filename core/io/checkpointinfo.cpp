@@ -1,6 +1,7 @@
 #include "io/checkpointinfo.h"
 
 #include "error.h"
+#include "io/importers.h"
 
 #include <QDir>
 #include <QFile>
@@ -47,17 +48,6 @@ TensorSummary summarise(const QString& name, const TensorRecord& t)
     return s;
 }
 
-// Which model family the tensor names are from.
-QString architectureOf(const QStringList& names, const QMap<QString, QString>& metadata)
-{
-    if (metadata.value("format") == "parrotscope") return "parrotscope";
-    for (const QString& n : names) {
-        if (n.startsWith("backbone.layers.") && n.contains(".mixer.")) return "mamba_ssm";
-        if (n.startsWith("gpt_neox.layers.") || n.startsWith("gpt_neox.embed_in")) return "gpt_neox";
-    }
-    return {};
-}
-
 QJsonObject companionConfig(const QString& path)
 {
     QFile f(QFileInfo(path).dir().filePath("config.json"));
@@ -65,19 +55,14 @@ QJsonObject companionConfig(const QString& path)
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
-void fromSafetensors(CheckpointInfo& info, const std::vector<std::pair<QString, SafetensorsFile>>& shards)
+void fromSafetensors(CheckpointInfo& info, const SafetensorsFile& st)
 {
-    QStringList names;
-    for (const auto& [file, st] : shards) {
-        for (auto it = st.metadata.begin(); it != st.metadata.end(); ++it) info.metadata.insert(it.key(), it.value());
-        for (auto it = st.tensors.begin(); it != st.tensors.end(); ++it) {
-            info.tensors.push_back(summarise(it.key(), it.value()));
-            info.totalBytes += it.value().data.size();
-            names << it.key();
-        }
+    info.metadata = st.metadata;
+    for (auto it = st.tensors.begin(); it != st.tensors.end(); ++it) {
+        info.tensors.push_back(summarise(it.key(), it.value()));
+        info.totalBytes += it.value().data.size();
     }
-    std::sort(info.tensors.begin(), info.tensors.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    info.architecture = architectureOf(names, info.metadata);
+    info.architecture = checkpointArchitecture(st);
     if (info.architecture == "parrotscope") {
         for (const char* key : {"task", "model", "train"})
             info.config.insert(key, QJsonDocument::fromJson(info.metadata.value(key).toUtf8()).object());
@@ -89,10 +74,17 @@ void fromSafetensors(CheckpointInfo& info, const std::vector<std::pair<QString, 
         info.runnable = true;
         return;
     }
-    if (info.config.isEmpty()) info.config = companionConfig(info.path);
+    info.config = companionConfig(info.path);
     if (info.architecture == "mamba_ssm") {
         info.recognised = "mamba_ssm MambaLMHeadModel (backbone.layers.N.mixer.*)";
-        info.problem = "importing mamba_ssm checkpoints into the app is not built yet (its tensors can be inspected)";
+        try {
+            const ExperimentConfig c = importedConfig(info.path, st);
+            info.recognised += QString(": %1 layers, d_model %2, d_state %3, vocabulary %4").arg(c.model.layers).arg(c.model.dModel)
+                                   .arg(c.model.dState).arg(c.task.vocabSize + 4);
+            info.runnable = true;
+        } catch (const Error& e) {
+            info.problem = e.message();
+        }
     } else if (info.architecture == "gpt_neox") {
         info.recognised = "HuggingFace GPT-NeoX (the Pythia family)";
         info.problem = "importing GPT-NeoX checkpoints into the app is not built yet (its tensors can be inspected)";
@@ -102,26 +94,42 @@ void fromSafetensors(CheckpointInfo& info, const std::vector<std::pair<QString, 
     }
 }
 
-// The names of the entries of a zip archive (its local file headers, bounds-checked), and the
-// bytes of an uncompressed entry whose name ends with `want` (torch.save stores them uncompressed).
+// The names of the entries of a zip archive, from its central directory (bounds-checked), and the
+// bytes of the entry whose name ends with `want` (torch.save stores entries uncompressed; a
+// zip64 size is read as "up to 4 MB", enough to scan a pickle's opcodes).
 QStringList zipEntries(const QByteArray& z, const QString& want, QByteArray* found)
 {
     QStringList names;
-    qint64 i = 0;
     const qint64 n = z.size();
-    auto u16 = [&](qint64 at) { return at + 2 <= n ? int(quint8(z[at])) | int(quint8(z[at + 1])) << 8 : -1; };
+    auto u16 = [&](qint64 at) { return at >= 0 && at + 2 <= n ? qint64(quint8(z[at])) | qint64(quint8(z[at + 1])) << 8 : -1; };
     auto u32 = [&](qint64 at) {
-        return at + 4 <= n ? qint64(quint8(z[at])) | qint64(quint8(z[at + 1])) << 8 | qint64(quint8(z[at + 2])) << 16 | qint64(quint8(z[at + 3])) << 24 : -1;
+        return at >= 0 && at + 4 <= n ? qint64(quint8(z[at])) | qint64(quint8(z[at + 1])) << 8 | qint64(quint8(z[at + 2])) << 16 |
+                                            qint64(quint8(z[at + 3])) << 24
+                                      : -1;
     };
-    while (i + 30 <= n && names.size() < 100000) {
-        if (z.mid(i, 4) != QByteArray("PK\x03\x04", 4)) break;
-        const int method = u16(i + 8), nameLen = u16(i + 26), extraLen = u16(i + 28);
-        const qint64 size = u32(i + 18);  // compressed size (torch.save writes it in the local header)
-        if (nameLen < 0 || extraLen < 0 || size < 0 || i + 30 + nameLen + extraLen + size > n) break;
-        const QString name = QString::fromUtf8(z.mid(i + 30, nameLen));
+    // the end-of-central-directory record: within the last 64 KB + 22 bytes
+    qint64 eocd = -1;
+    for (qint64 i = n - 22; i >= 0 && i >= n - 65557; --i)
+        if (z[i] == 'P' && z.mid(i, 4) == QByteArray("PK\x05\x06", 4)) {
+            eocd = i;
+            break;
+        }
+    if (eocd < 0) return names;
+    const qint64 count = u16(eocd + 10);
+    qint64 at = u32(eocd + 16);
+    for (qint64 k = 0; k < count && at >= 0 && at + 46 <= n && names.size() < 100000; ++k) {
+        if (z.mid(at, 4) != QByteArray("PK\x01\x02", 4)) break;
+        const qint64 method = u16(at + 10), size = u32(at + 20), nameLen = u16(at + 28), extraLen = u16(at + 30),
+                     commentLen = u16(at + 32), local = u32(at + 42);
+        if (nameLen < 0 || extraLen < 0 || commentLen < 0 || at + 46 + nameLen > n) break;
+        const QString name = QString::fromUtf8(z.mid(at + 46, nameLen));
         names << name;
-        if (found && method == 0 && name.endsWith(want)) *found = z.mid(i + 30 + nameLen + extraLen, size);
-        i += 30 + nameLen + extraLen + size;
+        if (found && method == 0 && name.endsWith(want) && local >= 0 && z.mid(local, 4) == QByteArray("PK\x03\x04", 4)) {
+            const qint64 data = local + 30 + u16(local + 26) + u16(local + 28);
+            const qint64 length = size == 0xffffffffLL ? 4 * 1024 * 1024 : size;
+            if (data >= 0 && data <= n) *found = z.mid(data, std::min(length, n - data));
+        }
+        at += 46 + nameLen + extraLen + commentLen;
     }
     return names;
 }
@@ -220,37 +228,11 @@ CheckpointInfo inspectCheckpoint(const QString& path)
             info.problem = "the legacy torch.save format is not read: re-save it with a current PyTorch as safetensors "
                            "(safetensors.torch.save_file(state_dict, \"model.safetensors\"))";
         } else if (start.trimmed().startsWith('{') && fi.size() <= kMaxIndex) {
-            // a sharded safetensors index: {"metadata": …, "weight_map": {tensor: shard file}}
-            QFile f(path);
-            f.open(QIODevice::ReadOnly);
-            QJsonParseError err;
-            const QJsonObject index = QJsonDocument::fromJson(f.readAll(), &err).object();
-            if (err.error != QJsonParseError::NoError || !index.value("weight_map").isObject()) {
-                info.problem = "a JSON file, but not a safetensors index (no \"weight_map\" object)";
-            } else {
-                info.format = "safetensors index";
-                std::set<QString> files;
-                const QJsonObject map = index.value("weight_map").toObject();
-                for (auto it = map.begin(); it != map.end(); ++it) {
-                    const QString file = it.value().toString();
-                    if (file.isEmpty() || file.contains('/') || file.contains('\\'))
-                        throw Error(QString("weight_map: tensor '%1' names the shard '%2', expected a file name beside the index").arg(it.key(), file));
-                    files.insert(file);
-                }
-                std::vector<std::pair<QString, SafetensorsFile>> shards;
-                for (const QString& file : files) shards.emplace_back(file, readSafetensors(fi.dir().filePath(file)));
-                for (auto it = map.begin(); it != map.end(); ++it) {
-                    bool found = false;
-                    for (const auto& [file, st] : shards) found = found || (file == it.value().toString() && st.tensors.contains(it.key()));
-                    if (!found) throw Error(QString("weight_map: tensor '%1' is not in its shard %2").arg(it.key(), it.value().toString()));
-                }
-                fromSafetensors(info, shards);
-                if (info.runnable) info.problem = "a sharded Parrotscope checkpoint: open its shard directly";
-                info.runnable = false;
-            }
+            info.format = "safetensors index";  // model.safetensors.index.json: every shard it names
+            fromSafetensors(info, readCheckpointTensors(path));
         } else if (start.size() >= 8) {
             info.format = "safetensors";
-            fromSafetensors(info, {{fi.fileName(), readSafetensors(path)}});
+            fromSafetensors(info, readSafetensors(path));
         } else {
             info.problem = QString("not a checkpoint: %1 bytes, too short for any format the app reads").arg(fi.size());
         }
