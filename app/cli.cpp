@@ -106,6 +106,10 @@ Options:
                                    open the window, save it as PNG, exit
   (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
                                    open the window on that experiment
+  (no command) --inspect FILE       open the Inspect tab on a checkpoint file
+  (no command) --tab train|experiments|explore|inspect
+                                   open on that tab (default: Explore, or the tab the
+                                   other options show)
   (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]
                                    open the Experiments tab on a bundled sweep (its
                                    figure, or results table, from DIR), optionally run it

@@ -6,6 +6,7 @@
 #include "settingspanel.h"
 #include "experiments/sweep.h"
 #include "experimentspanel.h"
+#include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "presets.h"
 #include "version.h"
@@ -30,7 +31,7 @@ int runGui(int argc, char** argv, const QStringList& args)
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
     bool train = false, runSweep = false, resultsTable = false;
-    QString experiment, sweepDir, tab;
+    QString experiment, sweepDir, tab, inspectFile;
     for (qsizetype i = 1; i < args.size(); ++i) {
         const QString& a = args[i];
         auto next = [&]() -> QString {
@@ -50,6 +51,7 @@ int runGui(int argc, char** argv, const QStringList& args)
         else if (a == "--run-sweep") runSweep = true;
         else if (a == "--results-table") resultsTable = true;
         else if (a == "--tab") tab = next();
+        else if (a == "--inspect") inspectFile = next();
         else if (a == "--screenshot-at-step") {
             bool ok = false;
             screenshotStep = next().toLongLong(&ok);
@@ -64,8 +66,8 @@ int runGui(int argc, char** argv, const QStringList& args)
         error = QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, parrot::sweepPresetNames().join(", "));
     if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
         error = "--sweep-dir, --run-sweep and --results-table need --experiment NAME";
-    if (error.isEmpty() && !tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore")
-        error = QString("--tab: expected train, experiments or explore, not '%1'").arg(tab);
+    if (error.isEmpty() && !tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect")
+        error = QString("--tab: expected train, experiments, explore or inspect, not '%1'").arg(tab);
     if (!error.isEmpty()) {
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
@@ -98,10 +100,15 @@ int runGui(int argc, char** argv, const QStringList& args)
     }
     // Opened plainly, the window shows the bundled models inside (the Explore tab); asked for a
     // preset, a checkpoint, training or an experiment, the tab that shows it.
+    if (!inspectFile.isEmpty()) {
+        tab = "inspect";
+        window.inspector()->openFile(inspectFile);
+    }
     if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0) tab = "explore";
     if (tab == "explore") window.showExplorer();
     else if (tab == "experiments") window.showExperiments();
     else if (tab == "train") window.showTrain();
+    else if (tab == "inspect") window.showInspector();
     window.show();
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {

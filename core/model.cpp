@@ -326,11 +326,6 @@ Model Model::load(const QString& path)
     torch::NoGradGuard noGrad;
     // every problem with the tensors, the first few of each kind in the message
     QStringList expected, missing, mismatched, unexpected;
-    auto shape = [](const std::vector<int64_t>& s) {
-        QStringList l;
-        for (auto d : s) l << QString::number(d);
-        return "[" + l.join(", ") + "]";
-    };
     for (auto& p : m.d->net->named_parameters()) {
         const QString name = QString::fromStdString(p.key());
         expected << name;
@@ -341,7 +336,7 @@ Model Model::load(const QString& path)
         }
         const TensorRecord& rec = it.value();
         if (rec.shape != p.value().sizes().vec()) {
-            mismatched << QString("%1 (expected %2, found %3)").arg(name, shape(p.value().sizes().vec()), shape(rec.shape));
+            mismatched << QString("%1 (expected %2, found %3)").arg(name, shapeText(p.value().sizes().vec()), shapeText(rec.shape));
             continue;
         }
         std::vector<float> v = toFloat32(rec, QString("%1: tensor '%2'").arg(path, name));  // F16, BF16, F64 converted

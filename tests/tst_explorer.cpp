@@ -5,6 +5,7 @@
 #include "constructionview.h"
 #include "explorerpanel.h"
 #include "heatmap.h"
+#include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "tasks/tokentask.h"
 #include "testutil.h"
@@ -13,8 +14,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QtTest>
 #include <qcustomplot.h>
 
@@ -38,7 +41,11 @@ private:
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);  // recent files and settings go to a test location
+        QVERIFY(m_dir.isValid());
+    }
 
     // The "done when": the app opens on a bundled Transformer's attention with its lookup
     // heads marked beside a Mamba's implicit attention.
@@ -179,6 +186,40 @@ private slots:
         c->setRange(2, 2, 26, "10,x", 40);
         c->start();
         QVERIFY(c->status().contains("'x'"));
+    }
+
+    // The Inspect tab reads a file off the GUI thread and shows its tensors, a histogram and a
+    // heatmap of the one selected; a file the app cannot run says why, and the buttons stay off.
+    void inspectorShowsAnyCheckpoint()
+    {
+        MainWindow w;
+        w.show();
+        InspectorPanel* p = w.inspector();
+        QSignalSpy loaded(p, &InspectorPanel::loaded);
+        p->openFile(QStringLiteral(PARROT_TEST_DATA "/mamba_tiny/model-bf16.safetensors"));
+        QVERIFY(loaded.wait(30000));
+        QCOMPARE(p->info().architecture, QString("mamba_ssm"));
+        int leaves = 0;
+        for (QTreeWidgetItemIterator it(p->tree()); *it; ++it) leaves += (*it)->childCount() == 0;
+        QCOMPARE(leaves, 22);
+        QVERIFY(p->status().contains("The app can run it"));
+        p->selectTensor("backbone.layers.0.mixer.A_log");
+        QCOMPARE(p->histogram()->plottableCount(), 1);
+        auto* bars = qobject_cast<QCPBars*>(p->histogram()->plottable(0));
+        double total = 0;
+        for (auto it = bars->data()->begin(); it != bars->data()->end(); ++it) total += it->value;
+        QCOMPARE(total, 32.0 * 4);  // d_inner x d_state values
+        QCOMPARE(p->heatmap()->data().rows, 32);
+        QCOMPARE(p->heatmap()->data().cols, 4);
+        QVERIFY(p->recentFiles().first().endsWith("model-bf16.safetensors"));
+        p->openFile(QStringLiteral(PARROT_TEST_DATA "/mamba_tiny/ordered_dict.bin"));
+        QVERIFY(loaded.wait(30000));
+        QVERIFY2(p->status().contains("dict(state_dict)"), qPrintable(p->status()));
+        QCOMPARE(p->tree()->topLevelItemCount(), 0);
+        p->openFile(m_dir.filePath("missing.safetensors"));
+        QVERIFY(loaded.wait(30000));
+        QVERIFY(p->status().contains("no such file"));
+        QVERIFY(w.saveScreenshot(m_dir.filePath("inspect.png")));
     }
 
     // `inspect` renders each view without a display; the bundled Transformer has lookup heads.

@@ -10,6 +10,7 @@
 #include "plots.h"
 #include "experimentspanel.h"
 #include "explorerpanel.h"
+#include "inspectorpanel.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
 #include "train/trainworker.h"
@@ -143,6 +144,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_explorer = new ExplorerPanel(this);
     m_explorer->setCurrentModelProvider([this] { return m_model; });
     m_centralTabs->addTab(m_explorer, tr("Explore"));
+    // Fourth tab: any checkpoint file, read (never run) and shown tensor by tensor.
+    m_inspector = new InspectorPanel(this);
+    m_centralTabs->addTab(m_inspector, tr("Inspect"));
+    connect(m_inspector, &InspectorPanel::openInExplorer, this, [this](const QString& path) {
+        m_explorer->right()->chooseCheckpoint(path);
+        showExplorer();
+    });
+    connect(m_inspector, &InspectorPanel::openInTrainTab, this, [this](const QString& path) {
+        if (openCheckpoint(path)) showTrain();
+    });
     setCentralWidget(m_centralTabs);
 
     m_log = new QPlainTextEdit(this);
@@ -226,6 +237,13 @@ void MainWindow::buildMenus()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     m_openAction = file->addAction(tr("&Open checkpoint..."), this, &MainWindow::openCheckpointDialog);
     m_openAction->setShortcut(QKeySequence::Open);
+    file->addAction(tr("&Inspect checkpoint file..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Inspect a checkpoint"), QString(),
+                                                          tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
+        if (path.isEmpty()) return;
+        m_centralTabs->setCurrentWidget(m_inspector);
+        m_inspector->openFile(path);
+    });
     m_saveAction = file->addAction(tr("&Save checkpoint..."), this, &MainWindow::saveCheckpointDialog);
     m_saveAction->setShortcut(QKeySequence::Save);
     file->addAction(tr("Save &window as PNG..."), this, [this] {
@@ -260,7 +278,9 @@ void MainWindow::showExplorer() { m_centralTabs->setCurrentWidget(m_explorer); }
 
 void MainWindow::showTrain() { m_centralTabs->setCurrentIndex(0); }
 
-bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy(); }
+void MainWindow::showInspector() { m_centralTabs->setCurrentWidget(m_inspector); }
+
+bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy(); }
 
 QString MainWindow::runsFolder() const
 {

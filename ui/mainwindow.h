@@ -25,6 +25,7 @@ namespace parrot {
 class AccuracyPlot;
 class ExperimentsPanel;
 class ExplorerPanel;
+class InspectorPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -58,10 +59,12 @@ public:
     ExperimentsPanel* experiments() const { return m_experiments; }
     void showExperiments();  // the Experiments tab
     ExplorerPanel* explorer() const { return m_explorer; }
+    InspectorPanel* inspector() const { return m_inspector; }
     void showExplorer();     // the Explore tab
     void showTrain();        // the Train tab
+    void showInspector();    // the Inspect tab
     // Whether a view is still loading in the background (the explorer's models and probes).
-    bool busyLoading() const;
+    bool busyLoading() const;  // also the inspector reading a file
     QPushButton* trainButton() const { return m_train; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
@@ -102,6 +105,7 @@ private:
     RunBrowser* m_runs = nullptr;
     ExperimentsPanel* m_experiments = nullptr;
     ExplorerPanel* m_explorer = nullptr;
+    InspectorPanel* m_inspector = nullptr;
     bool m_shownOnce = false;
     class QTabWidget* m_centralTabs = nullptr;
     QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;

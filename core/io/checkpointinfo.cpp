@@ -244,20 +244,11 @@ CheckpointInfo inspectCheckpoint(const QString& path)
     return info;
 }
 
-std::vector<int> tensorHistogram(const QString& path, const QString& tensor, int bins)
+std::vector<float> tensorValues(const QString& path, const QString& tensor)
 {
-    const SafetensorsFile f = readSafetensors(path);
+    const SafetensorsFile f = readCheckpointTensors(path);
     if (!f.tensors.contains(tensor)) throw Error(QString("%1: no tensor '%2'").arg(path, tensor));
-    const std::vector<float> v = toFloat32(f.tensors[tensor], tensor);
-    std::vector<int> h(size_t(std::max(1, bins)), 0);
-    if (v.empty()) return h;
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    const double width = (double(*hi) - double(*lo)) / double(h.size());
-    for (float x : v) {
-        const size_t b = width > 0 ? size_t(std::min<double>(double(h.size() - 1), (double(x) - double(*lo)) / width)) : 0;
-        ++h[b];
-    }
-    return h;
+    return toFloat32(f.tensors[tensor], tensor);
 }
 
 QJsonObject CheckpointInfo::toJson() const

@@ -45,8 +45,9 @@ struct CheckpointInfo {
 // parrot::Error only for a path that does not exist or is a folder.
 CheckpointInfo inspectCheckpoint(const QString& path);
 
-// The histogram of a floating-point tensor of a file (for the inspector's selection): `bins`
-// counts over [min, max]. Throws parrot::Error for a tensor the file does not have.
-std::vector<int> tensorHistogram(const QString& path, const QString& tensor, int bins);
+// The values of one floating-point tensor of a file (one safetensors file or a sharded index),
+// as float32, for the inspector's histogram and heatmap. Throws parrot::Error for a tensor the
+// file does not have or one of integers.
+std::vector<float> tensorValues(const QString& path, const QString& tensor);
 
 }  // namespace parrot

@@ -16,13 +16,6 @@ namespace {
 
 constexpr qint64 kMaxJson = 64 * 1024 * 1024;
 
-QString shapeText(const std::vector<int64_t>& shape)
-{
-    QStringList s;
-    for (int64_t d : shape) s << QString::number(d);
-    return s.join(", ");
-}
-
 QJsonObject readJsonObject(const QString& path, const QString& what)
 {
     QFile f(path);
@@ -125,7 +118,7 @@ ExperimentConfig importedConfig(const QString& path, const SafetensorsFile& file
     const auto emb = file.tensors.find("backbone.embedding.weight");
     if (emb == file.tensors.end()) throw Error(QString("%1: tensor 'backbone.embedding.weight' is missing").arg(path));
     if (emb->shape.size() != 2 || emb->shape[0] != padded || emb->shape[1] != m.dModel)
-        throw Error(QString("%1: backbone.embedding.weight has shape [%2], config.json says [%3, %4] (vocab_size %5 padded to a multiple of %6)")
+        throw Error(QString("%1: backbone.embedding.weight has shape %2, config.json says [%3, %4] (vocab_size %5 padded to a multiple of %6)")
                         .arg(path, shapeText(emb->shape))
                         .arg(padded).arg(m.dModel).arg(vocab).arg(multiple));
     if (padded - 4 < 2 || padded - 4 > 1024)

@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
+#include <QStringList>
 
 #include <algorithm>
 #include <bit>
@@ -27,6 +28,13 @@ int64_t TensorRecord::elementCount() const
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     return n;
+}
+
+QString shapeText(const std::vector<int64_t>& shape)
+{
+    QStringList s;
+    for (int64_t d : shape) s << QString::number(d);
+    return "[" + s.join(", ") + "]";
 }
 
 int dtypeSize(const QString& dtype)

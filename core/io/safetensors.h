@@ -25,6 +25,9 @@ struct SafetensorsFile {
     QMap<QString, TensorRecord> tensors;  // sorted by name, as written
 };
 
+// "[30, 128]": a shape for messages.
+QString shapeText(const std::vector<int64_t>& shape);
+
 // Bytes per element of a safetensors dtype; 0 for an unknown dtype.
 int dtypeSize(const QString& dtype);
 
