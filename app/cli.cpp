@@ -607,12 +607,7 @@ int cmdInspect(Args& a)
     }
     if (figure == "construction") {
         if (!subject.isConstruction()) throw Error("--figure construction: needs --construction N (the n-gram order)");
-        std::vector<int> lengths;
-        for (const QString& part : (lengthsText.isEmpty() ? QString("10,25,50,100,150,200") : lengthsText).split(',')) {
-            bool ok = false;
-            lengths.push_back(part.trimmed().toInt(&ok));
-            if (!ok) throw Error(QString("--lengths: '%1' is not a number").arg(part));
-        }
+        const std::vector<int> lengths = parseLengthList(lengthsText.isEmpty() ? QString("10,25,50,100,150,200") : lengthsText, "--lengths");
         renderConstructionFigure(constructionN, letters, lengths, samples, outFile, width, height);
         out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
         return 0;

@@ -1,6 +1,7 @@
 #include "constructionview.h"
 
 #include "analysis/construction.h"
+#include "config.h"
 #include "error.h"
 
 #include <QFormLayout>
@@ -24,21 +25,6 @@ QColor orderColour(int n)
     static const QColor palette[] = {QColor("#1f77b4"), QColor("#ff7f0e"), QColor("#2ca02c"), QColor("#d62728"),
                                      QColor("#9467bd"), QColor("#8c564b"), QColor("#e377c2"), QColor("#7f7f7f")};
     return palette[(n - 1) % 8];
-}
-
-std::vector<int> parseLengths(const QString& text)
-{
-    std::vector<int> out;
-    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int v = part.trimmed().toInt(&ok);
-        if (!ok || v < 1 || v > 4000) throw Error(QString("lengths: '%1' is not a length in 1..4000").arg(part.trimmed()));
-        out.push_back(v);
-    }
-    if (out.empty()) throw Error("lengths: expected a list such as 10,25,50,100,200");
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
 }
 
 }  // namespace
@@ -163,7 +149,9 @@ void ConstructionView::start()
     if (m_thread) return;
     std::vector<int> lengths;
     try {
-        lengths = parseLengths(m_lengths->text());
+        lengths = parseLengthList(m_lengths->text(), "lengths");  // the construction checks its own longest
+        std::sort(lengths.begin(), lengths.end());
+        lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
     } catch (const Error& e) {
         m_status->setText(e.message());
         emit finished();

@@ -120,6 +120,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
                 v.captions.push_back(caption);
                 v.layers.push_back(l);
                 v.heads.push_back(h);
+                v.blocks.push_back(block);
                 v.highlighted.push_back(lookup);
             }
     } else {
@@ -138,6 +139,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
             v.captions.push_back(QString("block %1").arg(m.layer));
             v.layers.push_back(int(i));
             v.heads.push_back(0);
+            v.blocks.push_back(m.layer);
             v.highlighted.push_back(false);
         }
     }
@@ -181,10 +183,8 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     int index = -1;
     if (r.layer >= 0 || r.head >= 0) {
         const int heads = view == "attention" ? p.attention.heads : 1;
-        for (size_t i = 0; i < v.maps.size(); ++i) {
-            const int block = view == "attention" ? p.attentionLayers[size_t(v.layers[i])] : view == "implicit" ? p.implicitLayers[size_t(v.layers[i])] : (view == "state" ? p.stateNorm : p.delta)[size_t(v.layers[i])].layer;
-            if (block == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
-        }
+        for (size_t i = 0; i < v.maps.size(); ++i)
+            if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
         if (index < 0) throw Error(QString("no %1 map at layer %2, head %3 (%4 heads per layer)").arg(view).arg(r.layer).arg(std::max(0, r.head)).arg(heads));
     } else if (analysis) {
         double best = -1;
@@ -382,8 +382,7 @@ void InsidePane::chooseBundled(const QString& id)
             load(label, [path, label] { return InsideSubject::load(path, label); });
             return;
         }
-    m_statusText = QString("no bundled checkpoint '%1'").arg(id);
-    m_status->setText(m_statusText);
+    setStatus(QString("no bundled checkpoint '%1'").arg(id));
 }
 
 void InsidePane::chooseConstruction(int n, int letters)
@@ -411,9 +410,8 @@ void InsidePane::chooseCurrentModel()
     m_source->setCurrentIndex(m_source->findData("current"));
     const Model m = m_current ? m_current() : Model();
     if (m.isNull()) {
-        m_statusText = "No model in the Train tab yet: train one or load a checkpoint there first.";
-        m_status->setText(m_statusText);
-        emit failed(m_statusText);
+        setStatus("No model in the Train tab yet: train one or load a checkpoint there first.");
+        emit failed(status());
         return;
     }
     load("the model in the Train tab", [m] { return InsideSubject(m, "model in the Train tab"); });
@@ -423,8 +421,7 @@ void InsidePane::load(const QString& what, std::function<InsideSubject()> make)
 {
     const int generation = ++m_generation;
     m_busy = true;
-    m_statusText = QString("Loading %1…").arg(what);
-    m_status->setText(m_statusText);
+    setStatus(QString("Loading %1…").arg(what));
     m_n->setVisible(m_source->currentData().toString() == "construction");
     m_letters->setVisible(m_n->isVisible());
     QPointer<InsidePane> self(this);
@@ -440,8 +437,7 @@ void InsidePane::load(const QString& what, std::function<InsideSubject()> make)
             if (!self || generation != self->m_generation) return;
             if (!error.isEmpty()) {
                 self->m_busy = false;
-                self->m_statusText = error;
-                self->m_status->setText(error);
+                self->setStatus(error);
                 emit self->failed(error);
                 emit self->refreshed();
                 return;
@@ -464,8 +460,7 @@ void InsidePane::probe()
     const QString problem = m_subject.copyProblem();
     if (!problem.isEmpty() || m_tokens.empty()) {
         m_busy = false;
-        m_statusText = problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem;
-        m_status->setText(m_statusText);
+        setStatus(problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem);
         m_probes = {};
         rebuild();
         emit refreshed();
@@ -494,10 +489,9 @@ void InsidePane::probe()
             self->m_busy = false;
             self->m_probes = error.isEmpty() ? probes : ModelProbes{};
             self->m_predictions = predictions;
-            self->m_statusText = error.isEmpty() ? self->m_subject.summary() : self->m_subject.name() + ": " + error;
-            self->m_status->setText(self->m_statusText);
+            self->setStatus(error.isEmpty() ? self->m_subject.summary() : self->m_subject.name() + ": " + error);
             self->rebuild();
-            if (!error.isEmpty()) emit self->failed(self->m_statusText);
+            if (!error.isEmpty()) emit self->failed(self->status());
             emit self->refreshed();
         });
     });
@@ -512,7 +506,9 @@ void InsidePane::setView(const QString& view)
     rebuild();
 }
 
-QString InsidePane::status() const { return m_statusText; }
+QString InsidePane::status() const { return m_status->text(); }
+
+void InsidePane::setStatus(const QString& text) { m_status->setText(text); }
 
 QString InsidePane::info() const { return m_info->text(); }
 

@@ -45,7 +45,8 @@ struct InsideView {
     QString view;                   // "attention", "implicit", "state", "delta"
     std::vector<HeatmapData> maps;  // one per thumbnail, layer-major
     std::vector<QString> captions;  // "L1 H4", with the head's label for attention
-    std::vector<int> layers, heads;
+    std::vector<int> layers, heads;  // indices into the probes' maps
+    std::vector<int> blocks;         // the model block each map belongs to
     std::vector<bool> highlighted;  // n-gram lookup heads
 };
 // The views a subject's probes have ("attention" when there are attention maps, and so on).
@@ -111,6 +112,7 @@ private:
     void showMap();
     void restyle();
     void run(std::function<void()> work);
+    void setStatus(const QString& text);
 
     std::function<Model()> m_current;
     InsideSubject m_subject;
@@ -141,7 +143,6 @@ private:
     HeatmapView* m_heatmap = nullptr;
     QLabel* m_info = nullptr;
     QLabel* m_status = nullptr;
-    QString m_statusText;
     int m_lastSource = 0;
 };
 
