@@ -53,6 +53,10 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("expand", c.expand);
     v("mamba_mlp_ratio", c.mambaMlpRatio);
     v("tie_embeddings", c.tieEmbeddings);
+    v("parallel_residual", c.parallelResidual);
+    v("layer_norm_eps", c.layerNormEps);
+    v("rotary_base", c.rotaryBase);
+    v("repeat_pass_dims", c.repeatPassDims);
 }
 
 template <class Train, class V> void visitFields(Train& c, V&& v, const TrainConfig*)
@@ -351,6 +355,8 @@ QStringList validate(const ExperimentConfig& c)
     if (m.kind == "transformer" && m.positions == "rope" && m.heads >= 1 && m.dModel % m.heads == 0)
         need(int(m.rotaryFraction * (m.dModel / m.heads)) >= 2,
              QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
+    need(m.layerNormEps > 0 && m.layerNormEps < 1, QString("model.layer_norm_eps: expected 0 < eps < 1, got %1").arg(m.layerNormEps));
+    need(m.rotaryBase > 1 && m.rotaryBase <= 1e9, QString("model.rotary_base: expected 1 < base <= 1e9, got %1").arg(m.rotaryBase));
     need(m.maxPositions >= 1 && m.maxPositions <= 1000000, QString("model.max_positions: expected 1..1000000, got %1").arg(m.maxPositions));
     if ((m.kind == "transformer" && m.positions == "learned") || m.kind == "hybrid")
         need(m.maxPositions >= c.task.contextLen,
@@ -420,7 +426,9 @@ QString describeModel(const ModelConfig& m)
         QString pos = positions.value(m.positions, m.positions);
         if (m.positions == "hard_alibi") pos += QString(", %1 masked heads").arg(m.numMaskedHeads);
         if (m.positions == "rope") pos += QString(", %1 of each head rotated").arg(m.rotaryFraction);
-        return QString("Transformer (%1), %2 layers, d_model %3, %4 heads").arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads);
+        if (m.repeatPassDims) pos += ", copy paper's attention";
+        return QString("Transformer (%1), %2 layers, d_model %3, %4 heads%5")
+            .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(m.parallelResidual ? ", parallel residual" : "");
     }
     if (m.kind == "mamba") return QString("Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
     if (m.kind == "s4_mamba") return QString("S4-Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);

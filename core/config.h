@@ -55,6 +55,14 @@ struct ModelConfig {
     int expand = 2;                    // Mamba d_inner = expand * d_model (mamba_ssm default)
     int mambaMlpRatio = 0;             // Mamba blocks: an MLP after each mixer (0 = none, as in the papers)
     bool tieEmbeddings = false;        // untied like Pythia; tying saves V*C parameters
+    // Transformer, GPT-NeoX details (set by the GPT-NeoX importer; the defaults are the app's own):
+    bool parallelResidual = false;     // x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX / Pythia) instead of sequential
+    double layerNormEps = 1e-5;        // every LayerNorm's epsilon (GPT-NeoX layer_norm_eps)
+    double rotaryBase = 10000;         // RoPE: the base of the inverse frequencies (GPT-NeoX rotary_emb_base)
+    // The copy paper's own NoPE / ALiBi / Hard-ALiBi classes append each head's last
+    // (1 - rotary_fraction) query and key dims a second time before the dot product, so those
+    // dims count twice in the attention score; its checkpoints only reproduce with this set.
+    bool repeatPassDims = false;
 };
 
 struct TrainConfig {

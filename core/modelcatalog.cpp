@@ -13,7 +13,8 @@ const std::vector<CatalogEntry>& modelFamilies()
     static const std::vector<CatalogEntry> families = {
         {"transformer", "Transformer",
          "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen by model.positions.",
-         common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction", "max_positions"}},
+         common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction", "max_positions",
+                                     "parallel_residual", "layer_norm_eps", "rotary_base", "repeat_pass_dims"}},
         {"mamba", "Mamba", "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
          common + ssm + QStringList{"mamba_mlp_ratio"}},
         {"lstm", "LSTM", "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.", common},

@@ -33,6 +33,10 @@ SequenceModel buildFamily(const ExperimentConfig& c)
         o.rotaryFraction = m.rotaryFraction;
         o.maxPositions = m.maxPositions;
         o.tieEmbeddings = m.tieEmbeddings;
+        o.parallelResidual = m.parallelResidual;
+        o.layerNormEps = m.layerNormEps;
+        o.rotaryBase = m.rotaryBase;
+        o.repeatPassDims = m.repeatPassDims;
         return std::make_shared<TransformerImpl>(o);
     }
     if (m.kind == "mamba" || m.kind == "s4_mamba") {

@@ -39,12 +39,12 @@ torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Devic
     return bias.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
 }
 
-torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset)
+torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset, double base)
 {
     if (rotaryDims <= 0) return x;
     const int64_t T = x.size(-2), half = rotaryDims / 2;
     auto fopts = torch::TensorOptions().dtype(x.scalar_type()).device(x.device());
-    auto invFreq = 1.0 / torch::pow(10000.0, torch::arange(0, rotaryDims, 2, fopts) / double(rotaryDims));  // (R/2)
+    auto invFreq = 1.0 / torch::pow(base, torch::arange(0, rotaryDims, 2, fopts) / double(rotaryDims));  // (R/2)
     auto t = torch::arange(offset, offset + T, fopts);
     auto freqs = torch::outer(t, invFreq);          // (T, R/2)
     auto emb = torch::cat({freqs, freqs}, -1);      // (T, R)
@@ -55,18 +55,27 @@ torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t of
     return torch::cat({rot * cos + rotated * sin, pass}, -1);
 }
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o) : m_heads(o.heads), m_rotaryDims(0)
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
+    : m_heads(o.heads), m_rotaryDims(0), m_rotaryBase(o.rotaryBase)
 {
     c_attn = register_module("c_attn", torch::nn::Linear(o.dModel, 3 * o.dModel));
     c_proj = register_module("c_proj", torch::nn::Linear(o.dModel, o.dModel));
-    if (o.positions == Positions::Rope) m_rotaryDims = (int64_t(o.rotaryFraction * double(o.dModel / o.heads)) / 2) * 2;
+    const int64_t D = o.dModel / o.heads;
+    if (o.positions == Positions::Rope) m_rotaryDims = (int64_t(o.rotaryFraction * double(D)) / 2) * 2;
+    if (o.repeatPassDims) {
+        // cat(q, q[r:]) . cat(k, k[r:]) = q . k + q[r:] . k[r:], r = int(D * rotary_pct) as in GPT-NeoX
+        const int64_t r = std::min(D, int64_t(double(D) * o.rotaryFraction));
+        m_scoreScale = torch::ones({D});
+        m_scoreScale.slice(0, r, D).fill_(2.0);
+    }
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
 {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
-    auto q = applyRotary(qkv[0], m_rotaryDims), k = applyRotary(qkv[1], m_rotaryDims), v = qkv[2];
+    auto q = applyRotary(qkv[0], m_rotaryDims, 0, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, 0, m_rotaryBase), v = qkv[2];
+    if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
     // Explicit attention (LibTorch 1.13 has no fused SDPA, and the probes need the weights).
     auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, T, T)
     auto att = torch::softmax(scores, -1);
@@ -83,16 +92,17 @@ MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return c_proj(torch::gelu(c_fc(x))); }
 
-BlockImpl::BlockImpl(const TransformerOptions& o)
+BlockImpl::BlockImpl(const TransformerOptions& o) : parallelResidual(o.parallelResidual)
 {
-    ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
+    ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel}).eps(o.layerNormEps)));
     attn = register_module("attn", CausalSelfAttention(o));
-    ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
+    ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel}).eps(o.layerNormEps)));
     mlp = register_module("mlp", Mlp(o.dModel, o.mlpRatio * o.dModel));
 }
 
 torch::Tensor BlockImpl::forward(torch::Tensor x, const torch::Tensor& bias, torch::Tensor* weights)
 {
+    if (parallelResidual) return x + attn(ln_1(x), bias, weights) + mlp(ln_2(x));
     x = x + attn(ln_1(x), bias, weights);
     return x + mlp(ln_2(x));
 }
@@ -119,7 +129,7 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
     if (o.positions == Positions::Learned) wpe = register_module("wpe", torch::nn::Embedding(o.maxPositions, o.dModel));
     h = register_module("h", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) h->push_back(Block(o));
-    ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel})));
+    ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dModel}).eps(o.layerNormEps)));
     lm_head = registerLmHead(*this, o.dModel, o.vocabSize, o.tieEmbeddings);
     gpt2Init(*this, o.layers);
 }

@@ -28,6 +28,10 @@ struct TransformerOptions {
     double rotaryFraction = 0.25;
     int64_t maxPositions = 1024;
     bool tieEmbeddings = false;
+    bool parallelResidual = false;  // GPT-NeoX: x + attn(ln_1(x)) + mlp(ln_2(x))
+    double layerNormEps = 1e-5;
+    double rotaryBase = 10000;
+    bool repeatPassDims = false;    // the copy paper's attention: dims past int(rotaryFraction * D) count twice
 };
 
 // Which keys each head may see, as an additive bias: (H, T, T), 0 where query q may attend
@@ -35,9 +39,9 @@ struct TransformerOptions {
 torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device);
 // ALiBi's head slopes 2^(-8h/H), h = 1..H.
 torch::Tensor alibiSlopes(int64_t heads);
-// Rotates the first `rotaryDims` of the last dimension by position (GPT-NeoX layout):
-// x: (B, H, T, D) -> (B, H, T, D).
-torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset = 0);
+// Rotates the first `rotaryDims` of the last dimension by position (GPT-NeoX layout), with
+// inverse frequencies base^(-2i / rotaryDims): x: (B, H, T, D) -> (B, H, T, D).
+torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t offset = 0, double base = 10000);
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
 public:
@@ -51,6 +55,8 @@ public:
 private:
     int64_t m_heads;
     int64_t m_rotaryDims;  // 0 unless RoPE
+    double m_rotaryBase;
+    torch::Tensor m_scoreScale;  // (D): 2 on the dims the copy paper's attention counts twice; undefined otherwise
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -67,6 +73,7 @@ class BlockImpl : public torch::nn::Module {
 public:
     explicit BlockImpl(const TransformerOptions& o);
     torch::Tensor forward(torch::Tensor x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
+    bool parallelResidual = false;
     torch::nn::LayerNorm ln_1{nullptr};
     CausalSelfAttention attn{nullptr};
     torch::nn::LayerNorm ln_2{nullptr};
