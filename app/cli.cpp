@@ -698,7 +698,8 @@ int cmdInfo(Args& a)
     CheckpointInfo info = inspectCheckpoint(path);
     if (info.runnable) {  // it claims to be ours: confirm the app can build and load it
         try {
-            info.recognised = Model::load(path).summary();
+            const Model m = Model::load(path);
+            if (info.architecture == "parrotscope") info.recognised = m.summary();
         } catch (const Error& e) {
             info.runnable = false;
             info.problem = e.message();

@@ -288,8 +288,9 @@ void Model::save(const QString& path) const
 
 Model Model::load(const QString& path)
 {
-    const SafetensorsFile file = readCheckpointTensors(path);  // one file, or a sharded index's shards
+    SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
     ExperimentConfig config;
+    ImportedCheckpoint imported;  // for another program's checkpoint: how its names map
     long long step = 0;
     if (file.metadata.value("format") == "parrotscope") {
         if (file.metadata.value("format_version") != "1")
@@ -311,7 +312,9 @@ Model Model::load(const QString& path)
         step = file.metadata.value("step").toLongLong(&stepOk);
         if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
     } else {
-        config = importedConfig(path, file);  // another program's checkpoint, or a clear refusal
+        imported = importCheckpoint(path, file);  // another program's checkpoint, or a clear refusal
+        config = imported.config;
+        file = std::move(imported.tensors);
     }
     // The config must describe about as many values as the file holds: a damaged or hostile
     // config is refused before a model of its size is built.
@@ -328,21 +331,22 @@ Model Model::load(const QString& path)
     QStringList expected, missing, mismatched, unexpected;
     for (auto& p : m.d->net->named_parameters()) {
         const QString name = QString::fromStdString(p.key());
+        const QString shown = imported.sourceName(name);  // the file's own name in messages
         expected << name;
         auto it = file.tensors.find(name);
         if (it == file.tensors.end()) {
-            missing << name;
+            missing << shown;
             continue;
         }
         const TensorRecord& rec = it.value();
         if (rec.shape != p.value().sizes().vec()) {
-            mismatched << QString("%1 (expected %2, found %3)").arg(name, shapeText(p.value().sizes().vec()), shapeText(rec.shape));
+            mismatched << QString("%1 (expected %2, found %3)").arg(shown, shapeText(p.value().sizes().vec()), shapeText(rec.shape));
             continue;
         }
-        std::vector<float> v = toFloat32(rec, QString("%1: tensor '%2'").arg(path, name));  // F16, BF16, F64 converted
+        std::vector<float> v = toFloat32(rec, QString("%1: tensor '%2'").arg(path, shown));  // F16, BF16, F64 converted
         auto src = torch::from_blob(v.data(), rec.shape, torch::kFloat32);
         if (!torch::isfinite(src).all().item<bool>())
-            throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, name));
+            throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, shown));
         p.value().copy_(src);
     }
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {

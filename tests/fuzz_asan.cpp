@@ -1,5 +1,5 @@
-// The safetensors reader and the checkpoint inspector under AddressSanitizer and UBSan, on
-// mutated files (tests/fuzzmutations.h): built from their sources alone (no torch), so it is quick
+// The safetensors reader, the torch.save zip reader and the checkpoint inspector under
+// AddressSanitizer and UBSan, on mutated files (tests/fuzzmutations.h): built from their sources alone (no torch), so it is quick
 // to build and run in CI. Exit 0 when every file was read or refused with a parrot::Error; the
 // sanitizers abort on any out-of-bounds access, leak or undefined behaviour.
 // Usage: fuzz_asan [MUTATIONS] (default 5000).
@@ -57,6 +57,36 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    QTextStream(stdout) << "fuzz_asan: " << mutations << " mutated files, " << refused << " refused by the inspector, no fault\n";
+    // torch.save zips, and a sharded index: the zip reader, the restricted unpickler, the importers
+    const QString data = QStringLiteral(PARROT_TEST_DATA);
+    for (const char* f : {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"})
+        QFile::copy(data + "/mamba_tiny/sharded/" + f, dir.filePath(f));
+    auto slurp = [](const QString& p) {
+        QFile f(p);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray zip = slurp(data + "/neox_tiny/pythia/pytorch_model.bin"), index = slurp(data + "/mamba_tiny/sharded/model.safetensors.index.json");
+    if (zip.isEmpty() || index.isEmpty()) return 2;
+    const qint64 pickle = zip.indexOf(QByteArray("\x80\x02", 2)), directory = zip.indexOf("PK\x01\x02");
+    for (int n = 0; n < mutations; ++n) {
+        QString what;
+        const bool isZip = n % 10 != 9;
+        const QByteArray f = isZip ? test::mutateBytes(zip, n / 3, rng, what, n % 3 == 0 ? 0 : n % 3 == 1 ? pickle : directory)
+                                   : test::mutateBytes(index, n, rng, what);
+        const QString p = dir.filePath(isZip ? "pytorch_model.bin" : "model.safetensors.index.json");
+        QFile out(p);
+        if (!out.open(QIODevice::WriteOnly) || out.write(f) != f.size()) return 2;
+        out.close();
+        try {
+            const CheckpointInfo info = inspectCheckpoint(p);
+            refused += !info.problem.isEmpty();
+        } catch (const Error&) {
+        } catch (const std::exception& e) {
+            QTextStream(stderr) << "fuzz_asan: " << what << ": unexpected exception " << e.what() << "\n";
+            return 1;
+        }
+    }
+    QTextStream(stdout) << "fuzz_asan: " << 2 * mutations << " mutated files (safetensors, torch.save zips, indexes), " << refused
+                        << " refused by the inspector, no fault\n";
     return 0;
 }

@@ -1,7 +1,10 @@
 // Mutations of a valid safetensors file for the loaders' fuzz tests (tst_fuzz, and fuzz_asan under
 // AddressSanitizer): truncations, bit flips, huge or negative header lengths, numbers in the header
 // replaced, dtypes replaced, data_offsets copied onto other tensors (overlaps), broken JSON, and
-// random bytes, in turn by n % 8.
+// random bytes, in turn by n % 8. `mutateBytes` does the same for any other file (a torch.save zip,
+// a sharded index): truncations, bit flips, random bytes, 32-bit fields overwritten with extreme
+// values and junk inserted, all within a chosen range of the file (its pickle, its central
+// directory, or anywhere).
 #pragma once
 
 #include <QByteArray>
@@ -9,6 +12,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <algorithm>
 #include <cctype>
 #include <random>
 
@@ -99,6 +103,58 @@ inline QByteArray mutate(const QByteArray& good, int n, std::mt19937_64& rng, QS
             for (char& c : f) c = char(uniform(0, 255));
             what = "random bytes";
         }
+    }
+    }
+    return f;
+}
+
+// Byte-level mutations of any file, aimed at [lo, hi) (clamped to the file): by n % 6 a truncation
+// inside the range, bit flips, bytes set to random values, a 32-bit little-endian field set to
+// 0, 0xffffffff, 0x7fffffff or a random value (zip sizes, offsets and counts; pickle lengths),
+// junk inserted, or a run of bytes deleted.
+inline QByteArray mutateBytes(const QByteArray& good, int n, std::mt19937_64& rng, QString& what, qint64 lo = 0, qint64 hi = -1)
+{
+    QByteArray f = good;
+    if (hi < 0 || hi > f.size()) hi = f.size();
+    lo = std::clamp<qint64>(lo, 0, std::max<qint64>(0, hi - 1));
+    auto uniform = [&](qint64 a, qint64 b) { return std::uniform_int_distribution<qint64>(a, std::max(a, b))(rng); };
+    const qint64 at = uniform(lo, hi - 1);
+    switch (n % 6) {
+    case 0:
+        f.truncate(at);
+        what = QString("truncated at %1").arg(at);
+        break;
+    case 1: {
+        const int flips = int(uniform(1, 6));
+        for (int k = 0; k < flips; ++k) f[uniform(lo, hi - 1)] ^= char(1 << uniform(0, 7));
+        what = QString("%1 bit flips in [%2, %3)").arg(flips).arg(lo).arg(hi);
+        break;
+    }
+    case 2: {
+        const int count = int(uniform(1, 4));
+        for (int k = 0; k < count; ++k) f[uniform(lo, hi - 1)] = char(uniform(0, 255));
+        what = QString("%1 random bytes in [%2, %3)").arg(count).arg(lo).arg(hi);
+        break;
+    }
+    case 3: {
+        const quint32 values[] = {0, 0xffffffffu, 0x7fffffffu, quint32(uniform(0, 0xffffffffLL)), quint32(good.size()), 1};
+        const quint32 v = values[uniform(0, 5)];
+        for (int i = 0; i < 4 && at + i < f.size(); ++i) f[at + i] = char((v >> (8 * i)) & 0xff);
+        what = QString("32-bit field at %1 set to %2").arg(at).arg(v);
+        break;
+    }
+    case 4: {
+        static const QByteArray junk[] = {"\xff", "(", "t", "R", "}", "\x8a\x08", "X\xff\xff\xff\x7f", "q\x00", "h\x63", ".", "PK\x05\x06",
+                                          "{", "\"", "]"};
+        const QByteArray j = junk[uniform(0, 13)];
+        f.insert(at, j);
+        what = QString("junk inserted at %1").arg(at);
+        break;
+    }
+    default: {
+        const qint64 len = uniform(1, 16);
+        f.remove(at, len);
+        what = QString("%1 bytes deleted at %2").arg(len).arg(at);
     }
     }
     return f;

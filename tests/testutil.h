@@ -47,6 +47,34 @@ inline bool writeAll(const QString& path, const QByteArray& data)
     return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
 }
 
+// A zip archive of stored (uncompressed) entries, as torch.save writes them, for crafting
+// checkpoints in tests. CRCs are left 0: the app's reader does not check them. `method` is
+// written into every entry (8 claims deflate without compressing anything).
+inline QByteArray storedZip(const std::vector<std::pair<QString, QByteArray>>& entries, int method = 0)
+{
+    auto u16 = [](QByteArray& b, quint32 v) { b.append(char(v & 0xff)).append(char(v >> 8 & 0xff)); };
+    auto u32 = [&](QByteArray& b, quint32 v) { u16(b, v & 0xffff), u16(b, v >> 16); };
+    QByteArray out, dir;
+    for (const auto& [name, data] : entries) {
+        const QByteArray n = name.toUtf8();
+        const quint32 local = quint32(out.size());
+        out.append("PK\x03\x04", 4);
+        u16(out, 20), u16(out, 0), u16(out, quint32(method)), u16(out, 0), u16(out, 0), u32(out, 0);
+        u32(out, quint32(data.size())), u32(out, quint32(data.size())), u16(out, quint32(n.size())), u16(out, 0);
+        out.append(n).append(data);
+        dir.append("PK\x01\x02", 4);
+        u16(dir, 20), u16(dir, 20), u16(dir, 0), u16(dir, quint32(method)), u16(dir, 0), u16(dir, 0), u32(dir, 0);
+        u32(dir, quint32(data.size())), u32(dir, quint32(data.size())), u16(dir, quint32(n.size())), u16(dir, 0), u16(dir, 0);
+        u16(dir, 0), u16(dir, 0), u32(dir, 0), u32(dir, local);
+        dir.append(n);
+    }
+    const quint32 dirAt = quint32(out.size());
+    out.append(dir).append("PK\x05\x06", 4);
+    u16(out, 0), u16(out, 0), u16(out, quint32(entries.size())), u16(out, quint32(entries.size()));
+    u32(out, quint32(dir.size())), u32(out, dirAt), u16(out, 0);
+    return out;
+}
+
 #ifdef PARROT_EXE
 // The parrotscope executable as a user runs it: exit code, stdout, stderr (-2: timed out).
 struct CliResult {

@@ -10,6 +10,7 @@
 #include "fuzzmutations.h"
 #include "testutil.h"
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -25,33 +26,7 @@ using namespace parrot;
 
 namespace {
 
-// A zip archive of stored (uncompressed) entries with its central directory, as torch.save writes them.
-QByteArray zip(const std::vector<std::pair<QByteArray, QByteArray>>& entries)
-{
-    QByteArray z, central;
-    auto u16 = [](QByteArray& b, qint64 v) { b.append(char(v & 0xff)).append(char((v >> 8) & 0xff)); };
-    auto u32 = [](QByteArray& b, qint64 v) { for (int i = 0; i < 4; ++i) b.append(char((v >> (8 * i)) & 0xff)); };
-    for (const auto& [name, data] : entries) {
-        const qint64 local = z.size();
-        z.append("PK\x03\x04", 4);
-        u16(z, 20); u16(z, 0); u16(z, 0); u16(z, 0); u16(z, 0);  // version, flags, method (stored), time, date
-        u32(z, 0); u32(z, data.size()); u32(z, data.size());    // crc (not checked), sizes
-        u16(z, name.size()); u16(z, 0);
-        z.append(name).append(data);
-        central.append("PK\x01\x02", 4);
-        u16(central, 20); u16(central, 20); u16(central, 0); u16(central, 0); u16(central, 0); u16(central, 0);
-        u32(central, 0); u32(central, data.size()); u32(central, data.size());
-        u16(central, name.size()); u16(central, 0); u16(central, 0); u16(central, 0); u16(central, 0);
-        u32(central, 0); u32(central, local);
-        central.append(name);
-    }
-    const qint64 at = z.size();
-    z.append(central);
-    z.append("PK\x05\x06", 4);
-    u16(z, 0); u16(z, 0); u16(z, qint64(entries.size())); u16(z, qint64(entries.size()));
-    u32(z, central.size()); u32(z, at); u16(z, 0);
-    return z;
-}
+const QString kData = QStringLiteral(PARROT_TEST_DATA);
 
 }  // namespace
 
@@ -182,10 +157,10 @@ private slots:
             QByteArray bytes;
             QString format, says;
         } cases[] = {
-            {"ordered.bin", zip({{"archive/data.pkl", QByteArray("\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.", 33)}}), "pytorch zip", "dict(state_dict)"},
-            {"plain.bin", zip({{"archive/data.pkl", QByteArray("\x80\x02}q\x00.", 6)}}), "pytorch zip", "safetensors"},
-            {"module.bin", zip({{"archive/data.pkl", QByteArray("\x80\x02" "c__main__\nNet\nq\x00)\x81q\x01.", 24)}}), "pytorch zip", "__main__.Net"},
-            {"script.pt", zip({{"archive/constants.pkl", "x"}, {"archive/code/__torch__/m.py", "def f(): pass"}}), "torchscript", "never runs"},
+            {"ordered.bin", test::storedZip({{"archive/data.pkl", QByteArray("\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.", 34)}}), "pytorch zip", "dict(state_dict)"},
+            {"plain.bin", test::storedZip({{"archive/data.pkl", QByteArray("\x80\x02}q\x00.", 6)}}), "pytorch zip", "unknown architecture"},
+            {"module.bin", test::storedZip({{"archive/data.pkl", QByteArray("\x80\x02" "c__main__\nNet\nq\x00)\x81q\x01.", 23)}}), "pytorch zip", "__main__.Net"},
+            {"script.pt", test::storedZip({{"archive/constants.pkl", "x"}, {"archive/code/__torch__/m.py", "def f(): pass"}}), "torchscript", "never runs"},
             {"legacy.pt", QByteArray("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15), "pytorch legacy", "legacy"},
             {"tiny.bin", QByteArray("abc"), "unknown", "too short"},
             {"index.json", QByteArray("{\"weight_map\": {\"a\": \"../../etc/passwd\"}}"), "safetensors index", "beside the index"},
@@ -238,6 +213,61 @@ private slots:
               refused, worstMs);
         QCOMPARE(loaded + refused, kMutations);
         QVERIFY(refused > kMutations / 2);
+        QVERIFY2(worstMs < 20000, "a file took over 20 s: a hang");
+    }
+
+    // The same for torch.save zips (mutations aimed at the whole file, its pickle, and its central
+    // directory in turn) and for a sharded index: each loads or is refused with a message.
+    void mutatedZipsAndIndexesNeverCrashTheLoaders()
+    {
+        QDir().mkpath(path("zip"));
+        QFile::copy(kData + "/neox_tiny/pythia/config.json", path("zip/config.json"));
+        const QByteArray good = test::readAll(kData + "/neox_tiny/pythia/pytorch_model.bin");
+        QVERIFY(good.size() > 1000);
+        const qint64 pickle = good.indexOf(QByteArray("\x80\x02", 2)), pickleEnd = good.indexOf("PK\x03\x04", pickle);
+        const qint64 directory = good.indexOf("PK\x01\x02");
+        QVERIFY(pickle > 0 && pickleEnd > pickle && directory > pickleEnd);
+        QDir().mkpath(path("index"));
+        for (const QString f : {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"})
+            QFile::copy(kData + "/mamba_tiny/sharded/" + f, path("index/" + f));
+        const QByteArray index = test::readAll(kData + "/mamba_tiny/sharded/model.safetensors.index.json");
+        std::mt19937_64 rng(20261130);
+        int loaded = 0, refused = 0;
+        qint64 worstMs = 0;
+        QElapsedTimer timer;
+        const int kZips = 3000, kIndexes = 300;
+        for (int n = 0; n < kZips + kIndexes; ++n) {
+            QString what;
+            QString p;
+            if (n < kZips) {
+                const qint64 lo = n % 3 == 0 ? 0 : n % 3 == 1 ? pickle : directory, hi = n % 3 == 1 ? pickleEnd : good.size();
+                p = path("zip/pytorch_model.bin");
+                QVERIFY(test::writeAll(p, test::mutateBytes(good, n / 3, rng, what, lo, hi)));
+            } else {
+                p = path("index/model.safetensors.index.json");
+                QVERIFY(test::writeAll(p, test::mutateBytes(index, n, rng, what)));
+            }
+            timer.start();
+            try {
+                const CheckpointInfo info = inspectCheckpoint(p);
+                if (!info.runnable) QVERIFY2(!info.problem.isEmpty(), qPrintable(what));
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(QString("inspectCheckpoint threw on %1: %2").arg(what, e.what())));
+            }
+            try {
+                Model::load(p);
+                ++loaded;
+            } catch (const Error& e) {
+                QVERIFY2(!e.message().trimmed().isEmpty(), qPrintable(what));
+                ++refused;
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(QString("Model::load threw a non-parrot exception on %1: %2").arg(what, e.what())));
+            }
+            worstMs = std::max(worstMs, timer.elapsed());
+        }
+        qInfo("%d mutated zips and indexes: %d loaded (harmless mutations), %d refused with a message; slowest %lld ms",
+              kZips + kIndexes, loaded, refused, worstMs);
+        QVERIFY(refused > (kZips + kIndexes) / 3);
         QVERIFY2(worstMs < 20000, "a file took over 20 s: a hang");
     }
 };

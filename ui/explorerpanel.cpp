@@ -363,7 +363,7 @@ void InsidePane::onSource(int index)
 {
     const QString id = m_source->itemData(index).toString();
     if (id == "open") {
-        const QString path = QFileDialog::getOpenFileName(this, "Open a checkpoint", QString(), "Checkpoints (*.safetensors);;All files (*)");
+        const QString path = QFileDialog::getOpenFileName(this, "Open a checkpoint", QString(), "Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)");
         m_source->setCurrentIndex(m_lastSource);  // the entry stays what is shown until the file loads
         if (!path.isEmpty()) chooseCheckpoint(path);
         return;

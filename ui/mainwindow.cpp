@@ -558,7 +558,7 @@ void MainWindow::screenshotAtStep(long long step, const QString& path)
 void MainWindow::openCheckpointDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QSettings().value("lastCheckpoint").toString(),
-                                                      tr("Safetensors checkpoints (*.safetensors);;All files (*)"));
+                                                      tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
     if (!path.isEmpty()) openCheckpoint(path);
 }
 

@@ -1,13 +1,15 @@
 // What a checkpoint file is, without running anything in it: the format (from its first bytes,
 // never from its name), its tensors with their statistics, its configuration, and what the app
 // recognises it as. Torch-free and safe on any input: every length and offset is checked against
-// the file before it is used; pickles are scanned for their opcodes, never executed.
+// the file before it is used; pickles go through a restricted unpickler that builds only
+// containers and tensors (io/torchzip.h), never run.
 //
 // Formats told apart:
 //   Parrotscope safetensors (runs in the app); other safetensors (recognised by tensor names:
 //   mamba_ssm MambaLMHeadModel, HuggingFace GPT-NeoX / Pythia, or unknown); a sharded safetensors
 //   index (model.safetensors.index.json, every shard read); a PyTorch zip archive (torch.save since
-//   1.6: a plain dict state dict, a raw OrderedDict, or a whole pickled module); a TorchScript
+//   1.6: a plain dict state dict, read by io/torchzip.h; a raw OrderedDict or a whole pickled
+//   module, refused by name); a TorchScript
 //   archive; the legacy pre-1.6 torch.save pickle.
 #pragma once
 
@@ -30,7 +32,7 @@ struct CheckpointInfo {
     QString path;
     QString format;      // "safetensors", "safetensors index", "pytorch zip", "torchscript", "pytorch legacy", "unknown"
     QString recognised;  // for people: "Parrotscope Transformer (Hard-ALiBi) …", "mamba_ssm MambaLMHeadModel …"
-    QString architecture;  // "parrotscope", "mamba_ssm", "gpt_neox", "" when unknown
+    QString architecture;  // "parrotscope", "parrotscope-config", "mamba_ssm", "gpt_neox", "" when unknown
     bool runnable = false; // the app can load and run it (Model::load)
     QString problem;       // why it cannot be opened or run, "" when it can
     QJsonObject config;    // the metadata's config or the companion config.json
