@@ -18,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QPushButton>
 #include <QtTest>
 #include <qcustomplot.h>
 
@@ -219,6 +220,20 @@ private slots:
         p->openFile(m_dir.filePath("missing.safetensors"));
         QVERIFY(loaded.wait(30000));
         QVERIFY(p->status().contains("no such file"));
+        // a Pythia-style pytorch_model.bin: its 34 entries, and "evaluate" loads it into the Train tab
+        p->openFile(QStringLiteral(PARROT_TEST_DATA "/neox_tiny/pythia/pytorch_model.bin"));
+        QVERIFY(loaded.wait(30000));
+        QCOMPARE(p->info().architecture, QString("gpt_neox"));
+        leaves = 0;
+        for (QTreeWidgetItemIterator it(p->tree()); *it; ++it) leaves += (*it)->childCount() == 0;
+        QCOMPARE(leaves, 34);
+        QPushButton* evaluate = nullptr;
+        for (QPushButton* b : p->findChildren<QPushButton*>()) evaluate = b->text().contains("Train tab") ? b : evaluate;
+        QVERIFY(evaluate && evaluate->isEnabled());
+        QTest::mouseClick(evaluate, Qt::LeftButton);
+        QCOMPARE(w.model().config().model.kind, QString("transformer"));
+        QVERIFY(w.model().config().model.parallelResidual);
+        QCOMPARE(w.model().config().model.positions, QString("rope"));
         QVERIFY(w.saveScreenshot(m_dir.filePath("inspect.png")));
     }
 
