@@ -6,6 +6,7 @@
 #include "error.h"
 #include "fuzzmutations.h"
 #include "io/checkpointinfo.h"
+#include "io/importers.h"
 #include "io/safetensors.h"
 
 #include <QCoreApplication>
@@ -39,23 +40,28 @@ int main(int argc, char** argv)
     in.open(QIODevice::ReadOnly);
     const QByteArray bytes = in.readAll();
     int refused = 0;
-    for (int n = 0; n < mutations; ++n) {
-        QString what;
-        const QByteArray f = test::mutate(bytes, n, rng, what);
-        const QString p = dir.filePath("fuzz.safetensors");
+    // writes one mutated file and reads it: 0 when read or refused with a parrot::Error, 1 on any
+    // other exception, 2 when the file cannot be written (the sanitizers abort on their own)
+    auto check = [&](const QString& p, const QByteArray& f, const QString& what) {
         QFile out(p);
         if (!out.open(QIODevice::WriteOnly) || out.write(f) != f.size()) return 2;
         out.close();
         try {
             const CheckpointInfo info = inspectCheckpoint(p);
             refused += !info.problem.isEmpty();
-            readSafetensors(p);
+            readCheckpointTensors(p);
         } catch (const Error&) {
             // refused with a message: what the loaders must do
         } catch (const std::exception& e) {
             QTextStream(stderr) << "fuzz_asan: " << what << ": unexpected exception " << e.what() << "\n";
             return 1;
         }
+        return 0;
+    };
+    for (int n = 0; n < mutations; ++n) {
+        QString what;
+        const QByteArray f = test::mutate(bytes, n, rng, what);
+        if (const int fault = check(dir.filePath("fuzz.safetensors"), f, what)) return fault;
     }
     // torch.save zips, and a sharded index: the zip reader, the restricted unpickler, the importers
     const QString data = QStringLiteral(PARROT_TEST_DATA);
@@ -73,18 +79,7 @@ int main(int argc, char** argv)
         const bool isZip = n % 10 != 9;
         const QByteArray f = isZip ? test::mutateBytes(zip, n / 3, rng, what, n % 3 == 0 ? 0 : n % 3 == 1 ? pickle : directory)
                                    : test::mutateBytes(index, n, rng, what);
-        const QString p = dir.filePath(isZip ? "pytorch_model.bin" : "model.safetensors.index.json");
-        QFile out(p);
-        if (!out.open(QIODevice::WriteOnly) || out.write(f) != f.size()) return 2;
-        out.close();
-        try {
-            const CheckpointInfo info = inspectCheckpoint(p);
-            refused += !info.problem.isEmpty();
-        } catch (const Error&) {
-        } catch (const std::exception& e) {
-            QTextStream(stderr) << "fuzz_asan: " << what << ": unexpected exception " << e.what() << "\n";
-            return 1;
-        }
+        if (const int fault = check(dir.filePath(isZip ? "pytorch_model.bin" : "model.safetensors.index.json"), f, what)) return fault;
     }
     QTextStream(stdout) << "fuzz_asan: " << 2 * mutations << " mutated files (safetensors, torch.save zips, indexes), " << refused
                         << " refused by the inspector, no fault\n";

@@ -38,6 +38,29 @@ private:
 
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
+    // A mutated file through both readers: the inspector never throws for a file's contents and
+    // explains a refusal; Model::load loads it or throws parrot::Error with a message. Returns
+    // what went wrong, "" when nothing did.
+    static QString readBoth(const QString& p, const QString& what, int& loaded, int& refused)
+    {
+        try {
+            const CheckpointInfo info = inspectCheckpoint(p);
+            if (!info.runnable && info.problem.isEmpty()) return "inspectCheckpoint refused without a reason: " + what;
+        } catch (const std::exception& e) {
+            return QString("inspectCheckpoint threw on %1: %2").arg(what, e.what());
+        }
+        try {
+            Model::load(p);
+            ++loaded;
+        } catch (const Error& e) {
+            if (e.message().trimmed().isEmpty()) return "Model::load refused without a message: " + what;
+            ++refused;
+        } catch (const std::exception& e) {
+            return QString("Model::load threw a non-parrot exception on %1: %2").arg(what, e.what());
+        }
+        return {};
+    }
+
 private slots:
     void initTestCase()
     {
@@ -192,21 +215,8 @@ private slots:
             const QString p = path(QString("fuzz-%1.safetensors").arg(n % 16));
             QVERIFY(test::writeAll(p, f));
             slowest.start();
-            try {
-                const CheckpointInfo info = inspectCheckpoint(p);
-                if (!info.runnable) QVERIFY2(!info.problem.isEmpty(), qPrintable(what));
-            } catch (const std::exception& e) {
-                QFAIL(qPrintable(QString("inspectCheckpoint threw on %1: %2").arg(what, e.what())));
-            }
-            try {
-                Model::load(p);
-                ++loaded;
-            } catch (const Error& e) {
-                QVERIFY2(!e.message().trimmed().isEmpty(), qPrintable(what));
-                ++refused;
-            } catch (const std::exception& e) {
-                QFAIL(qPrintable(QString("Model::load threw a non-parrot exception on %1: %2").arg(what, e.what())));
-            }
+            const QString fault = readBoth(p, what, loaded, refused);
+            QVERIFY2(fault.isEmpty(), qPrintable(fault));
             worstMs = std::max(worstMs, slowest.elapsed());
         }
         qInfo("%d mutated files: %d loaded (harmless mutations), %d refused with a message; slowest %lld ms", kMutations, loaded,
@@ -248,21 +258,8 @@ private slots:
                 QVERIFY(test::writeAll(p, test::mutateBytes(index, n, rng, what)));
             }
             timer.start();
-            try {
-                const CheckpointInfo info = inspectCheckpoint(p);
-                if (!info.runnable) QVERIFY2(!info.problem.isEmpty(), qPrintable(what));
-            } catch (const std::exception& e) {
-                QFAIL(qPrintable(QString("inspectCheckpoint threw on %1: %2").arg(what, e.what())));
-            }
-            try {
-                Model::load(p);
-                ++loaded;
-            } catch (const Error& e) {
-                QVERIFY2(!e.message().trimmed().isEmpty(), qPrintable(what));
-                ++refused;
-            } catch (const std::exception& e) {
-                QFAIL(qPrintable(QString("Model::load threw a non-parrot exception on %1: %2").arg(what, e.what())));
-            }
+            const QString fault = readBoth(p, what, loaded, refused);
+            QVERIFY2(fault.isEmpty(), qPrintable(fault));
             worstMs = std::max(worstMs, timer.elapsed());
         }
         qInfo("%d mutated zips and indexes: %d loaded (harmless mutations), %d refused with a message; slowest %lld ms",
