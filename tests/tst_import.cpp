@@ -232,6 +232,8 @@ private slots:
             {craft("nostorage.bin", test::storedZip({{"p/data.pkl", tensorDictPickle("w", {2}, {1}, 2)}})), "lacks"},
             {craft("step.bin", test::storedZip({{"p/data.pkl", QByteArray("\x80\x02}") + pstr("step") + "K\x05s."}})),
              "entry 'step' is an integer, not a tensor"},
+            {craft("values.bin", test::storedZip({{"v/data.pkl", QByteArray("\x80\x02", 2) + QByteArray(1'100'000, 'N') + "."}})),
+             "not a state dict"},
             {craft("legacy.pt", QByteArray("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15)), "legacy"},
             {craft("truncated.bin", test::readAll(kData + "/neox_tiny/pythia/pytorch_model.bin").left(30000)), "zip"},
         };

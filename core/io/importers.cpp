@@ -195,7 +195,7 @@ ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
     const QString configPath = QFileInfo(path).dir().filePath("config.json");
     const JsonConfig c{configPath, readJsonObject(configPath, "config.json (HuggingFace's GPTNeoXConfig)")};
     // which class wrote it: HuggingFace's, or one of the copy paper's (Jelassi et al., 2024)
-    QString cls = c.value("architectures").toArray().first().toString();
+    QString cls = c.value("architectures").toArray().at(0).toString();
     if (cls.isEmpty()) cls = c.has("num_masked_heads") ? "GPTNeoXHardAlibiForCausalLM" : "GPTNeoXForCausalLM";
     static const QMap<QString, QString> classes = {{"GPTNeoXForCausalLM", "rope"}, {"GPTNeoXNoPEForCausalLM", "nope"},
                                                    {"GPTNeoXAlibiForCausalLM", "alibi"}, {"GPTNeoXHardAlibiForCausalLM", "hard_alibi"}};

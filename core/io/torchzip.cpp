@@ -121,7 +121,7 @@ struct Obj {
     std::vector<int64_t> size, stride;
 };
 
-P make(Obj::Kind k)
+P newObj(Obj::Kind k)
 {
     auto o = std::make_shared<Obj>();
     o->kind = k;
@@ -267,9 +267,17 @@ private:
         pos = end + 1;
         return s;
     }
+    // A state dict of 10,000 tensors makes about 200,000 values; a million is not a state dict, and
+    // refusing it bounds the memory a hostile pickle can claim.
+    static constexpr size_t kMaxValues = 1'000'000;
+    P make(Obj::Kind k)
+    {
+        if (++m_made > kMaxValues) fail(QString("more than %1 values: not a state dict").arg(kMaxValues));
+        return newObj(k);
+    }
     void push(P o)
     {
-        if (m_stack.size() > 50'000'000) fail("more than 50 million values on the stack");
+        if (m_stack.size() >= kMaxValues) fail(QString("more than %1 values on the stack: not a state dict").arg(kMaxValues));
         m_stack.push_back(std::move(o));
     }
     void pushString(const QString& s) { auto o = make(Obj::Str); o->s = s; push(o); }
@@ -309,7 +317,7 @@ private:
     }
     void memo(int64_t key)
     {
-        if (key < 0 || key > 50'000'000) fail(QString("memo key %1 is out of range").arg(key));
+        if (key < 0 || key > int64_t(kMaxValues)) fail(QString("memo key %1 is out of range").arg(key));
         m_memo[key] = top();
     }
     P recall(int64_t key)
@@ -387,6 +395,7 @@ private:
     qint64 pos = 0;
     std::vector<P> m_stack;
     std::map<int64_t, P> m_memo;
+    size_t m_made = 0;
 
 public:
     QString m_foreign;  // the global that stopped it, when one did
