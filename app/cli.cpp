@@ -33,6 +33,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QTextStream>
 #include <QThread>
 
@@ -94,6 +95,12 @@ Commands:
   compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity
           --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]
                                    overlay runs as a figure, without a display
+  export --run DIR --figure loss|accuracy|length|efficiency|efficiency-time|icl|capacity|panel|table
+         --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT] [--line-width PT]
+         [--log x|y|xy]            a run's (or every run's under DIR) figure for a paper:
+                                   panel = loss beside accuracy in one figure; table = the
+                                   graded results table as CSV. --dpi, --font-size and
+                                   --line-width also work for compare and inspect --figure
 
 Options:
   --threads N                      torch threads (default: all cores)
@@ -110,6 +117,12 @@ Options:
   (no command) --tab train|experiments|explore|inspect
                                    open on that tab (default: Explore, or the tab the
                                    other options show)
+  (no command) --theme system|light|dark
+                                   the window's theme (default: Edit → Preferences; system
+                                   follows the desktop's palette); exports stay white
+  (no command) --layout NAME | --fresh-layout
+                                   open with a layout saved with View → Save layout, or
+                                   with the default one instead of the last session's
   (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]
                                    open the Experiments tab on a bundled sweep (its
                                    figure, or results table, from DIR), optionally run it
@@ -166,6 +179,15 @@ public:
         const QStringList all = values(name);
         if (all.size() > 1) throw Error(QString("%1: given %2 times, expected once").arg(name).arg(all.size()));
         return all.isEmpty() ? QString() : all.first();
+    }
+    double number(const QString& name, double fallback, double lo, double hi)
+    {
+        const QString v = value(name);
+        if (v.isNull()) return fallback;
+        bool ok = false;
+        const double x = v.toDouble(&ok);
+        if (!ok || !(x >= lo && x <= hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+        return x;
     }
     int integer(const QString& name, int fallback, int lo, int hi)
     {
@@ -549,7 +571,18 @@ std::pair<int, int> parseSize(const QString& size, int width, int height)
 }
 
 // The copy paper's construction measured against its bound (inspect --construction --figure construction).
-void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height)
+// --dpi, --font-size and --line-width of every figure command.
+ExportOptions figureStyle(Args& a)
+{
+    ExportOptions o;
+    o.dpi = a.integer("--dpi", o.dpi, 36, 1200);
+    o.fontPt = a.number("--font-size", 0, 1, 72);
+    o.lineWidth = a.number("--line-width", 0, 0.1, 20);
+    return o;
+}
+
+void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height,
+                              const ExportOptions& style)
 {
     checkFigureFile(outFile, width, height);
     ConstructionCurves c{letters, {}, {}};
@@ -561,7 +594,7 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
     plot.setBackground(Qt::white);
     plot.resize(width, height);
     const QString csv = drawConstruction(plot, c);
-    savePlot(plot, outFile, width, height, "two-layer copy construction", csv);
+    savePlot(plot, outFile, width, height, "two-layer copy construction", csv, style);
     for (size_t i = 0; i < c.orders.size(); ++i) out() << "n = " << c.orders[i] << ": " << c.curves[i].summary() << "\n";
 }
 
@@ -582,6 +615,7 @@ int cmdInspect(Args& a)
     const int head = a.integer("--head", -1, 0, 1000);
     const bool logScale = a.flag("--log");
     const auto [width, height] = parseSize(a.value("--size"), 900, 800);
+    const ExportOptions style = figureStyle(a);
     const QString lengthsText = a.value("--lengths");
     const int samples = a.integer("--samples", 100, 1, 100000);
     a.done();
@@ -608,7 +642,7 @@ int cmdInspect(Args& a)
     if (figure == "construction") {
         if (!subject.isConstruction()) throw Error("--figure construction: needs --construction N (the n-gram order)");
         const std::vector<int> lengths = parseLengthList(lengthsText.isEmpty() ? QString("10,25,50,100,150,200") : lengthsText, "--lengths");
-        renderConstructionFigure(constructionN, letters, lengths, samples, outFile, width, height);
+        renderConstructionFigure(constructionN, letters, lengths, samples, outFile, width, height, style);
         out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
         return 0;
     }
@@ -623,7 +657,7 @@ int cmdInspect(Args& a)
         std::sort(lengths.begin(), lengths.end());
         run.curves.push_back(subject.model().evaluate(lengths, samples, static_cast<unsigned long long>(seed)));
         run.status = "finished";
-        renderComparison({run}, "capacity", outFile, width, height);
+        renderComparison({run}, "capacity", outFile, width, height, {}, style);
         out() << subject.name() << ": " << run.curves.back().summary() << "\n";
         out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
         return 0;
@@ -638,7 +672,7 @@ int cmdInspect(Args& a)
         tokens = randomCopyInput(len, subject.letters(), static_cast<unsigned long long>(seed), duplicated ? "copy_dup_ngram" : "copy", 3);
     }
     if (!figure.isEmpty()) {
-        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height}, outFile) << "\n";
+        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
         return 0;
     }
     const CopyVocab vocab{subject.letters()};
@@ -733,6 +767,7 @@ int cmdCompare(Args& a)
     const QString size = a.value("--size");
     const QString log = a.value("--log");
     const int precision = a.integer("--precision", 8, 1, 64);
+    const ExportOptions style = figureStyle(a);
     a.done();
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy")
         throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
@@ -744,8 +779,64 @@ int cmdCompare(Args& a)
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
         runs.push_back(loadRun(d));
     }
-    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y'), precision});
+    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y'), precision}, style);
     out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " runs)\n";
+    return 0;
+}
+
+// The figures of a run folder, or of every run under a folder (a sweep), for papers.
+int cmdExport(Args& a)
+{
+    const QString dir = a.value("--run");
+    const QString figure = a.value("--figure");
+    const QString outFile = a.value("--out");
+    const QString log = a.value("--log");
+    const int precision = a.integer("--precision", 8, 1, 64);
+    const auto [width, height] = parseSize(a.value("--size"), figure == "panel" ? 1400 : 800, 500);
+    ExportOptions style = figureStyle(a);
+    a.done();
+    if (dir.isEmpty() || figure.isEmpty() || outFile.isEmpty()) throw Error("export: --run DIR, --figure NAME and --out FILE are required");
+    if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
+    static const QStringList figures{"loss", "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "panel", "table"};
+    if (!figures.contains(figure)) throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
+    if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
+    int skipped = 0;
+    const std::vector<RunRecord> runs = loadRunsUnder(dir, &skipped);
+    if (runs.empty()) throw Error(QString("%1: no run folders (config.json and metrics.csv) under it").arg(dir));
+    style.width = width;
+    style.height = height;
+    checkExport(outFile, style);
+    const FigureOptions options{log.contains('x'), log.contains('y'), precision};
+    if (figure == "table") {
+        if (!outFile.endsWith(".csv", Qt::CaseInsensitive)) throw Error(QString("%1: the results table exports as CSV (.csv)").arg(outFile));
+        const ResultsTable t = tabulate(runs, ResultPoint::InRange);
+        if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
+        QSaveFile f(outFile);
+        if (!f.open(QIODevice::WriteOnly) || f.write(t.toCsv().toUtf8()) < 0 || !f.commit())
+            throw Error(QString("%1: cannot write (%2)").arg(outFile, f.errorString()));
+    } else if (figure == "panel") {
+        // training loss beside the final evaluation, one figure
+        const bool icl = !runs.front().curves.empty() && runs.front().curves.back().isError();
+        QCustomPlot loss, eval;
+        loss.setObjectName("loss");
+        eval.setObjectName(icl ? "icl" : "length");
+        const QString lossCsv = drawComparison(loss, runs, "loss", options), evalCsv = drawComparison(eval, runs, icl ? "icl" : "length", options);
+        if (outFile.endsWith(".csv", Qt::CaseInsensitive)) {
+            QString csv = "plot,series,x,y,std\n";
+            for (const auto& [name, body] : {std::pair{QString("loss"), lossCsv}, std::pair{eval.objectName(), evalCsv}})
+                for (const QString& line : body.split('\n', Qt::SkipEmptyParts).mid(1)) csv += name + "," + line + "\n";
+            QSaveFile f(outFile);
+            if (!f.open(QIODevice::WriteOnly) || f.write(csv.toUtf8()) < 0 || !f.commit())
+                throw Error(QString("%1: cannot write (%2)").arg(outFile, f.errorString()));
+        } else {
+            exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
+                        outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());
+        }
+    } else {
+        renderComparison(runs, figure == "accuracy" ? "length" : figure, outFile, width, height, options, style);
+    }
+    out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " run" << (runs.size() == 1 ? "" : "s")
+          << (skipped ? QString(", %1 unreadable skipped").arg(skipped) : QString()) << ")\n";
     return 0;
 }
 
@@ -803,14 +894,27 @@ int cmdRuns(Args& a)
 
 }  // namespace
 
+QString commandOf(const QStringList& args)
+{
+    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "export", "inspect", "info"};
+    // the command is the first argument, after a leading --threads N if there is one; a command's
+    // name later on is a value (--tab train, a file called export), not a command
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        if (args[i] == "--threads") {
+            ++i;
+            continue;
+        }
+        if (args[i].startsWith("--threads=")) continue;
+        return commands.contains(args[i]) ? args[i] : QString();
+    }
+    return {};
+}
+
 bool isHeadless(const QStringList& args)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect", "info"};
-    for (const QString& a : args.mid(1)) {
+    for (const QString& a : args.mid(1))
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
-        if (commands.contains(a)) return true;
-    }
-    return false;
+    return !commandOf(args).isEmpty();
 }
 
 int runCli(QStringList argv)
@@ -832,9 +936,7 @@ int runCli(QStringList argv)
             out() << diagnosticsText(diagnostics());
             return 0;
         }
-        QString command;
-        for (const char* c : {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "inspect", "info"})
-            if (argv.mid(1).contains(c)) { command = c; break; }
+        const QString command = commandOf(argv);
         QStringList remaining = argv.mid(1);
         remaining.removeOne(command);
         Args args(remaining);
@@ -889,6 +991,7 @@ int runCli(QStringList argv)
         if (command == "sweep") return cmdSweep(args);
         if (command == "runs") return cmdRuns(args);
         if (command == "compare") return cmdCompare(args);
+        if (command == "export") return cmdExport(args);
         if (command == "sample") return cmdSample(args);
         if (command == "train") return cmdTrain(args);
         if (command == "eval") return cmdEval(args);

@@ -224,7 +224,7 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
         csv += "\n";
     }
     heatmap.plot()->replot();
-    savePlot(*heatmap.plot(), outFile, r.width, r.height, d.title, csv);
+    savePlot(*heatmap.plot(), outFile, r.width, r.height, d.title, csv, r.style);
     return QString("%1: %2%3 -> %4").arg(subject.name(), d.title + (order > 0 ? QString(" [%1]").arg(v.captions[size_t(index)].section('\n', 1)) : QString()), note, outFile);
 }
 

@@ -9,6 +9,8 @@
 // Probing runs off the GUI thread; a pane shows what it is doing and any error in its status line.
 #pragma once
 
+#include "export.h"
+
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
 #include "heatmap.h"
@@ -72,6 +74,7 @@ struct InsideFigureRequest {
     int layer = -1, head = -1;  // -1: chosen as above
     bool logScale = false;
     int width = 900, height = 800;
+    ExportOptions style;  // DPI, font size, line width
 };
 QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& request,
                      const QString& outFile);

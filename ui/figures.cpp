@@ -1,5 +1,7 @@
 #include "figures.h"
 
+#include "export.h"
+
 #include "analysis/capacity.h"
 #include "error.h"
 #include "model.h"
@@ -142,6 +144,13 @@ std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
     std::vector<std::pair<double, double>> v;
     for (const RunRecord::Row& row : r.metrics)
         if (row.target >= 0) v.push_back({double(row.step), row.target});
+    return v;
+}
+
+std::vector<std::pair<double, double>> lossByStep(const RunRecord& r)
+{
+    std::vector<std::pair<double, double>> v;
+    for (const RunRecord::Row& row : r.metrics) v.push_back({double(row.step), row.loss});
     return v;
 }
 
@@ -290,8 +299,9 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
 QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
 {
     if (runs.empty()) throw Error("compare: no runs given");
-    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity")
-        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl or capacity, got \"%1\"").arg(figure));
+    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity" &&
+        figure != "loss")
+        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl, capacity or loss, got \"%1\"").arg(figure));
     plot.clearGraphs();
     plot.clearItems();
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
@@ -314,6 +324,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     int drawn = 0;
     for (const Series& s : series) {
         Points p = figure.startsWith("efficiency") ? average(s, efficiencyByStep)
+                   : figure == "loss"              ? average(s, lossByStep)
                                                    : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
         if (figure.startsWith("efficiency")) {  // steps -> the runs' mean examples seen or wall time at that step
             for (double& x : p.x) {
@@ -336,7 +347,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         for (size_t i = 0; i < p.x.size(); ++i) {
             // accuracies stay in [0, 1]; errors above 0
             lo << std::max(0.0, p.mean[i] - p.sd[i]);
-            hi << (error ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
+            hi << (error || figure == "loss" ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
             csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(p.x[i]).arg(p.mean[i], 0, 'g', 6).arg(p.sd[i], 0, 'g', 6);
         }
         if (s.runs.size() > 1) {  // the seed band: between mean - std and mean + std
@@ -359,11 +370,14 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         QPen pen(colour, 2);
         pen.setStyle(dash);
         g->setPen(pen);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
+        if (figure != "loss") g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
     }
     if (drawn == 0)
         throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)")
-                        .arg(figure, figure.startsWith("efficiency") ? "evaluations during training" : figure == "icl" ? "an in-context error curve" : "a final accuracy curve"));
+                        .arg(figure, figure.startsWith("efficiency") ? "evaluations during training"
+                                     : figure == "icl"              ? "an in-context error curve"
+                                     : figure == "loss"             ? "metrics.csv rows"
+                                                                    : "a final accuracy curve"));
     const RunRecord& first = runs.front();
     if (error && !first.curves.empty()) {  // the first run's baselines, grey
         const LengthCurve& c = first.curves.back();
@@ -383,6 +397,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         }
     }
     const TaskConfig& t = first.config.task;
+    QCPItemRect* band = nullptr;
     if (figure == "length") {
         // What the x axis counts (string length, entries, pairs), and the task when it is only one.
         QStringList kinds;
@@ -393,7 +408,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         plot.xAxis->setLabel(kinds.size() == 1 ? QString("%1 (task %2)").arg(counts, kinds.front()) : counts);
         plot.yAxis->setLabel("answer accuracy");
         plot.yAxis->setRange(-0.02, 1.02);
-        auto* band = new QCPItemRect(&plot);  // the first run's training range
+        band = new QCPItemRect(&plot);  // the first run's training range
         band->setPen(Qt::NoPen);
         band->setBrush(QColor(0, 0, 0, 22));
         band->setLayer("background");
@@ -403,18 +418,25 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
         plot.yAxis->setRange(-0.02, 1.02);
+    } else if (figure == "loss") {
+        plot.xAxis->setLabel("training step");
+        plot.yAxis->setLabel("training loss (cross-entropy, nats)");
     } else {
         plot.xAxis->setLabel("in-context examples");
         plot.yAxis->setLabel("squared error / d");
     }
     plot.rescaleAxes(true);
-    if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
+    if (figure == "loss") plot.yAxis->setRange(0, plot.yAxis->range().upper * 1.05);
+    else if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
     else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
-    plot.xAxis->setRange(figure.startsWith("efficiency") ? 0 : plot.xAxis->range().lower - 0.5, plot.xAxis->range().upper * 1.03 + 0.5);
+    plot.xAxis->setRange(figure.startsWith("efficiency") || figure == "loss" ? 0 : plot.xAxis->range().lower - 0.5,
+                         plot.xAxis->range().upper * 1.03 + 0.5);
+    if (band)  // inside the axes: SVG has no clipping, so the band must not reach past them
+        band->topLeft->setCoords(std::max(t.minLen - 0.5, plot.xAxis->range().lower), 1.02);
     // Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
     const double chance = t.kind == "sparse_parity" ? 0.5
                           : (t.kind.endsWith("_ngram") && t.answerLen == 1) ? 1.0 / std::max(1, t.vocabSize) : 0.0;
-    if (figure != "icl" && chance > 0.005) {
+    if (figure != "icl" && figure != "loss" && chance > 0.005) {
         auto* line = new QCPItemStraightLine(&plot);
         line->point1->setCoords(0, chance);
         line->point2->setCoords(1, chance);
@@ -449,6 +471,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
                                                                   : figure.startsWith("efficiency") ? "Training efficiency"
+                                                                  : figure == "loss"                ? "Training loss"
                                                                                            : "In-context error against examples",
                                                            QFont("sans", 11, QFont::Bold)));
     plot.replot();
@@ -457,50 +480,34 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
 
 void checkFigureFile(const QString& outFile, int width, int height)
 {
-    const QString ext = QFileInfo(outFile).suffix().toLower();
-    if (ext != "png" && ext != "pdf" && ext != "svg" && ext != "csv")
-        throw Error(QString("%1: expected a .png, .pdf, .svg or .csv file").arg(outFile));
-    if (width < 100 || height < 100 || width > 10000 || height > 10000)
-        throw Error(QString("figure size %1 x %2: expected 100..10000 pixels each way").arg(width).arg(height));
+    ExportOptions o;
+    o.width = width;
+    o.height = height;
+    checkExport(outFile, o);
 }
 
-void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv)
+void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv,
+              const ExportOptions& style)
 {
-    checkFigureFile(outFile, width, height);
-    const QString ext = QFileInfo(outFile).suffix().toLower();
-    bool ok = false;
-    if (ext == "csv") {
-        QSaveFile f(outFile);
-        ok = f.open(QIODevice::WriteOnly) && f.write(csv.toUtf8()) >= 0 && f.commit();
-    } else if (ext == "png") {
-        ok = plot.savePng(outFile, width, height, 2.0);
-    } else if (ext == "pdf") {
-        ok = plot.savePdf(outFile, width, height);
-    } else {
-        QSvgGenerator svg;
-        svg.setFileName(outFile);
-        svg.setSize(QSize(width, height));
-        svg.setViewBox(QRect(0, 0, width, height));
-        svg.setTitle(QString("Parrotscope: %1").arg(title));
-        QCPPainter painter;
-        ok = painter.begin(&svg);
-        if (ok) {
-            plot.toPainter(&painter, width, height);
-            painter.end();
-        }
-    }
-    if (!ok || !QFileInfo::exists(outFile)) throw Error(QString("%1: cannot write the figure").arg(outFile));
+    ExportOptions o = style;
+    o.width = width;
+    o.height = height;
+    checkExport(outFile, o);
+    if (QFileInfo(outFile).suffix().toLower() != "csv") return exportPlot(plot, outFile, o, title);
+    QSaveFile f(outFile);
+    if (!f.open(QIODevice::WriteOnly) || f.write(csv.toUtf8()) < 0 || !f.commit())
+        throw Error(QString("%1: cannot write the figure (%2)").arg(outFile, f.errorString()));
 }
 
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,
-                      const FigureOptions& options)
+                      const FigureOptions& options, const ExportOptions& style)
 {
     checkFigureFile(outFile, width, height);
     QCustomPlot plot;
     plot.setBackground(Qt::white);
     plot.resize(width, height);
     const QString csv = drawComparison(plot, runs, figure, options);
-    savePlot(plot, outFile, width, height, figure, csv);
+    savePlot(plot, outFile, width, height, figure, csv, style);
 }
 
 }  // namespace parrot

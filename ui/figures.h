@@ -10,6 +10,7 @@
 // Runs that differ only in their seed are one series; one colour per architecture.
 #pragma once
 
+#include "export.h"
 #include "io/runfolder.h"
 
 #include <QColor>
@@ -37,12 +38,14 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
 // Throws parrot::Error for an unknown figure or extension, runs without the data the figure
 // needs, or a file that cannot be written.
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile,
-                      int width = 800, int height = 500, const FigureOptions& options = {});
+                      int width = 800, int height = 500, const FigureOptions& options = {}, const ExportOptions& style = {});
 
 // Throws parrot::Error unless the file is .png/.pdf/.svg/.csv and the size 100..10000 each way.
 void checkFigureFile(const QString& outFile, int width, int height);
-// Writes a drawn plot to PNG (2x), PDF, SVG, or `csv` to a .csv file, by the file's extension.
-// Throws parrot::Error when it cannot be written.
-void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv);
+// Writes a drawn plot to PNG, PDF or SVG (ui/export.h, with `style`'s DPI, font size and line
+// width), or `csv`, the figure's own table, to a .csv file, by the file's extension. Throws
+// parrot::Error when it cannot be written.
+void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv,
+              const ExportOptions& style = {});
 
 }  // namespace parrot

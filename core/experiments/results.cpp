@@ -181,4 +181,21 @@ QString ResultsTable::toText() const
     return out;
 }
 
+QString ResultsTable::toCsv() const
+{
+    auto field = [](QString v) { return v.contains(',') || v.contains('"') ? '"' + v.replace('"', "\"\"") + '"' : v; };
+    static const char* grades[] = {"pass", "partial", "fail", "none"};
+    QString out = "task,model,grade,value,runs,detail\n";
+    for (int i = 0; i < tasks.size(); ++i)
+        for (int j = 0; j < models.size(); ++j) {
+            const ResultCell& c = cells[size_t(i)][size_t(j)];
+            if (c.runs == 0) continue;
+            out += QString("%1,%2,%3,%4,%5,%6\n")
+                       .arg(field(tasks[i]), field(models[j]), grades[int(c.grade)], QString::number(c.value, 'g', 6))
+                       .arg(c.runs)
+                       .arg(field(c.detail));
+        }
+    return out;
+}
+
 }  // namespace parrot

@@ -43,6 +43,9 @@ struct ResultsTable {
     std::vector<std::vector<ResultCell>> cells;  // [task][model]
     // Plain text, aligned, "✓ 93.8%" per cell; for the command line.
     QString toText() const;
+    // One row per task and model: task,model,grade,value,runs,detail (grade: pass / partial /
+    // fail / none; value: accuracy in 0..1 or the in-context error).
+    QString toCsv() const;
 };
 
 // Runs without an evaluation are left out.

@@ -1,0 +1,69 @@
+// Figures for talks and papers: any plot of the app (every view is a QCustomPlot: curves,
+// heatmaps with their colour bar, capacity, histograms), or several plots of a panel laid out
+// as on screen, written as PNG (a chosen size and DPI), PDF and SVG (vector: text stays text,
+// with legend, axis titles and colour bar) or their data as CSV. Exports are white and
+// printer-friendly whatever the window's theme; font size and line width can be set for the
+// figure without touching the view. Also the plot theme (light / dark) the window uses.
+#pragma once
+
+#include <QImage>
+#include <QRect>
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+class QCustomPlot;
+class QWidget;
+
+namespace parrot {
+
+struct ExportOptions {
+    int width = 800;          // the figure's size in points (1/96 inch on screen, 1/72 inch in PDF)
+    int height = 500;
+    int dpi = 192;            // PNG only: pixels per inch; the image is width * dpi / 96 pixels wide
+    double fontPt = 0;        // every text of the figure at this size; 0 keeps the view's fonts
+    double lineWidth = 0;     // every curve this wide (points); 0 keeps the view's
+    bool white = true;        // white background, black axes and text, whatever the window's theme
+};
+
+// A plot placed in a figure of several: its rectangle in the figure's coordinates.
+struct PlacedPlot {
+    QCustomPlot* plot = nullptr;
+    QRect rect;
+    QString name;
+};
+
+// Throws parrot::Error unless the extension is png/pdf/svg/csv, the size is 100..10000 points
+// each way and the DPI 36..1200.
+void checkExport(const QString& path, const ExportOptions& options);
+
+// One plot, by the file's extension. Throws parrot::Error naming the file when it cannot be written.
+void exportPlot(QCustomPlot& plot, const QString& path, const ExportOptions& options, const QString& title = {});
+// Several plots as one figure of options.width x options.height; CSV: every plot's data with a
+// "plot" column. `progress(done, total)` is called after each plot and returns false to cancel
+// (the file is then not written).
+void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, const ExportOptions& options, const QString& title = {},
+                 const std::function<bool(int, int)>& progress = {});
+
+// The visible plots under `panel`, placed as on screen and scaled to fill width x height.
+std::vector<PlacedPlot> panelPlots(QWidget* panel, int width, int height);
+// A name for a plot in menus and file names: its object name, else its title, else "plot".
+QString plotName(const QCustomPlot& plot);
+
+// Every plottable's data: "series,x,y,value" (graphs, curves and bars: x, y; colour maps: the
+// cell's centre x, y and its value). Names with commas or quotes are quoted.
+QString plotCsv(QCustomPlot& plot);
+// The figure as an image (for the clipboard): width x height scaled by dpi / 96.
+QImage plotImage(QCustomPlot& plot, const ExportOptions& options);
+
+// The plots' theme: axes, grid, text and background colours (series colours are the data's and
+// stay). Plots take the current theme when they are first shown (installPlotTheme).
+bool darkPlots();
+void setDarkPlots(bool dark);  // re-themes every plot of the application and replots it
+void applyPlotTheme(QCustomPlot& plot, bool dark);
+// Watches the application: each QCustomPlot gets the theme when it is polished, and the theme
+// follows the system palette when `followSystem` (a dark window palette means dark plots).
+void installPlotTheme(bool followSystem);
+
+}  // namespace parrot
