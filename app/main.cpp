@@ -31,7 +31,9 @@ int runGui(int argc, char** argv, const QStringList& args)
     int threads = QSettings().value("threads", 0).toInt();
     long long screenshotStep = -1;
     bool train = false, runSweep = false, resultsTable = false;
-    QString experiment, sweepDir, tab, inspectFile;
+    QString experiment, sweepDir, tab, inspectFile, layout;
+    QString theme = QSettings().value("theme", "system").toString();
+    bool restore = true;
     for (qsizetype i = 1; i < args.size(); ++i) {
         const QString& a = args[i];
         auto next = [&]() -> QString {
@@ -52,6 +54,9 @@ int runGui(int argc, char** argv, const QStringList& args)
         else if (a == "--results-table") resultsTable = true;
         else if (a == "--tab") tab = next();
         else if (a == "--inspect") inspectFile = next();
+        else if (a == "--theme") theme = next();
+        else if (a == "--layout") layout = next();
+        else if (a == "--fresh-layout") restore = false;
         else if (a == "--screenshot-at-step") {
             bool ok = false;
             screenshotStep = next().toLongLong(&ok);
@@ -68,6 +73,8 @@ int runGui(int argc, char** argv, const QStringList& args)
         error = "--sweep-dir, --run-sweep and --results-table need --experiment NAME";
     if (error.isEmpty() && !tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect")
         error = QString("--tab: expected train, experiments, explore or inspect, not '%1'").arg(tab);
+    if (error.isEmpty() && theme != "system" && theme != "light" && theme != "dark")
+        error = QString("--theme: expected system, light or dark, not '%1'").arg(theme);
     if (!error.isEmpty()) {
         QTextStream(stderr) << "parrotscope: error: " << error << "\n";
         return 1;
@@ -87,7 +94,14 @@ int runGui(int argc, char** argv, const QStringList& args)
     }
     parrot::configureThreads(threads);
 
+    parrot::MainWindow::applyTheme(theme);
     parrot::MainWindow window;
+    // the window and layout of the last session (not for screenshots: those show the default layout)
+    if (restore && screenshot.isEmpty()) window.restoreSession();
+    if (!layout.isEmpty() && !window.restoreLayout(layout)) {
+        QTextStream(stderr) << "parrotscope: error: no saved layout '" << layout << "' (saved: " << window.savedLayouts().join(", ") << ")\n";
+        return 1;
+    }
     window.loadPreset(config.name);
     if (!sets.isEmpty()) window.settings()->setConfig(config);
     if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
@@ -131,6 +145,8 @@ int runGui(int argc, char** argv, const QStringList& args)
         }
     } else if (train) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
+    } else if (!QSettings().value("welcomed", false).toBool() && qEnvironmentVariableIsEmpty("CI")) {
+        QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
     }
     return app.exec();
 }
@@ -141,7 +157,8 @@ int main(int argc, char** argv)
 {
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
-    if (args.contains("compare") || (args.contains("inspect") && args.contains("--figure"))) {  // draws figures: widgets, but never a window
+    const QString command = parrot::commandOf(args);
+    if (command == "compare" || command == "export" || (command == "inspect" && args.contains("--figure"))) {  // draws figures: widgets, but never a window
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
         QApplication app(argc, argv);
         return parrot::runCli(args);

@@ -1,33 +1,41 @@
 #include "mainwindow.h"
 
-#include "tasks/icltask.h"
-#include "tasks/tokentask.h"
-
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"
-#include "io/runfolder.h"
-#include "plots.h"
 #include "experimentspanel.h"
 #include "explorerpanel.h"
+#include "export.h"
+#include "exportdialog.h"
 #include "inspectorpanel.h"
+#include "io/runfolder.h"
+#include "plots.h"
+#include "presets.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
+#include "tasks/icltask.h"
+#include "tasks/tokentask.h"
 #include "train/trainworker.h"
+#include "version.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QCloseEvent>
+#include <QComboBox>
+#include <QContextMenuEvent>
+#include <QCursor>
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
-#include <QTabWidget>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -35,15 +43,21 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <qcustomplot.h>
 
 namespace parrot {
 
@@ -134,19 +148,33 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     eh->addWidget(m_evaluate);
     eh->addWidget(m_evalCancelButton);
     v->addWidget(evalBox);
-    // Centre, second tab: the experiment presets (sweeps), their figure and results table.
+    // The experiment presets (sweeps), their figure and results table.
     m_experiments = new ExperimentsPanel(this);
-    m_centralTabs = new QTabWidget(this);
-    m_centralTabs->setObjectName("centralTabs");
-    m_centralTabs->addTab(central, tr("Train"));
-    m_centralTabs->addTab(m_experiments, tr("Experiments"));
-    // Third tab: look inside models (attention, implicit attention, states) and the construction.
-    m_explorer = new ExplorerPanel(this);
+    // The workspace: four docks tabbed together (Train, Experiments, Explore, Inspect), which can be
+    // split, moved and floated like the others; View → Layouts saves and restores arrangements.
+    m_explorer = new ExplorerPanel(this);  // look inside models (attention, implicit attention, states) and the construction
     m_explorer->setCurrentModelProvider([this] { return m_model; });
-    m_centralTabs->addTab(m_explorer, tr("Explore"));
-    // Fourth tab: any checkpoint file, read (never run) and shown tensor by tensor.
-    m_inspector = new InspectorPanel(this);
-    m_centralTabs->addTab(m_inspector, tr("Inspect"));
+    m_inspector = new InspectorPanel(this);  // any checkpoint file, read (never run) and shown tensor by tensor
+    central->setObjectName("trainPanel");
+    const std::pair<QWidget*, QString> pages[] = {{central, tr("Train")}, {m_experiments, tr("Experiments")},
+                                                  {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")}};
+    const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock"};
+    for (size_t i = 0; i < 4; ++i) {
+        auto* dock = new QDockWidget(pages[i].second, this);
+        dock->setObjectName(ids[i]);
+        dock->setWidget(pages[i].first);
+        dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+        addDockWidget(Qt::RightDockWidgetArea, dock);
+        if (i > 0) tabifyDockWidget(m_workspace.front(), dock);
+        m_workspace.push_back(dock);
+        connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
+            if (visible) m_currentWorkspace = dock;
+        });
+    }
+    m_currentWorkspace = m_workspace.front();
+    m_workspace.front()->raise();
+    setDockNestingEnabled(true);
+    setTabPosition(Qt::RightDockWidgetArea, QTabWidget::North);
     connect(m_inspector, &InspectorPanel::openInExplorer, this, [this](const QString& path) {
         m_explorer->right()->chooseCheckpoint(path);
         showExplorer();
@@ -154,7 +182,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_inspector, &InspectorPanel::openInTrainTab, this, [this](const QString& path) {
         if (openCheckpoint(path)) showTrain();
     });
-    setCentralWidget(m_centralTabs);
 
     m_log = new QPlainTextEdit(this);
     m_log->setReadOnly(true);
@@ -198,9 +225,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         }
     });
     resizeDocks({logDock}, {110}, Qt::Vertical);
+    resizeDocks({settingsDock, m_workspace.front()}, {340, 1020}, Qt::Horizontal);
 
+    m_statusJob = new QLabel(this);
+    m_statusJob->setObjectName("statusJob");
+    statusBar()->addPermanentWidget(m_statusJob);
     m_statusDevice = new QLabel(this);
     statusBar()->addPermanentWidget(m_statusDevice);
+    auto* memoryTimer = new QTimer(this);  // the job runs in this process: its memory is the process's
+    connect(memoryTimer, &QTimer::timeout, this, &MainWindow::updateJobStatus);
+    memoryTimer->start(2000);
+    qApp->installEventFilter(this);  // right-click on any plot or table: export, copy
 
     buildMenus();
     connect(m_train, &QPushButton::clicked, this, &MainWindow::startTraining);
@@ -217,7 +252,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         log(tr("Preset %1 loaded.").arg(name));
     });
     updateStatus();
+    updateJobStatus();
     setModel(Model());
+    m_defaultLayout = saveState(kLayoutVersion);
 }
 
 MainWindow::~MainWindow()
@@ -241,11 +278,19 @@ void MainWindow::buildMenus()
         const QString path = QFileDialog::getOpenFileName(this, tr("Inspect a checkpoint"), QString(),
                                                           tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
         if (path.isEmpty()) return;
-        m_centralTabs->setCurrentWidget(m_inspector);
+        showInspector();
         m_inspector->openFile(path);
     });
+    m_recentMenu = file->addMenu(tr("Open &recent checkpoint"));
+    m_recentMenu->setObjectName("recentMenu");
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     m_saveAction = file->addAction(tr("&Save checkpoint..."), this, &MainWindow::saveCheckpointDialog);
     m_saveAction->setShortcut(QKeySequence::Save);
+    file->addSeparator();
+    m_exportAction = file->addAction(tr("&Export figure..."), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { exportFigure(nullptr, false); });
+    m_exportAction->setObjectName("exportAction");
+    file->addAction(tr("Export the whole &tab as one figure..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E), this,
+                    [this] { exportFigure(nullptr, true); });
     file->addAction(tr("Save &window as PNG..."), this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Save screenshot"), "parrotscope.png", tr("PNG images (*.png)"));
         if (!path.isEmpty()) saveScreenshot(path);
@@ -257,7 +302,25 @@ void MainWindow::buildMenus()
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    edit->addAction(tr("&Preferences..."), this, &MainWindow::showPreferences);
+    edit->addAction(tr("&Copy figure"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] { copyFigure(nullptr); });
+    edit->addSeparator();
+    edit->addAction(tr("&Preferences..."), QKeySequence::Preferences, this, &MainWindow::showPreferences);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->setObjectName("viewMenu");
+    for (QDockWidget* d : m_workspace) view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    for (const char* id : {"settingsDock", "logDock", "runsDock"})
+        if (auto* d = findChild<QDockWidget*>(id)) view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("&Save layout as..."), this, [this] {
+        bool ok = false;
+        const QString name = QInputDialog::getText(this, tr("Save layout"), tr("Name of this layout:"), QLineEdit::Normal, tr("My layout"), &ok);
+        if (ok && !name.trimmed().isEmpty()) saveLayout(name.trimmed());
+    });
+    m_layoutsMenu = view->addMenu(tr("&Restore layout"));
+    connect(m_layoutsMenu, &QMenu::aboutToShow, this, &MainWindow::fillLayoutsMenu);
+    view->addAction(tr("Reset &layout"), this, [this] { resetLayout(); });
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_trainAction = run->addAction(tr("&Train"), QKeySequence(Qt::Key_F5), this, &MainWindow::startTraining);
@@ -272,13 +335,180 @@ void MainWindow::buildMenus()
     help->addAction(tr("&About Parrotscope"), this, &MainWindow::showAbout);
 }
 
-void MainWindow::showExperiments() { m_centralTabs->setCurrentWidget(m_experiments); }
+void MainWindow::showWorkspace(int index)
+{
+    QDockWidget* d = m_workspace[size_t(index)];
+    d->show();
+    d->raise();
+    m_currentWorkspace = d;
+}
 
-void MainWindow::showExplorer() { m_centralTabs->setCurrentWidget(m_explorer); }
+void MainWindow::showTrain() { showWorkspace(0); }
 
-void MainWindow::showTrain() { m_centralTabs->setCurrentIndex(0); }
+void MainWindow::showExperiments() { showWorkspace(1); }
 
-void MainWindow::showInspector() { m_centralTabs->setCurrentWidget(m_inspector); }
+void MainWindow::showExplorer() { showWorkspace(2); }
+
+void MainWindow::showInspector() { showWorkspace(3); }
+
+QWidget* MainWindow::currentPanel() const { return m_currentWorkspace ? m_currentWorkspace->widget() : nullptr; }
+
+QString MainWindow::currentPanelName() const { return m_currentWorkspace ? m_currentWorkspace->windowTitle() : QString(); }
+
+ExportDialog* MainWindow::exportDialog() const { return m_exportDialog.data(); }
+
+ExportDialog* MainWindow::exportFigure(QCustomPlot* plot, bool wholePanel)
+{
+    QWidget* panel = currentPanel();
+    QString name = currentPanelName();
+    if (plot) {  // the panel the plot is in
+        for (QDockWidget* d : m_workspace)
+            if (d->widget()->isAncestorOf(plot)) {
+                panel = d->widget();
+                name = d->windowTitle();
+            }
+    }
+    if (!plot && panelPlots(panel, 100, 100).empty()) {
+        showError(tr("The %1 tab shows no plot to export.").arg(name));
+        return nullptr;
+    }
+    if (m_exportDialog) m_exportDialog->close();
+    m_exportDialog = new ExportDialog(panel, name, plot, wholePanel, this);
+    m_exportDialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_exportDialog, &ExportDialog::exported, this, [this](const QString& path) { log(tr("Figure saved to %1").arg(path)); });
+    connect(m_exportDialog, &ExportDialog::failed, this, [this](const QString& message) { log(tr("Export failed: %1").arg(message)); });
+    m_exportDialog->open();  // window-modal, never blocking the event loop
+    return m_exportDialog;
+}
+
+bool MainWindow::copyFigure(QCustomPlot* plot)
+{
+    if (!plot) {
+        const std::vector<PlacedPlot> plots = panelPlots(currentPanel(), 100, 100);
+        if (plots.empty()) {
+            showError(tr("The %1 tab shows no plot to copy.").arg(currentPanelName()));
+            return false;
+        }
+        plot = plots.front().plot;
+        for (const PlacedPlot& p : plots)  // the plot under the mouse, when there is one
+            if (p.plot->rect().contains(p.plot->mapFromGlobal(QCursor::pos()))) plot = p.plot;
+    }
+    ExportOptions o;
+    QSettings s;
+    o.width = s.value("export/width", 800).toInt();
+    o.height = s.value("export/height", 500).toInt();
+    o.dpi = s.value("export/dpi", 192).toInt();
+    const QImage image = plotImage(*plot, o);
+    QGuiApplication::clipboard()->setImage(image);
+    statusBar()->showMessage(tr("Copied %1 to the clipboard (%2 × %3)").arg(plotName(*plot)).arg(image.width()).arg(image.height()), 5000);
+    return !image.isNull();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() != QEvent::ContextMenu) return QMainWindow::eventFilter(watched, event);
+    auto* widget = qobject_cast<QWidget*>(watched);
+    if (!widget || widget->window() != this) return QMainWindow::eventFilter(watched, event);
+    auto* ce = static_cast<QContextMenuEvent*>(event);
+    if (auto* plot = qobject_cast<QCustomPlot*>(widget)) {
+        QMenu menu(this);
+        menu.addAction(tr("Export figure..."), this, [this, plot] { exportFigure(plot, false); });
+        menu.addAction(tr("Copy figure to clipboard"), this, [this, plot] { copyFigure(plot); });
+        menu.addAction(tr("Export the whole tab as one figure..."), this, [this, plot] { exportFigure(plot, true); });
+        menu.exec(ce->globalPos());
+        return true;
+    }
+    QTableWidget* table = qobject_cast<QTableWidget*>(widget);
+    if (!table && widget->parentWidget()) table = qobject_cast<QTableWidget*>(widget->parentWidget());  // its viewport
+    if (table && table->rowCount() > 0) {
+        QMenu menu(this);
+        menu.addAction(tr("Export table as CSV..."), this, [this, table] {
+            const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QSettings().value("export/folder").toString(),
+                                                              tr("CSV (*.csv)"));
+            if (path.isEmpty()) return;
+            QSaveFile f(path);
+            if (f.open(QIODevice::WriteOnly) && f.write(tableCsv(*table).toUtf8()) >= 0 && f.commit()) log(tr("Table saved to %1").arg(path));
+            else showError(tr("%1: cannot write the table (%2)").arg(path, f.errorString()));
+        });
+        menu.addAction(tr("Copy table"), this, [table] { QGuiApplication::clipboard()->setText(tableCsv(*table)); });
+        menu.exec(ce->globalPos());
+        return true;
+    }
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::saveLayout(const QString& name)
+{
+    QSettings s;
+    s.setValue(QString("layouts/%1/state").arg(name), saveState(kLayoutVersion));
+    s.setValue(QString("layouts/%1/geometry").arg(name), saveGeometry());
+    log(tr("Layout \"%1\" saved (View → Restore layout).").arg(name));
+}
+
+QStringList MainWindow::savedLayouts() const
+{
+    QSettings s;
+    s.beginGroup("layouts");
+    return s.childGroups();
+}
+
+bool MainWindow::restoreLayout(const QString& name)
+{
+    QSettings s;
+    const QByteArray state = s.value(QString("layouts/%1/state").arg(name)).toByteArray();
+    if (state.isEmpty() || !restoreState(state, kLayoutVersion)) {
+        showError(tr("The layout \"%1\" cannot be restored (it was saved by another version, or removed).").arg(name));
+        return false;
+    }
+    restoreGeometry(s.value(QString("layouts/%1/geometry").arg(name)).toByteArray());
+    log(tr("Layout \"%1\" restored.").arg(name));
+    return true;
+}
+
+void MainWindow::resetLayout()
+{
+    restoreState(m_defaultLayout, kLayoutVersion);
+    for (QDockWidget* d : findChildren<QDockWidget*>()) d->show();
+    showTrain();
+}
+
+void MainWindow::restoreSession()
+{
+    QSettings s;
+    restoreGeometry(s.value("window/geometry").toByteArray());
+    restoreState(s.value("window/state").toByteArray(), kLayoutVersion);
+}
+
+void MainWindow::fillLayoutsMenu()
+{
+    m_layoutsMenu->clear();
+    const QStringList names = savedLayouts();
+    if (names.isEmpty()) m_layoutsMenu->addAction(tr("(no saved layouts: View → Save layout as…)"))->setEnabled(false);
+    for (const QString& name : names) m_layoutsMenu->addAction(name, this, [this, name] { restoreLayout(name); });
+    if (!names.isEmpty()) {
+        m_layoutsMenu->addSeparator();
+        QMenu* remove = m_layoutsMenu->addMenu(tr("Delete"));
+        for (const QString& name : names) remove->addAction(name, this, [name] { QSettings().remove("layouts/" + name); });
+    }
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value("recentCheckpoints").toStringList();
+    if (recent.isEmpty()) m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
+    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openCheckpoint(path); });
+}
+
+void MainWindow::updateJobStatus()
+{
+    // resident memory of this process, where the jobs (training, evaluation, sweeps) run
+    qint64 rss = 0;
+    QFile statm("/proc/self/statm");
+    if (statm.open(QIODevice::ReadOnly)) rss = statm.readAll().split(' ').value(1).toLongLong() * 4096;
+    const QString job = m_trainThread ? tr("training") : m_evalThread ? tr("evaluating") : m_experiments->isRunning() ? tr("sweep") : QString();
+    m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
+}
 
 bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy(); }
 
@@ -514,7 +744,12 @@ bool MainWindow::openCheckpoint(const QString& path)
         setPlotTask(m.config().task);
         m_progress->setFormat(tr("loaded"));
         log(tr("Opened %1: %2").arg(path, m.summary()));
-        QSettings().setValue("lastCheckpoint", path);
+        QSettings settings;
+        settings.setValue("lastCheckpoint", path);
+        QStringList recent = settings.value("recentCheckpoints").toStringList();
+        recent.removeAll(QFileInfo(path).absoluteFilePath());
+        recent.prepend(QFileInfo(path).absoluteFilePath());
+        settings.setValue("recentCheckpoints", recent.mid(0, 10));
         return true;
     } catch (const Error& e) {
         showError(tr("Could not open the checkpoint.\n%1").arg(e.message()));
@@ -581,8 +816,14 @@ void MainWindow::showPreferences()
     threads->setSpecialValueText(tr("all cores"));
     threads->setValue(QSettings().value("threads", 0).toInt());
     auto* runs = new QLineEdit(runsFolder(), &dialog);
+    auto* theme = new QComboBox(&dialog);
+    theme->addItem(tr("Follow the system"), "system");
+    theme->addItem(tr("Light"), "light");
+    theme->addItem(tr("Dark"), "dark");
+    theme->setCurrentIndex(std::max(0, theme->findData(QSettings().value("theme", "system").toString())));
     form->addRow(tr("CPU threads"), threads);
     form->addRow(tr("Runs folder"), runs);
+    form->addRow(tr("Theme"), theme);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -591,6 +832,8 @@ void MainWindow::showPreferences()
     QSettings s;
     s.setValue("threads", threads->value());
     s.setValue("runsFolder", runs->text());
+    s.setValue("theme", theme->currentData().toString());
+    applyTheme(theme->currentData().toString());
     m_runs->setFolder(runsFolder());
     m_experiments->setRunsFolder(runsFolder());
     configureThreads(threads->value());
@@ -600,8 +843,68 @@ void MainWindow::showPreferences()
 void MainWindow::showAbout()
 {
     QMessageBox::about(this, tr("About Parrotscope"),
-                       tr("<b>Parrotscope</b>: why Transformers copy and state-space models cannot.<pre>%1</pre>")
-                           .arg(diagnosticsText(diagnostics()).toHtmlEscaped()));
+                       tr("<b>Parrotscope %1</b>: why Transformers copy and state-space models cannot.<br>"
+                          "Qt %2 (built with %3), QCustomPlot 2.1.<pre>%4</pre>")
+                           .arg(appVersion(), qVersion(), QT_VERSION_STR, diagnosticsText(diagnostics()).toHtmlEscaped()));
+}
+
+void MainWindow::applyTheme(const QString& mode)
+{
+    static const QPalette systemPalette = QApplication::palette();  // the platform's, before any change
+    static const QString systemStyle = QApplication::style()->name();
+    if (mode == "dark") {
+        QApplication::setStyle("Fusion");
+        QPalette p;
+        const QColor window(45, 45, 48), base(30, 30, 32), text(225, 225, 225), highlight(42, 130, 218);
+        p.setColor(QPalette::Window, window);
+        p.setColor(QPalette::WindowText, text);
+        p.setColor(QPalette::Base, base);
+        p.setColor(QPalette::AlternateBase, window);
+        p.setColor(QPalette::ToolTipBase, window);
+        p.setColor(QPalette::ToolTipText, text);
+        p.setColor(QPalette::Text, text);
+        p.setColor(QPalette::Button, window);
+        p.setColor(QPalette::ButtonText, text);
+        p.setColor(QPalette::Highlight, highlight);
+        p.setColor(QPalette::HighlightedText, Qt::white);
+        p.setColor(QPalette::Link, highlight.lighter(130));
+        p.setColor(QPalette::Disabled, QPalette::Text, QColor(130, 130, 130));
+        p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(130, 130, 130));
+        p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(130, 130, 130));
+        QApplication::setPalette(p);
+    } else if (mode == "light") {
+        QApplication::setStyle("Fusion");
+        QApplication::setPalette(QApplication::style()->standardPalette());
+    } else {
+        QApplication::setStyle(systemStyle);
+        QApplication::setPalette(systemPalette);
+    }
+    // plots: dark with a dark window; the system's choice is followed when it changes
+    installPlotTheme(mode == "system");
+    if (mode != "system") setDarkPlots(mode == "dark");
+}
+
+void MainWindow::showWelcome()
+{
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Welcome to Parrotscope"),
+                                tr("<b>Why do Transformers copy and state-space models not?</b><p>The <b>Explore</b> tab shows two "
+                                   "small models, a Hard-ALiBi Transformer and a Mamba, reading the same string: lookup heads "
+                                   "against Mamba's implicit attention. The <b>Train</b> tab holds the default experiment "
+                                   "(copying with a two-layer Transformer, Jelassi et al. 2024): press Train (F5) and watch the "
+                                   "accuracy against length.<p>Right-click any plot to export it (Ctrl+E) for a paper; "
+                                   "View → Save layout keeps an arrangement of the panels."),
+                                QMessageBox::NoButton, this);
+    box->setObjectName("welcome");
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    QPushButton* open = box->addButton(tr("Open the default experiment"), QMessageBox::AcceptRole);
+    QPushButton* look = box->addButton(tr("Look inside first"), QMessageBox::RejectRole);
+    connect(open, &QPushButton::clicked, this, [this] {
+        loadPreset(defaultPresetName());
+        showTrain();
+    });
+    connect(look, &QPushButton::clicked, this, &MainWindow::showExplorer);
+    QSettings().setValue("welcomed", true);
+    box->open();
 }
 
 void MainWindow::showEvent(QShowEvent* e)
@@ -624,6 +927,9 @@ void MainWindow::closeEvent(QCloseEvent* e)
         log(tr("Stopping the sweep before closing; its finished runs are kept, and Run resumes it"));
         m_experiments->cancel();
     }
+    QSettings s;  // the next start comes back to this window and layout
+    s.setValue("window/geometry", saveGeometry());
+    s.setValue("window/state", saveState(kLayoutVersion));
     e->accept();
 }
 

@@ -12,7 +12,10 @@
 #include <atomic>
 #include <memory>
 
+class QCustomPlot;
+class QDockWidget;
 class QLabel;
+class QMenu;
 class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
@@ -23,6 +26,7 @@ class QThread;
 namespace parrot {
 
 class AccuracyPlot;
+class ExportDialog;
 class ExperimentsPanel;
 class ExplorerPanel;
 class InspectorPanel;
@@ -63,6 +67,27 @@ public:
     void showExplorer();     // the Explore tab
     void showTrain();        // the Train tab
     void showInspector();    // the Inspect tab
+    // The workspace tab (dock) in front, its panel and title ("Train", "Explore", …).
+    QWidget* currentPanel() const;
+    QString currentPanelName() const;
+    // File → Export: the dialog for `plot` (nullptr: the current tab's first plot, or its whole
+    // panel when `wholePanel`); nullptr when the tab shows no plot (an error is shown).
+    ExportDialog* exportFigure(QCustomPlot* plot, bool wholePanel);
+    ExportDialog* exportDialog() const;
+    // Edit → Copy figure: the plot (nullptr: the one under the mouse, else the tab's first) as an image.
+    bool copyFigure(QCustomPlot* plot);
+    // Layouts: the docks' arrangement and the window geometry, saved under a name (QSettings
+    // "layouts/NAME"), restored, or reset to the default; the session's own is saved on close and
+    // restored by restoreSession() (the app calls it at start-up).
+    void saveLayout(const QString& name);
+    bool restoreLayout(const QString& name);
+    QStringList savedLayouts() const;
+    void resetLayout();
+    void restoreSession();
+    void showWelcome();  // the first-run welcome (non-blocking)
+    // "system" (the platform's palette; plots follow it), "light" or "dark".
+    static void applyTheme(const QString& mode);
+    static constexpr int kLayoutVersion = 2;
     // Whether a view is still loading in the background (the explorer's models and probes).
     bool busyLoading() const;  // also the inspector reading a file
     QPushButton* trainButton() const { return m_train; }
@@ -77,6 +102,7 @@ signals:
     void errorShown(const QString& text);
 
 protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void closeEvent(QCloseEvent* e) override;
     void showEvent(QShowEvent* e) override;
 
@@ -97,6 +123,10 @@ private:
     void saveCheckpointDialog();
     void showPreferences();
     void showAbout();
+    void showWorkspace(int index);
+    void fillLayoutsMenu();
+    void fillRecentMenu();
+    void updateJobStatus();
     void setModel(const Model& m);
 
     SettingsPanel* m_settings;
@@ -107,7 +137,13 @@ private:
     ExplorerPanel* m_explorer = nullptr;
     InspectorPanel* m_inspector = nullptr;
     bool m_shownOnce = false;
-    class QTabWidget* m_centralTabs = nullptr;
+    std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
+    QDockWidget* m_currentWorkspace = nullptr;
+    QPointer<ExportDialog> m_exportDialog;
+    QMenu *m_recentMenu = nullptr, *m_layoutsMenu = nullptr;
+    QByteArray m_defaultLayout;
+    QLabel* m_statusJob = nullptr;
+    QAction* m_exportAction = nullptr;
     QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;
     QProgressBar* m_progress;
     QLabel* m_progressText;

@@ -1,0 +1,377 @@
+// Figures for papers: every export format is a valid file of its kind (PNG header and pixel size
+// from the DPI; PDF structure and page size; SVG that parses, with its text as text; CSV columns),
+// exports are white in dark mode and leave the view as it was, a panel exports as one figure and
+// can be cancelled, File → Export drives the dialog, `parrotscope export` writes every figure of a
+// run, and window layouts survive a save / restore round trip and a restart.
+#include "error.h"
+#include "export.h"
+#include "exportdialog.h"
+#include "mainwindow.h"
+#include "plots.h"
+#include "testutil.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QMenu>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+#include <qcustomplot.h>
+
+using namespace parrot;
+
+namespace {
+
+// A plot with everything a figure has: a titled graph (its name needs CSV quoting), bars, a
+// colour map with its colour bar, axis labels and a legend.
+void drawSample(QCustomPlot& plot)
+{
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "Sample figure", QFont("sans", 11, QFont::Bold)));
+    QCPGraph* g = plot.addGraph();
+    g->setName("accuracy, seed 1");
+    g->setPen(QPen(Qt::blue, 2));
+    for (int i = 0; i < 10; ++i) g->addData(i, i * i / 100.0);
+    auto* bars = new QCPBars(plot.xAxis, plot.yAxis);
+    bars->setName("bars");
+    bars->addData(3, 0.5);
+    bars->addData(4, 0.25);
+    auto* map = new QCPColorMap(plot.xAxis, plot.yAxis2);
+    map->setName("heat");
+    map->data()->setSize(3, 2);
+    map->data()->setRange(QCPRange(0, 2), QCPRange(0, 1));
+    for (int x = 0; x < 3; ++x)
+        for (int y = 0; y < 2; ++y) map->data()->setCell(x, y, x + 10 * y);
+    auto* scale = new QCPColorScale(&plot);
+    plot.plotLayout()->addElement(1, 1, scale);
+    map->setColorScale(scale);
+    map->rescaleDataRange();
+    plot.xAxis->setLabel("string length");
+    plot.yAxis->setLabel("answer accuracy");
+    plot.legend->setVisible(true);
+    plot.rescaleAxes();
+    plot.replot();
+}
+
+QString readText(const QString& path) { return QString::fromUtf8(test::readAll(path)); }
+
+// A PDF that a reader can open: header, at least one page of the asked size, a cross-reference
+// table and trailer, and the end marker.
+void checkPdf(const QString& path, int width, int height)
+{
+    const QByteArray pdf = test::readAll(path);
+    QVERIFY2(pdf.startsWith("%PDF-1."), qPrintable(path));
+    QVERIFY(pdf.trimmed().endsWith("%%EOF"));
+    QVERIFY(pdf.contains("/Type /Page") || pdf.contains("/Type/Page"));
+    QVERIFY(pdf.contains("xref") && pdf.contains("trailer"));
+    const QRegularExpression box("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]");
+    const QRegularExpressionMatch m = box.match(QString::fromLatin1(pdf));
+    QVERIFY2(m.hasMatch(), "no MediaBox");
+    QVERIFY2(std::abs(m.captured(1).toDouble() - width) < 1.5 && std::abs(m.captured(2).toDouble() - height) < 1.5,
+             qPrintable(m.captured(0)));
+}
+
+// An SVG that parses, of the asked size, with its labels as <text>.
+void checkSvg(const QString& path, int width, int height, const QStringList& texts)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&f);
+    bool root = false;
+    QString allText;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == u"svg" && !root) {
+            root = true;
+            QCOMPARE(xml.attributes().value("viewBox").toString(), QString("0 0 %1 %2").arg(width).arg(height));
+        }
+        if (xml.isStartElement() && xml.name() == u"text") allText += xml.readElementText(QXmlStreamReader::IncludeChildElements) + "\n";
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(root);
+    for (const QString& t : texts) QVERIFY2(allText.contains(t), qPrintable(t + " not among the SVG's texts: " + allText.left(300)));
+}
+
+void checkPng(const QString& path, int width, int height)
+{
+    QVERIFY(test::readAll(path).startsWith("\x89PNG\r\n\x1a\n"));
+    const QImage image(path);
+    QCOMPARE(image.size(), QSize(width, height));
+}
+
+}  // namespace
+
+class TestExport : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QVERIFY(m_dir.isValid());
+    }
+
+    void everyFormatIsAValidFileOfItsKind()
+    {
+        QCustomPlot plot;
+        plot.resize(600, 400);
+        drawSample(plot);
+        ExportOptions o;
+        o.width = 640;
+        o.height = 400;
+        o.dpi = 144;
+        exportPlot(plot, path("s.png"), o);
+        checkPng(path("s.png"), 960, 600);  // 640 x 400 points at 144 dpi
+        QCOMPARE(QImage(path("s.png")).dotsPerMeterX(), int(std::lround(144 / 0.0254)));
+        exportPlot(plot, path("s.pdf"), o);
+        checkPdf(path("s.pdf"), 640, 400);
+        exportPlot(plot, path("s.svg"), o);
+        checkSvg(path("s.svg"), 640, 400, {"string length", "answer accuracy", "Sample figure", "accuracy, seed 1"});
+        exportPlot(plot, path("s.csv"), o);
+        const QStringList rows = readText(path("s.csv")).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(rows.first(), QString("series,x,y,value"));
+        QCOMPARE(rows.size(), 1 + 10 + 2 + 6);  // the graph's points, the bars, the map's cells
+        QVERIFY(rows.contains("\"accuracy, seed 1\",3,0.09,"));
+        QVERIFY(rows.contains("heat,2,1,12"));  // cell (2, 1) at its centre coordinates
+        QVERIFY(!QFileInfo::exists(path("s.png.part.png")));
+    }
+
+    // The figure's fonts, line widths and white background are the export's; the view keeps its own.
+    void exportOptionsLeaveTheViewAsItWas()
+    {
+        QCustomPlot plot;
+        plot.resize(500, 300);
+        drawSample(plot);
+        setDarkPlots(true);
+        applyPlotTheme(plot, true);
+        const QColor darkLabel = plot.xAxis->labelColor();
+        QVERIFY(darkLabel.lightness() > 128);
+        const double viewFont = plot.xAxis->labelFont().pointSizeF();
+        ExportOptions o;
+        o.width = 400;
+        o.height = 300;
+        o.dpi = 96;
+        o.fontPt = 21;
+        o.lineWidth = 4;
+        exportPlot(plot, path("o.svg"), o);
+        const QString svg = readText(path("o.svg"));
+        QVERIFY2(svg.contains("font-size=\"21\""), "the export's font size is not in the SVG");
+        QVERIFY(svg.contains("stroke-width=\"4\""));
+        exportPlot(plot, path("o.png"), o);
+        const QImage png(path("o.png"));
+        QCOMPARE(png.pixelColor(2, 2), QColor(Qt::white));  // white although the view is dark
+        QCOMPARE(plot.xAxis->labelColor(), darkLabel);         // and the view is still dark
+        QCOMPARE(plot.xAxis->labelFont().pointSizeF(), viewFont);
+        QCOMPARE(plot.graph(0)->pen().widthF(), 2.0);
+        o.white = false;
+        exportPlot(plot, path("dark.png"), o);
+        QVERIFY(QImage(path("dark.png")).pixelColor(2, 2).lightness() < 100);
+        setDarkPlots(false);
+    }
+
+    void aPanelExportsAsOneFigureAndCanBeCancelled()
+    {
+        QWidget panel;
+        auto* h = new QHBoxLayout(&panel);
+        auto* a = new QCustomPlot(&panel);
+        auto* b = new QCustomPlot(&panel);
+        a->setObjectName("left");
+        b->setObjectName("right");
+        h->addWidget(a);
+        h->addWidget(b);
+        drawSample(*a);
+        drawSample(*b);
+        panel.resize(1000, 400);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const std::vector<PlacedPlot> plots = panelPlots(&panel, 1200, 500);
+        QCOMPARE(int(plots.size()), 2);
+        QVERIFY(plots[0].rect.right() < plots[1].rect.left());  // side by side, as on screen
+        QVERIFY(plots[1].rect.right() <= 1200 && plots[1].rect.right() > 1150);
+        ExportOptions o;
+        o.width = 1200;
+        o.height = 500;
+        o.dpi = 96;
+        exportPlots(plots, path("panel.png"), o);
+        checkPng(path("panel.png"), 1200, 500);
+        exportPlots(plots, path("panel.svg"), o);
+        checkSvg(path("panel.svg"), 1200, 500, {"Sample figure"});
+        exportPlots(plots, path("panel.csv"), o);
+        const QString csv = readText(path("panel.csv"));
+        QVERIFY(csv.startsWith("plot,series,x,y,value\n"));
+        QVERIFY(csv.contains("\nleft,") && csv.contains("\nright,"));
+        // cancelled after the first plot: nothing written, and an earlier file is kept
+        test::writeAll(path("keep.pdf"), "earlier");
+        int calls = 0;
+        exportPlots(plots, path("keep.pdf"), o, {}, [&](int, int) { return ++calls < 1; });
+        QCOMPARE(calls, 1);
+        QCOMPARE(test::readAll(path("keep.pdf")), QByteArray("earlier"));
+    }
+
+    void badRequestsAreRefusedWithAMessage()
+    {
+        QCustomPlot plot;
+        drawSample(plot);
+        const struct {
+            QString file;
+            ExportOptions o;
+            QString says;
+        } cases[] = {
+            {path("x.jpg"), {}, "expected a .png, .pdf, .svg or .csv file"},
+            {path("x.png"), {50, 500}, "expected 100..10000 points"},
+            {path("x.png"), {800, 500, 5}, "dpi 5"},
+            {path("x.png"), {10000, 10000, 1200}, "over 400 million pixels"},
+            {path("no/such/folder/x.pdf"), {}, "does not exist"},
+        };
+        for (const auto& c : cases) {
+            try {
+                exportPlot(plot, c.file, c.o);
+                QFAIL(qPrintable(c.file + " was written"));
+            } catch (const Error& e) {
+                QVERIFY2(e.message().contains(c.says), qPrintable(e.message()));
+            }
+        }
+    }
+
+    // File → Export on the Train tab's loss plot, then the whole tab; and the plot's right-click menu.
+    void fileExportDrivesTheDialog()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.showTrain();
+        w.lossPlot()->addPoint(1, 3.2);
+        w.lossPlot()->addPoint(2, 2.5);
+        auto* action = w.findChild<QAction*>("exportAction");
+        QVERIFY(action);
+        QCOMPARE(action->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
+        action->trigger();
+        ExportDialog* d = w.exportDialog();
+        QVERIFY(d && d->isVisible());
+        QCOMPARE(d->targetCount(), 3);  // loss, accuracy, the whole tab
+        QCOMPARE(d->targetName(), plotName(*w.lossPlot()->plot()));
+        ExportOptions o = d->options();
+        o.width = 700;
+        o.height = 420;
+        o.fontPt = 12;
+        d->setOptions(o);
+        d->setPath(path("gui-loss.svg"));
+        QString error;
+        QVERIFY2(d->exportNow(&error), qPrintable(error));
+        checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step"});
+        d->setTarget(2);  // the whole Train tab
+        d->setPath(path("gui-train.pdf"));
+        QVERIFY2(d->exportNow(&error), qPrintable(error));
+        checkPdf(path("gui-train.pdf"), 700, 420);
+        d->setPath(path("gui-train.txt"));
+        QVERIFY(!d->exportNow(&error));
+        QVERIFY(error.contains(".png, .pdf, .svg or .csv"));
+        QVERIFY(d->copyToClipboard());
+        QVERIFY(!QGuiApplication::clipboard()->image().isNull());
+        d->close();
+        // remembered for next time
+        QCOMPARE(QSettings().value("export/width").toInt(), 700);
+        // right-click on a plot offers export and copy
+        QStringList offered;
+        QTimer::singleShot(200, [&offered] {
+            if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+                for (QAction* a : menu->actions()) offered << a->text();
+                menu->close();
+            }
+        });
+        QContextMenuEvent event(QContextMenuEvent::Mouse, QPoint(50, 50), w.lossPlot()->plot()->mapToGlobal(QPoint(50, 50)));
+        QApplication::sendEvent(w.lossPlot()->plot(), &event);
+        QVERIFY2(offered.contains("Export figure...") && offered.contains("Copy figure to clipboard"), qPrintable(offered.join("|")));
+    }
+
+    // A layout saved, changed, restored; the session's layout back after a restart.
+    void layoutsRoundTrip()
+    {
+        QSettings().remove("window");
+        {
+            MainWindow w;
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            auto* log = w.findChild<QDockWidget*>("logDock");
+            auto* runs = w.findChild<QDockWidget*>("runsDock");
+            QVERIFY(log && runs);
+            log->hide();
+            runs->setFloating(true);
+            w.saveLayout("paper");
+            QVERIFY(w.savedLayouts().contains("paper"));
+            w.resetLayout();
+            QVERIFY(log->isVisible() && !runs->isFloating());
+            QVERIFY(w.restoreLayout("paper"));
+            QVERIFY(!log->isVisible() && runs->isFloating());
+            QVERIFY(!w.restoreLayout("no such layout"));
+            w.showExplorer();
+            w.close();  // saves the session's window and layout
+        }
+        MainWindow again;
+        again.restoreSession();
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QVERIFY(!again.findChild<QDockWidget*>("logDock")->isVisible());
+        QVERIFY(again.findChild<QDockWidget*>("runsDock")->isFloating());
+        again.resetLayout();
+    }
+
+    void themesFollowTheChoice()
+    {
+        MainWindow::applyTheme("dark");
+        QVERIFY(darkPlots());
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 128);
+        QCustomPlot plot;
+        plot.show();  // polished: takes the theme
+        QVERIFY(QTest::qWaitForWindowExposed(&plot));
+        QVERIFY(plot.xAxis->tickLabelColor().lightness() > 128);
+        MainWindow::applyTheme("light");
+        QVERIFY(!darkPlots());
+        QCOMPARE(plot.xAxis->tickLabelColor(), QColor(Qt::black));
+        MainWindow::applyTheme("system");
+    }
+
+    // `parrotscope export` on a run folder: each figure in each format, and its refusals.
+    void exportCommandWritesEveryFigure()
+    {
+        const QString run = path("run");
+        auto r = test::runCli({"train", "--preset", "copy-tiny", "--out", run, "--steps", "20", "--set", "model.d_model=32", "--set",
+                               "model.heads=4", "--set", "model.num_masked_heads=2", "--set", "train.eval_every=10", "--set",
+                               "task.eval_samples=8", "--set", "train.eval_samples=8"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        for (const QString figure : {"loss", "accuracy", "efficiency", "panel"})
+            for (const QString ext : {"png", "pdf", "svg", "csv"}) {
+                const QString out = path(figure + "." + ext);
+                r = test::runCli({"export", "--run", run, "--figure", figure, "--out", out, "--size", "600x400", "--dpi", "96",
+                                  "--font-size", "11", "--line-width", "1.5"});
+                QVERIFY2(r.code == 0, qPrintable(figure + "." + ext + ": " + r.err));
+                if (ext == "png") checkPng(out, 600, 400);
+                if (ext == "pdf") checkPdf(out, 600, 400);
+                if (ext == "svg") checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                if (ext == "csv") {
+                    const QStringList rows = readText(out).split('\n', Qt::SkipEmptyParts);
+                    QVERIFY(rows.size() > 1);
+                    QCOMPARE(rows.first(), figure == "panel" ? QString("plot,series,x,y,std") : QString("series,x,y,std"));
+                }
+            }
+        r = test::runCli({"export", "--run", run, "--figure", "table", "--out", path("table.csv")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(readText(path("table.csv")).startsWith("task,model,grade,value,runs,detail\ncopy,"));
+        test::expectCliError(test::runCli({"export", "--run", run, "--figure", "table", "--out", path("table.png")}), "exports as CSV");
+        test::expectCliError(test::runCli({"export", "--run", run, "--figure", "heads", "--out", path("x.png")}), "--figure: expected one of");
+        test::expectCliError(test::runCli({"export", "--run", path("nowhere"), "--figure", "loss", "--out", path("x.png")}), "no such run folder");
+        test::expectCliError(test::runCli({"export", "--run", run, "--figure", "loss", "--out", path("x.png"), "--dpi", "5000"}), "--dpi");
+    }
+};
+
+QTEST_MAIN(TestExport)
+#include "tst_export.moc"
