@@ -100,3 +100,10 @@ list(JOIN PARROT_DEB_DEPENDS ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-wayland")
 
 include(CPack)
+
+# Builds the package from this build folder (only the app and the icons, not the tests) and
+# checks what it installs; quick, so it runs with the rest of the suite.
+if(PARROT_BUILD_TESTS)
+  add_test(NAME package_deb COMMAND bash ${PROJECT_SOURCE_DIR}/packaging/test-deb.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(package_deb PROPERTIES TIMEOUT 600 ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+endif()
