@@ -12,6 +12,7 @@
 #include "version.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QSettings>
 #include <QTextStream>
 #include <QElapsedTimer>
@@ -25,6 +26,8 @@ int runGui(int argc, char** argv, const QStringList& args)
     QApplication::setApplicationName("Parrotscope");
     QApplication::setOrganizationName("Parrotscope");
     QApplication::setApplicationVersion(parrot::appVersion());
+    QApplication::setDesktopFileName("io.github.parrotscope.Parrotscope");  // matches the installed .desktop entry
+    QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
     QString preset, screenshot, checkpoint, error;
     QStringList sets;
