@@ -8,6 +8,7 @@
 #include "exportdialog.h"
 #include "mainwindow.h"
 #include "plots.h"
+#include "settingspanel.h"
 #include "testutil.h"
 
 #include <QAction>
@@ -16,6 +17,8 @@
 #include <QHBoxLayout>
 #include <QImage>
 #include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -265,6 +268,10 @@ private slots:
         o.fontPt = 12;
         d->setOptions(o);
         d->setPath(path("gui-loss.svg"));
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) {  // for looking at it: PARROT_SHOTS=DIR tst_export
+            d->grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("export-dialog.png"));
+            w.grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("export-window.png"));
+        }
         QString error;
         QVERIFY2(d->exportNow(&error), qPrintable(error));
         checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step"});
@@ -272,6 +279,7 @@ private slots:
         d->setPath(path("gui-train.pdf"));
         QVERIFY2(d->exportNow(&error), qPrintable(error));
         checkPdf(path("gui-train.pdf"), 700, 420);
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
         d->setPath(path("gui-train.txt"));
         QVERIFY(!d->exportNow(&error));
         QVERIFY(error.contains(".png, .pdf, .svg or .csv"));
@@ -323,6 +331,27 @@ private slots:
         QVERIFY(!again.findChild<QDockWidget*>("logDock")->isVisible());
         QVERIFY(again.findChild<QDockWidget*>("runsDock")->isFloating());
         again.resetLayout();
+    }
+
+    // The first-run welcome: non-blocking, remembered, and its button opens the default experiment.
+    void welcomeOpensTheDefaultExperiment()
+    {
+        QSettings().remove("welcomed");
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.showExplorer();
+        w.showWelcome();
+        auto* box = w.findChild<QMessageBox*>("welcome");
+        QVERIFY(box && box->isVisible());
+        QVERIFY(QSettings().value("welcomed").toBool());
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) box->grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("welcome.png"));
+        QPushButton* open = nullptr;
+        for (QAbstractButton* b : box->buttons()) open = b->text().contains("default experiment") ? qobject_cast<QPushButton*>(b) : open;
+        QVERIFY(open);
+        QTest::mouseClick(open, Qt::LeftButton);
+        QCOMPARE(w.currentPanelName(), QString("Train"));
+        QCOMPARE(w.settings()->config().name, QString("copy-hard-alibi"));
     }
 
     void themesFollowTheChoice()

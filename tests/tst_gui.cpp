@@ -111,7 +111,7 @@ private slots:
         // Pause: the step stops moving; resume: it moves again.
         QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
         QCOMPARE(w.pauseButton()->text(), QString("Resume"));
-        QTest::qWait(300);
+        QTest::qWait(1000);  // points already queued before the pause land first (a loaded machine takes a while)
         const int atPause = w.lossPlot()->pointCount();
         QTest::qWait(400);
         QVERIFY(w.lossPlot()->pointCount() <= atPause + 1);

@@ -60,6 +60,8 @@ public:
             t->setFont(sized(t->font(), o.fontPt * 1.15));  // titles a little larger than the rest
         }
         if (plot.legend) {
+            m_legendVisible = plot.legend->visible();
+            if (plot.legend->itemCount() == 0) plot.legend->setVisible(false);  // an empty box means nothing on paper
             m_legendFont = plot.legend->font();
             plot.legend->setFont(sized(plot.legend->font(), o.fontPt));
             for (int i = 0; i < plot.legend->itemCount(); ++i)
@@ -92,7 +94,10 @@ public:
             a.axis->setTickLabelFont(a.ticks);
         }
         for (const auto& [t, f] : m_texts) t->setFont(f);
-        if (m_plot.legend) m_plot.legend->setFont(m_legendFont);
+        if (m_plot.legend) {
+            m_plot.legend->setFont(m_legendFont);
+            m_plot.legend->setVisible(m_legendVisible);
+        }
         for (const auto& [item, f] : m_legendItems) item->setFont(f);
         for (const auto& [t, f] : m_itemTexts) t->setFont(f);
         for (const auto& [p, pen] : m_pens) p->setPen(pen);
@@ -108,6 +113,7 @@ private:
     std::vector<AxisFonts> m_axes;
     std::vector<std::pair<QCPTextElement*, QFont>> m_texts;
     QFont m_legendFont;
+    bool m_legendVisible = false;
     std::vector<std::pair<QCPAbstractLegendItem*, QFont>> m_legendItems;
     std::vector<std::pair<QCPItemText*, QFont>> m_itemTexts;
     std::vector<std::pair<QCPAbstractPlottable*, QPen>> m_pens;

@@ -171,6 +171,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
             if (visible) m_currentWorkspace = dock;
         });
     }
+    fitWorkspace();
     m_currentWorkspace = m_workspace.front();
     m_workspace.front()->raise();
     setDockNestingEnabled(true);
@@ -404,8 +405,28 @@ bool MainWindow::copyFigure(QCustomPlot* plot)
     return !image.isNull();
 }
 
+void MainWindow::fitWorkspace()
+{
+    // Tabbed docks size to the one in front and do not grow the window for the others; like a
+    // tab widget, each page gets room for the largest, so a tab brought forward (or a view that
+    // has just loaded) is never squeezed under its content.
+    QSize room;
+    for (QDockWidget* d : m_workspace) room = room.expandedTo(d->widget()->minimumSizeHint());
+    for (QDockWidget* d : m_workspace)
+        if (d->widget()->minimumSize() != room) d->widget()->setMinimumSize(room);
+}
+
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
 {
+    if (event->type() == QEvent::LayoutRequest && !m_fitPending)
+        for (QDockWidget* d : m_workspace)
+            if (watched == d->widget()) {  // a page's content changed size: refit once the layouts settle
+                m_fitPending = true;
+                QTimer::singleShot(0, this, [this] {
+                    m_fitPending = false;
+                    fitWorkspace();
+                });
+            }
     if (event->type() != QEvent::ContextMenu) return QMainWindow::eventFilter(watched, event);
     auto* widget = qobject_cast<QWidget*>(watched);
     if (!widget || widget->window() != this) return QMainWindow::eventFilter(watched, event);
@@ -779,6 +800,11 @@ bool MainWindow::saveCheckpoint(const QString& path)
 
 bool MainWindow::saveScreenshot(const QString& path)
 {
+    // what was just loaded may have changed sizes: lay the window out before grabbing it
+    for (int i = 0; i < 3; ++i) {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+    }
     const bool ok = grab().save(path, "PNG");
     if (!ok) showError(tr("Could not write the screenshot %1").arg(path));
     return ok;

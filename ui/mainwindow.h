@@ -127,6 +127,7 @@ private:
     void fillLayoutsMenu();
     void fillRecentMenu();
     void updateJobStatus();
+    void fitWorkspace();
     void setModel(const Model& m);
 
     SettingsPanel* m_settings;
@@ -139,6 +140,7 @@ private:
     bool m_shownOnce = false;
     std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
     QDockWidget* m_currentWorkspace = nullptr;
+    bool m_fitPending = false;
     QPointer<ExportDialog> m_exportDialog;
     QMenu *m_recentMenu = nullptr, *m_layoutsMenu = nullptr;
     QByteArray m_defaultLayout;
