@@ -244,32 +244,34 @@ void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, cons
             complete = paintPlots(painter, plots, o, progress);
         }
         if (complete && !image.save(partial, "PNG")) cannotWrite(path);
-    } else if (ext == "pdf") {
-        QPdfWriter pdf(partial);
-        pdf.setCreator("Parrotscope");
-        pdf.setTitle(title.isEmpty() ? QString("Parrotscope figure") : title);
-        pdf.setResolution(72);  // one unit = one point
-        pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QCPPainter painter;
-        if (!painter.begin(&pdf)) cannotWrite(path);
-        painter.setMode(QCPPainter::pmVectorized);
-        painter.setMode(QCPPainter::pmNoCaching);
-        complete = paintPlots(painter, plots, o, progress);
-        painter.end();
     } else {
-        QSvgGenerator svg;
-        svg.setFileName(partial);
-        svg.setSize(QSize(o.width, o.height));
-        svg.setViewBox(QRect(0, 0, o.width, o.height));
-        svg.setTitle(title.isEmpty() ? QString("Parrotscope figure") : title);
-        svg.setDescription("Written by Parrotscope");
-        QCPPainter painter;
-        if (!painter.begin(&svg)) cannotWrite(path);
-        painter.setMode(QCPPainter::pmVectorized);
-        painter.setMode(QCPPainter::pmNoCaching);
-        complete = paintPlots(painter, plots, o, progress);
-        painter.end();
+        // vector formats: drawn as vectors, without QCustomPlot's cached pixmaps
+        auto paintVector = [&](QPaintDevice& device) {
+            QCPPainter painter;
+            if (!painter.begin(&device)) cannotWrite(path);
+            painter.setMode(QCPPainter::pmVectorized);
+            painter.setMode(QCPPainter::pmNoCaching);
+            complete = paintPlots(painter, plots, o, progress);
+            painter.end();
+        };
+        const QString shownTitle = title.isEmpty() ? QString("Parrotscope figure") : title;
+        if (ext == "pdf") {
+            QPdfWriter pdf(partial);
+            pdf.setCreator("Parrotscope");
+            pdf.setTitle(shownTitle);
+            pdf.setResolution(72);  // one unit = one point
+            pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            paintVector(pdf);
+        } else {
+            QSvgGenerator svg;
+            svg.setFileName(partial);
+            svg.setSize(QSize(o.width, o.height));
+            svg.setViewBox(QRect(0, 0, o.width, o.height));
+            svg.setTitle(shownTitle);
+            svg.setDescription("Written by Parrotscope");
+            paintVector(svg);
+        }
     }
     if (!complete) {
         QFile::remove(partial);
