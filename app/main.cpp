@@ -100,7 +100,7 @@ int runGui(int argc, char** argv, const QStringList& args)
     parrot::MainWindow::applyTheme(theme);
     parrot::MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)
-    if (restore && screenshot.isEmpty()) window.restoreSession();
+    const bool restored = restore && screenshot.isEmpty() && window.restoreSession();
     if (!layout.isEmpty() && !window.restoreLayout(layout)) {
         QTextStream(stderr) << "parrotscope: error: no saved layout '" << layout << "' (saved: " << window.savedLayouts().join(", ") << ")\n";
         return 1;
@@ -121,7 +121,9 @@ int runGui(int argc, char** argv, const QStringList& args)
         tab = "inspect";
         window.inspector()->openFile(inspectFile);
     }
-    if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0) tab = "explore";
+    // (a restored session keeps the tab it had in front)
+    if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0 && !restored)
+        tab = "explore";
     if (tab == "explore") window.showExplorer();
     else if (tab == "experiments") window.showExperiments();
     else if (tab == "train") window.showTrain();

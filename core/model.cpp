@@ -352,7 +352,7 @@ Model Model::load(const QString& path)
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
         // a tied output layer saved anyway (mamba_ssm writes lm_head.weight next to the embedding it shares)
         const bool tiedCopy = it.key() == "lm_head.weight" && config.model.tieEmbeddings;
-        if (!expected.contains(it.key()) && !tiedCopy) unexpected << it.key();
+        if (!expected.contains(it.key()) && !tiedCopy) unexpected << imported.sourceName(it.key());
     }
     QStringList problems;
     auto list = [&](const QString& what, const QStringList& names) {

@@ -232,6 +232,13 @@ private slots:
             {craft("nostorage.bin", test::storedZip({{"p/data.pkl", tensorDictPickle("w", {2}, {1}, 2)}})), "lacks"},
             {craft("step.bin", test::storedZip({{"p/data.pkl", QByteArray("\x80\x02}") + pstr("step") + "K\x05s."}})),
              "entry 'step' is an integer, not a tensor"},
+            // torch.save(model.state_dict()): an OrderedDict with its _metadata set by BUILD
+            {craft("state_dict.bin", test::storedZip({{"o/data.pkl", QByteArray("\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01}q\x02" "b.", 38)}})),
+             "re-save it as dict(state_dict)"},
+            // a million nested tuples, and a list that holds itself: refused, freed without recursion
+            {craft("deep.bin", test::storedZip({{"d/data.pkl", QByteArray("\x80\x02N", 3) + QByteArray(999'990, '\x85') + "."}})),
+             "holds a tuple, not a dict"},
+            {craft("cycle.bin", test::storedZip({{"c/data.pkl", QByteArray("\x80\x02]q\x00h\x00" "a.", 9)}})), "holds a list, not a dict"},
             {craft("values.bin", test::storedZip({{"v/data.pkl", QByteArray("\x80\x02", 2) + QByteArray(1'100'000, 'N') + "."}})),
              "not a state dict"},
             {craft("legacy.pt", QByteArray("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15)), "legacy"},

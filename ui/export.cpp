@@ -134,11 +134,13 @@ bool paintPlots(QCPPainter& painter, const std::vector<PlacedPlot>& plots, const
     if (o.white) painter.fillRect(QRect(0, 0, o.width, o.height), Qt::white);
     int done = 0;
     for (const PlacedPlot& p : plots) {
-        ExportStyle style(*p.plot, o);
-        painter.save();
-        painter.translate(p.rect.topLeft());
-        p.plot->toPainter(&painter, p.rect.width(), p.rect.height());
-        painter.restore();
+        {
+            ExportStyle style(*p.plot, o);  // restored before `progress` lets events (and redraws) run
+            painter.save();
+            painter.translate(p.rect.topLeft());
+            p.plot->toPainter(&painter, p.rect.width(), p.rect.height());
+            painter.restore();
+        }
         if (progress && !progress(++done, int(plots.size()))) return false;
     }
     return true;
@@ -317,6 +319,7 @@ std::vector<PlacedPlot> panelPlots(QWidget* panel, int width, int height)
 QImage plotImage(QCustomPlot& plot, const ExportOptions& o)
 {
     const double scale = o.dpi / 96.0;
+    if (double(o.width) * o.height * scale * scale > 400e6) return {};  // as for files: no image over 400 million pixels
     QImage image(QSize(int(std::lround(o.width * scale)), int(std::lround(o.height * scale))), QImage::Format_ARGB32);
     if (image.isNull()) return image;
     image.fill(Qt::white);

@@ -215,6 +215,12 @@ bool ExportDialog::copyToClipboard()
     const std::vector<PlacedPlot> plots = selection();
     if (plots.empty()) return false;
     ExportOptions o = options();
+    try {
+        checkExport("clipboard.png", o);  // the same limits as a PNG file
+    } catch (const Error& e) {
+        m_status->setText(e.message());
+        return false;
+    }
     QImage image;
     if (plots.size() == 1) {
         image = plotImage(*plots.front().plot, o);

@@ -142,7 +142,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_readout->setMinimumHeight(m_readout->fontMetrics().height() + 4);
     layout->addWidget(m_readout);
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { onMove(int(e->position().x()), int(e->position().y())); });
-    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { onClick(int(e->position().x()), int(e->position().y())); });
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        if (e->button() == Qt::LeftButton) onClick(int(e->position().x()), int(e->position().y()));  // right: the export menu
+    });
 }
 
 void HeatmapView::setData(const HeatmapData& data)

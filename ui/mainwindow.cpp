@@ -59,6 +59,8 @@
 
 #include <qcustomplot.h>
 
+#include <unistd.h>
+
 namespace parrot {
 
 namespace {
@@ -410,10 +412,14 @@ void MainWindow::fitWorkspace()
     // Tabbed docks size to the one in front and do not grow the window for the others; like a
     // tab widget, each page gets room for the largest, so a tab brought forward (or a view that
     // has just loaded) is never squeezed under its content.
-    QSize room;
-    for (QDockWidget* d : m_workspace) room = room.expandedTo(d->widget()->minimumSizeHint());
-    for (QDockWidget* d : m_workspace)
+    // Only docks tabbed together share: docks split side by side or floating keep their own.
+    for (QDockWidget* d : m_workspace) {
+        QSize room = d->widget()->minimumSizeHint();
+        for (QDockWidget* other : tabifiedDockWidgets(d))
+            if (std::find(m_workspace.begin(), m_workspace.end(), other) != m_workspace.end())
+                room = room.expandedTo(other->widget()->minimumSizeHint());
         if (d->widget()->minimumSize() != room) d->widget()->setMinimumSize(room);
+    }
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
@@ -429,7 +435,9 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
             }
     if (event->type() != QEvent::ContextMenu) return QMainWindow::eventFilter(watched, event);
     auto* widget = qobject_cast<QWidget*>(watched);
-    if (!widget || widget->window() != this) return QMainWindow::eventFilter(watched, event);
+    QWidget* window = widget ? widget->window() : nullptr;
+    const bool ours = window == this || (qobject_cast<QDockWidget*>(window) && window->parentWidget() == this);  // floating docks too
+    if (!ours) return QMainWindow::eventFilter(watched, event);
     auto* ce = static_cast<QContextMenuEvent*>(event);
     if (auto* plot = qobject_cast<QCustomPlot*>(widget)) {
         QMenu menu(this);
@@ -458,8 +466,10 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
     return QMainWindow::eventFilter(watched, event);
 }
 
-void MainWindow::saveLayout(const QString& name)
+void MainWindow::saveLayout(const QString& givenName)
 {
+    QString name = givenName;
+    name.replace('/', '-').replace('\\', '-');  // a slash would make a settings group of its own
     QSettings s;
     s.setValue(QString("layouts/%1/state").arg(name), saveState(kLayoutVersion));
     s.setValue(QString("layouts/%1/geometry").arg(name), saveGeometry());
@@ -493,11 +503,14 @@ void MainWindow::resetLayout()
     showTrain();
 }
 
-void MainWindow::restoreSession()
+bool MainWindow::restoreSession()
 {
     QSettings s;
+    const QByteArray state = s.value("window/state").toByteArray();
+    if (state.isEmpty()) return false;
     restoreGeometry(s.value("window/geometry").toByteArray());
-    restoreState(s.value("window/state").toByteArray(), kLayoutVersion);
+    m_sessionRestored = restoreState(state, kLayoutVersion);
+    return m_sessionRestored;
 }
 
 void MainWindow::fillLayoutsMenu()
@@ -526,7 +539,7 @@ void MainWindow::updateJobStatus()
     // resident memory of this process, where the jobs (training, evaluation, sweeps) run
     qint64 rss = 0;
     QFile statm("/proc/self/statm");
-    if (statm.open(QIODevice::ReadOnly)) rss = statm.readAll().split(' ').value(1).toLongLong() * 4096;
+    if (statm.open(QIODevice::ReadOnly)) rss = statm.readAll().split(' ').value(1).toLongLong() * sysconf(_SC_PAGESIZE);
     const QString job = m_trainThread ? tr("training") : m_evalThread ? tr("evaluating") : m_experiments->isRunning() ? tr("sweep") : QString();
     m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
 }
@@ -938,8 +951,8 @@ void MainWindow::showEvent(QShowEvent* e)
     QMainWindow::showEvent(e);
     if (m_shownOnce) return;
     m_shownOnce = true;
-    // a short log at first: the views above get the height (the docks keep what the user sets)
-    if (auto* logDock = findChild<QDockWidget*>("logDock")) resizeDocks({logDock}, {120}, Qt::Vertical);
+    // a short log at first: the views above get the height (a restored session keeps its own)
+    if (auto* logDock = findChild<QDockWidget*>("logDock"); logDock && !m_sessionRestored) resizeDocks({logDock}, {120}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)

@@ -83,7 +83,7 @@ public:
     bool restoreLayout(const QString& name);
     QStringList savedLayouts() const;
     void resetLayout();
-    void restoreSession();
+    bool restoreSession();  // false when there is none (or it was saved by another version)
     void showWelcome();  // the first-run welcome (non-blocking)
     // "system" (the platform's palette; plots follow it), "light" or "dark".
     static void applyTheme(const QString& mode);
@@ -141,6 +141,7 @@ private:
     std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
     QDockWidget* m_currentWorkspace = nullptr;
     bool m_fitPending = false;
+    bool m_sessionRestored = false;
     QPointer<ExportDialog> m_exportDialog;
     QMenu *m_recentMenu = nullptr, *m_layoutsMenu = nullptr;
     QByteArray m_defaultLayout;

@@ -281,7 +281,8 @@ SafetensorsFile readCheckpointTensors(const QString& path)
     SafetensorsFile merged;
     const QDir dir = QFileInfo(path).dir();
     for (const QString& file : files) {
-        const SafetensorsFile shard = readSafetensors(dir.filePath(file));
+        const QString shardPath = dir.filePath(file);  // safetensors shards, or pytorch_model-0000N.bin zips
+        const SafetensorsFile shard = looksLikeZip(shardPath) ? readTorchZip(shardPath) : readSafetensors(shardPath);
         for (auto it = shard.metadata.begin(); it != shard.metadata.end(); ++it) merged.metadata.insert(it.key(), it.value());
         for (auto it = shard.tensors.begin(); it != shard.tensors.end(); ++it) {
             if (map.value(it.key()).toString() != file)

@@ -27,7 +27,7 @@ public:
 
     qint64 u(qint64 at, int bytes) const
     {
-        if (at < 0 || at + bytes > n) fail(QString("a record at byte %1 runs past the end of the file").arg(at));
+        if (at < 0 || at > n - bytes) fail(QString("a record at byte %1 runs past the end of the file").arg(at));
         quint64 v = 0;
         for (int i = bytes - 1; i >= 0; --i) v = v << 8 | d[at + i];
         if (v > quint64(std::numeric_limits<qint64>::max())) fail(QString("a size or offset at byte %1 is out of range").arg(at));
@@ -103,8 +103,10 @@ private:
 
 // ---- the restricted unpickler ---------------------------------------------------------------
 
+// Every value lives in the unpickler's arena and refers to others by plain pointers: a
+// million-deep nesting or a list that contains itself (through the memo) is freed flatly.
 struct Obj;
-using P = std::shared_ptr<Obj>;
+using P = Obj*;
 
 struct Obj {
     enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor, Mark } kind = None;
@@ -120,13 +122,6 @@ struct Obj {
     P storage;
     std::vector<int64_t> size, stride;
 };
-
-P newObj(Obj::Kind k)
-{
-    auto o = std::make_shared<Obj>();
-    o->kind = k;
-    return o;
-}
 
 const char* kindName(Obj::Kind k)
 {
@@ -226,6 +221,14 @@ public:
                 for (size_t k = 0; k < kv.size(); k += 2) d->dict.emplace_back(kv[k], kv[k + 1]);
                 break;
             }
+            case 'b': {                                                                    // BUILD
+                // an OrderedDict's own attributes (state_dict()'s _metadata); on anything else it would
+                // set an object's state, which a dict of tensors never needs
+                pop();
+                const P o = top();
+                if (o->kind != Obj::Dict || !o->ordered) fail(QString("BUILD at byte %1 on %2: not a state dict").arg(at).arg(kindName(o->kind)));
+                break;
+            }
             case 'a': { const P v = pop(); listOf(top(), at)->items.push_back(v); break; }  // APPEND
             case 'e': {                                                                    // APPENDS
                 const std::vector<P> vs = popToMark();
@@ -272,8 +275,10 @@ private:
     static constexpr size_t kMaxValues = 1'000'000;
     P make(Obj::Kind k)
     {
-        if (++m_made > kMaxValues) fail(QString("more than %1 values: not a state dict").arg(kMaxValues));
-        return newObj(k);
+        if (m_arena.size() >= kMaxValues) fail(QString("more than %1 values: not a state dict").arg(kMaxValues));
+        m_arena.push_back(std::make_unique<Obj>());
+        m_arena.back()->kind = k;
+        return m_arena.back().get();
     }
     void push(P o)
     {
@@ -395,7 +400,7 @@ private:
     qint64 pos = 0;
     std::vector<P> m_stack;
     std::map<int64_t, P> m_memo;
-    size_t m_made = 0;
+    std::vector<std::unique_ptr<Obj>> m_arena;  // owns every value made
 
 public:
     QString m_foreign;  // the global that stopped it, when one did
@@ -502,7 +507,7 @@ SafetensorsFile readTorchZip(const QString& path, TorchZipKind* kind)
         throw Error(QString("%1: the tensors are stored big-endian; re-save it on a little-endian machine").arg(path));
     const QByteArray pickle = zip.bytes(prefix + "data.pkl", entries.at(prefix + "data.pkl"));
     Unpickler unpickler(pickle, path);
-    P top;
+    P top = nullptr;
     try {
         top = unpickler.run();
     } catch (const Error&) {
