@@ -230,7 +230,10 @@ private slots:
         QPushButton* evaluate = nullptr;
         for (QPushButton* b : p->findChildren<QPushButton*>()) evaluate = b->text().contains("Train tab") ? b : evaluate;
         QVERIFY(evaluate && evaluate->isEnabled());
-        QTest::mouseClick(evaluate, Qt::LeftButton);
+        QSignalSpy opened(&w, &MainWindow::checkpointOpened);
+        QTest::mouseClick(evaluate, Qt::LeftButton);  // opened off the GUI thread
+        QVERIFY(opened.wait(30000));
+        QCOMPARE(opened.first().first().toBool(), true);
         QCOMPARE(w.model().config().model.kind, QString("transformer"));
         QVERIFY(w.model().config().model.parallelResidual);
         QCOMPARE(w.model().config().model.positions, QString("rope"));

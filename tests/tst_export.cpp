@@ -7,6 +7,7 @@
 #include "export.h"
 #include "exportdialog.h"
 #include "mainwindow.h"
+#include "model.h"
 #include "plots.h"
 #include "settingspanel.h"
 #include "testutil.h"
@@ -352,6 +353,36 @@ private slots:
         QTest::mouseClick(open, Qt::LeftButton);
         QCOMPARE(w.currentPanelName(), QString("Train"));
         QCOMPARE(w.settings()->config().name, QString("copy-hard-alibi"));
+    }
+
+    // File → Open reads off the GUI thread with a busy bar; Esc cancels and keeps the current model.
+    void openingACheckpointRunsOffTheGuiThread()
+    {
+        const QString file = path("tiny.safetensors");
+        Model::create(test::tinyConfig()).save(file);
+        MainWindow w;
+        w.show();
+        QSignalSpy opened(&w, &MainWindow::checkpointOpened);
+        w.openCheckpointInBackground(file);
+        QVERIFY(w.isOpening());
+        QVERIFY(w.stopButton()->isEnabled());
+        QVERIFY(opened.wait(30000));
+        QCOMPARE(opened.last().first().toBool(), true);
+        QVERIFY(!w.model().isNull());
+        QCOMPARE(w.model().config().name, test::tinyConfig().name);
+        // cancelled: the model opened before stays
+        const Model before = w.model();
+        w.openCheckpointInBackground(file);
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(opened.wait(30000));
+        QCOMPARE(opened.last().first().toBool(), false);
+        QCOMPARE(w.model().summary(), before.summary());
+        // a broken file: a message, the model kept
+        test::writeAll(path("broken.safetensors"), "not a checkpoint at all");
+        w.openCheckpointInBackground(path("broken.safetensors"));
+        QVERIFY(opened.wait(30000));
+        QCOMPARE(opened.last().first().toBool(), false);
+        QVERIFY(!w.model().isNull());
     }
 
     void themesFollowTheChoice()

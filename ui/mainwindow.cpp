@@ -183,7 +183,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         showExplorer();
     });
     connect(m_inspector, &InspectorPanel::openInTrainTab, this, [this](const QString& path) {
-        if (openCheckpoint(path)) showTrain();
+        openCheckpointInBackground(path, [this] { showTrain(); });
     });
 
     m_log = new QPlainTextEdit(this);
@@ -270,6 +270,7 @@ MainWindow::~MainWindow()
         m_trainThread->wait();
     }
     if (m_evalThread) m_evalThread->wait();
+    if (m_loadThread) m_loadThread->wait();
 }
 
 void MainWindow::buildMenus()
@@ -531,7 +532,7 @@ void MainWindow::fillRecentMenu()
     m_recentMenu->clear();
     const QStringList recent = QSettings().value("recentCheckpoints").toStringList();
     if (recent.isEmpty()) m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
-    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openCheckpoint(path); });
+    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openCheckpointInBackground(path); });
 }
 
 void MainWindow::updateJobStatus()
@@ -540,7 +541,8 @@ void MainWindow::updateJobStatus()
     qint64 rss = 0;
     QFile statm("/proc/self/statm");
     if (statm.open(QIODevice::ReadOnly)) rss = statm.readAll().split(' ').value(1).toLongLong() * sysconf(_SC_PAGESIZE);
-    const QString job = m_trainThread ? tr("training") : m_evalThread ? tr("evaluating") : m_experiments->isRunning() ? tr("sweep") : QString();
+    const QString job = m_trainThread ? tr("training") : m_evalThread ? tr("evaluating") : m_loadThread ? tr("opening a checkpoint")
+                        : m_experiments->isRunning() ? tr("sweep") : QString();
     m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
 }
 
@@ -701,6 +703,10 @@ void MainWindow::stopWork()
         m_progress->setFormat(tr("stopping..."));
     }
     if (m_evalCancel) *m_evalCancel = true;
+    if (m_loadThread) {  // the read finishes in the background; its model is dropped
+        m_loadCancelled = true;
+        m_progress->setFormat(tr("cancelling..."));
+    }
 }
 
 void MainWindow::startEvaluation()
@@ -765,30 +771,75 @@ void MainWindow::startEvaluation()
 
 bool MainWindow::openCheckpoint(const QString& path)
 {
-    if (m_trainThread || m_evalThread) {
+    if (m_trainThread || m_evalThread || m_loadThread) {
         showError(tr("Stop the running job before opening a checkpoint."));
         return false;
     }
     try {
-        const Model m = Model::load(path);
-        setModel(m);
-        m_settings->setConfig(m.config());
-        m_loss->clear();
-        m_accuracy->clearCurves();
-        setPlotTask(m.config().task);
-        m_progress->setFormat(tr("loaded"));
-        log(tr("Opened %1: %2").arg(path, m.summary()));
-        QSettings settings;
-        settings.setValue("lastCheckpoint", path);
-        QStringList recent = settings.value("recentCheckpoints").toStringList();
-        recent.removeAll(QFileInfo(path).absoluteFilePath());
-        recent.prepend(QFileInfo(path).absoluteFilePath());
-        settings.setValue("recentCheckpoints", recent.mid(0, 10));
+        applyCheckpoint(path, Model::load(path));
         return true;
     } catch (const Error& e) {
         showError(tr("Could not open the checkpoint.\n%1").arg(e.message()));
         return false;
     }
+}
+
+void MainWindow::openCheckpointInBackground(const QString& path, std::function<void()> then)
+{
+    if (m_trainThread || m_evalThread || m_loadThread) {
+        showError(tr("Stop the running job before opening a checkpoint."));
+        return;
+    }
+    auto result = std::make_shared<Model>();
+    auto error = std::make_shared<QString>();
+    m_loadCancelled = false;
+    m_progress->setRange(0, 0);  // busy: reading and converting has no steps to count
+    m_progress->setFormat(tr("opening %1...").arg(QFileInfo(path).fileName()));
+    log(tr("Opening %1 (Esc cancels)").arg(path));
+    m_loadThread = QThread::create([=] {
+        try {
+            *result = Model::load(path);
+        } catch (const std::exception& e) {
+            *error = QString::fromUtf8(e.what());
+        }
+    });
+    connect(m_loadThread, &QThread::finished, this, [=, this] {
+        m_loadThread->deleteLater();
+        m_loadThread = nullptr;
+        m_progress->setRange(0, 1000);
+        m_progress->setValue(0);
+        if (m_loadCancelled) {
+            m_progress->setFormat(tr("opening cancelled"));
+            log(tr("Opening %1 cancelled; the current model is kept.").arg(path));
+        } else if (!error->isEmpty()) {
+            m_progress->setFormat(tr("idle"));
+            showError(tr("Could not open the checkpoint.\n%1").arg(*error));
+        } else {
+            applyCheckpoint(path, *result);
+            if (then) then();
+        }
+        updateActions();
+        emit checkpointOpened(!m_loadCancelled && error->isEmpty());
+    });
+    m_loadThread->start();
+    updateActions();
+}
+
+void MainWindow::applyCheckpoint(const QString& path, const Model& m)
+{
+    setModel(m);
+    m_settings->setConfig(m.config());
+    m_loss->clear();
+    m_accuracy->clearCurves();
+    setPlotTask(m.config().task);
+    m_progress->setFormat(tr("loaded"));
+    log(tr("Opened %1: %2").arg(path, m.summary()));
+    QSettings settings;
+    settings.setValue("lastCheckpoint", path);
+    QStringList recent = settings.value("recentCheckpoints").toStringList();
+    recent.removeAll(QFileInfo(path).absoluteFilePath());
+    recent.prepend(QFileInfo(path).absoluteFilePath());
+    settings.setValue("recentCheckpoints", recent.mid(0, 10));
 }
 
 bool MainWindow::saveCheckpoint(const QString& path)
@@ -833,7 +884,7 @@ void MainWindow::openCheckpointDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QSettings().value("lastCheckpoint").toString(),
                                                       tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
-    if (!path.isEmpty()) openCheckpoint(path);
+    if (!path.isEmpty()) openCheckpointInBackground(path);
 }
 
 void MainWindow::saveCheckpointDialog()
@@ -991,7 +1042,7 @@ void MainWindow::log(const QString& text)
 
 void MainWindow::updateActions()
 {
-    const bool busy = m_trainThread || m_evalThread;
+    const bool busy = m_trainThread || m_evalThread || m_loadThread;
     const bool trainable = m_settings->problems().isEmpty();
     m_train->setEnabled(!busy && trainable);
     m_trainAction->setEnabled(!busy && trainable);

@@ -10,6 +10,7 @@
 #include <QPointer>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 class QCustomPlot;
@@ -43,6 +44,11 @@ public:
 
     bool loadPreset(const QString& name);
     bool openCheckpoint(const QString& path);  // errors go to the log and a message box
+    // The same off the GUI thread (File → Open, recent files, the inspector): a busy progress bar,
+    // Esc / Stop cancels (the current model is kept); `then` runs after a successful open, and
+    // checkpointOpened reports how it ended.
+    void openCheckpointInBackground(const QString& path, std::function<void()> then = {});
+    bool isOpening() const { return m_loadThread != nullptr; }
     bool saveCheckpoint(const QString& path);
     bool saveScreenshot(const QString& path);
     void startTraining();
@@ -100,6 +106,7 @@ signals:
     void trainingFinished(const parrot::TrainOutcome& outcome);
     void evaluationFinished(const parrot::LengthCurve& curve);
     void errorShown(const QString& text);
+    void checkpointOpened(bool ok);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -129,6 +136,7 @@ private:
     void updateJobStatus();
     void fitWorkspace();
     void setModel(const Model& m);
+    void applyCheckpoint(const QString& path, const Model& m);
 
     SettingsPanel* m_settings;
     LossPlot* m_loss;
@@ -162,6 +170,8 @@ private:
     QThread* m_trainThread = nullptr;
     QPointer<TrainWorker> m_worker;
     QThread* m_evalThread = nullptr;
+    QThread* m_loadThread = nullptr;
+    bool m_loadCancelled = false;
     std::shared_ptr<std::atomic<bool>> m_evalCancel;
     long long m_screenshotStep = -1;
     QString m_screenshotPath;
