@@ -20,6 +20,7 @@
 #include "tasks/tokentask.h"
 #include "train/trainer.h"
 #include "version.h"
+#include "io/textfile.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -811,9 +812,7 @@ int cmdExport(Args& a)
         if (!outFile.endsWith(".csv", Qt::CaseInsensitive)) throw Error(QString("%1: the results table exports as CSV (.csv)").arg(outFile));
         const ResultsTable t = tabulate(runs, ResultPoint::InRange);
         if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
-        QSaveFile f(outFile);
-        if (!f.open(QIODevice::WriteOnly) || f.write(t.toCsv().toUtf8()) < 0 || !f.commit())
-            throw Error(QString("%1: cannot write (%2)").arg(outFile, f.errorString()));
+        writeTextFile(outFile, t.toCsv(), "the table");
     } else if (figure == "panel") {
         // training loss beside the final evaluation, one figure
         const bool icl = !runs.front().curves.empty() && runs.front().curves.back().isError();
@@ -825,9 +824,7 @@ int cmdExport(Args& a)
             QString csv = "plot,series,x,y,std\n";
             for (const auto& [name, body] : {std::pair{QString("loss"), lossCsv}, std::pair{eval.objectName(), evalCsv}})
                 for (const QString& line : body.split('\n', Qt::SkipEmptyParts).mid(1)) csv += name + "," + line + "\n";
-            QSaveFile f(outFile);
-            if (!f.open(QIODevice::WriteOnly) || f.write(csv.toUtf8()) < 0 || !f.commit())
-                throw Error(QString("%1: cannot write (%2)").arg(outFile, f.errorString()));
+            writeTextFile(outFile, csv, "the figure");
         } else {
             exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
                         outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());

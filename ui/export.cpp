@@ -1,12 +1,12 @@
 #include "export.h"
 
 #include "error.h"
+#include "io/textfile.h"
 
 #include <QApplication>
 #include <QFileInfo>
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
 #include <qcustomplot.h>
@@ -119,12 +119,6 @@ private:
     std::vector<std::pair<QCPAbstractPlottable*, QPen>> m_pens;
 };
 
-QString csvField(QString s)
-{
-    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace('"', "\"\"") + '"';
-    return s;
-}
-
 QString number(double v) { return std::isfinite(v) ? QString::number(v, 'g', 9) : QString(); }
 
 // Draws the plots onto a painter whose coordinates are the figure's points.
@@ -225,26 +219,15 @@ void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, cons
             for (const QString& line : body.split('\n', Qt::SkipEmptyParts).mid(1)) csv += name + "," + line + "\n";
             if (progress && !progress(int(i) + 1, int(plots.size()))) return;
         }
-        QSaveFile f(path);
-        if (!f.open(QIODevice::WriteOnly) || f.write(csv.toUtf8()) < 0 || !f.commit()) cannotWrite(path, f.errorString());
+        writeTextFile(path, csv, "the figure");
         return;
     }
     // Every format is drawn to a temporary file first: a cancelled or failed export leaves what was there.
     const QString partial = path + ".part." + QFileInfo(path).suffix();
     bool complete = false;
     if (ext == "png") {
-        const double scale = o.dpi / 96.0;
-        QImage image(QSize(int(std::lround(o.width * scale)), int(std::lround(o.height * scale))), QImage::Format_ARGB32);
+        const QImage image = renderImage(plots, o, progress, &complete);
         if (image.isNull()) cannotWrite(path, "not enough memory for the image");
-        image.fill(o.white ? Qt::white : Qt::transparent);
-        image.setDotsPerMeterX(int(std::lround(o.dpi / 0.0254)));
-        image.setDotsPerMeterY(int(std::lround(o.dpi / 0.0254)));
-        {
-            QCPPainter painter(&image);
-            painter.setRenderHint(QPainter::Antialiasing);
-            painter.scale(scale, scale);
-            complete = paintPlots(painter, plots, o, progress);
-        }
         if (complete && !image.save(partial, "PNG")) cannotWrite(path);
     } else {
         // vector formats: drawn as vectors, without QCustomPlot's cached pixmaps
@@ -316,19 +299,29 @@ std::vector<PlacedPlot> panelPlots(QWidget* panel, int width, int height)
     return out;
 }
 
-QImage plotImage(QCustomPlot& plot, const ExportOptions& o)
+QImage renderImage(const std::vector<PlacedPlot>& plots, const ExportOptions& o, const std::function<bool(int, int)>& progress,
+                   bool* complete)
 {
     const double scale = o.dpi / 96.0;
-    if (double(o.width) * o.height * scale * scale > 400e6) return {};  // as for files: no image over 400 million pixels
+    if (complete) *complete = false;
+    if (double(o.width) * o.height * scale * scale > 400e6) return {};  // as checkExport: no image over 400 million pixels
     QImage image(QSize(int(std::lround(o.width * scale)), int(std::lround(o.height * scale))), QImage::Format_ARGB32);
     if (image.isNull()) return image;
-    image.fill(Qt::white);
+    image.fill(o.white ? Qt::white : Qt::transparent);
+    image.setDotsPerMeterX(int(std::lround(o.dpi / 0.0254)));
+    image.setDotsPerMeterY(int(std::lround(o.dpi / 0.0254)));
     QCPPainter painter(&image);
     painter.setRenderHint(QPainter::Antialiasing);
     painter.scale(scale, scale);
-    paintPlots(painter, {{&plot, QRect(0, 0, o.width, o.height), {}}}, o, {});
+    const bool done = paintPlots(painter, plots, o, progress);
     painter.end();
+    if (complete) *complete = done;
     return image;
+}
+
+QImage plotImage(QCustomPlot& plot, const ExportOptions& o)
+{
+    return renderImage({{&plot, QRect(0, 0, o.width, o.height), {}}}, o);
 }
 
 bool darkPlots() { return g_dark; }

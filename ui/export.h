@@ -54,8 +54,11 @@ QString plotName(const QCustomPlot& plot);
 // Every plottable's data: "series,x,y,value" (graphs, curves and bars: x, y; colour maps: the
 // cell's centre x, y and its value). Names with commas or quotes are quoted.
 QString plotCsv(QCustomPlot& plot);
-// The figure as an image (for the clipboard): width x height scaled by dpi / 96.
-QImage plotImage(QCustomPlot& plot, const ExportOptions& options);
+// Plots drawn as one image of width x height scaled by dpi / 96 (PNG export and the clipboard);
+// null when over 400 million pixels or out of memory. `complete` is false when `progress` cancelled.
+QImage renderImage(const std::vector<PlacedPlot>& plots, const ExportOptions& options,
+                   const std::function<bool(int, int)>& progress = {}, bool* complete = nullptr);
+QImage plotImage(QCustomPlot& plot, const ExportOptions& options);  // one plot filling the image
 
 // The plots' theme: axes, grid, text and background colours (series colours are the data's and
 // stay). Plots take the current theme when they are first shown (installPlotTheme).

@@ -1,6 +1,7 @@
 #include "exportdialog.h"
 
 #include "error.h"
+#include "io/textfile.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -106,14 +107,7 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     copy->setObjectName("copyButton");
     form->addRow(buttons);
 
-    ExportOptions o;
-    o.width = s.value("export/width", 800).toInt();
-    o.height = s.value("export/height", 500).toInt();
-    o.dpi = s.value("export/dpi", 192).toInt();
-    o.fontPt = s.value("export/font", 0.0).toDouble();
-    o.lineWidth = s.value("export/line", 0.0).toDouble();
-    o.white = s.value("export/white", true).toBool();
-    setOptions(o);
+    setOptions(savedExportOptions());
     const auto it = std::find(m_plots.begin(), m_plots.end(), preselect);
     setTarget(wholePanel && m_plots.size() > 1 ? int(m_plots.size()) : it != m_plots.end() ? int(it - m_plots.begin()) : 0);
     const QString folder = s.value("export/folder", QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
@@ -221,20 +215,7 @@ bool ExportDialog::copyToClipboard()
         m_status->setText(e.message());
         return false;
     }
-    QImage image;
-    if (plots.size() == 1) {
-        image = plotImage(*plots.front().plot, o);
-    } else {  // the whole tab: drawn through a temporary PNG, as exported
-        const QString tmp = QDir(QStandardPaths::writableLocation(QStandardPaths::TempLocation)).filePath("parrotscope-clipboard.png");
-        try {
-            exportPlots(plots, tmp, o);
-        } catch (const Error& e) {
-            m_status->setText(e.message());
-            return false;
-        }
-        image.load(tmp);
-        QFile::remove(tmp);
-    }
+    const QImage image = renderImage(plots, o);
     if (image.isNull()) {
         m_status->setText(tr("The figure is too large for the clipboard: lower its size or DPI."));
         return false;
@@ -269,16 +250,28 @@ void ExportDialog::remember() const
     }
 }
 
+ExportOptions savedExportOptions()
+{
+    QSettings s;
+    ExportOptions o;
+    o.width = s.value("export/width", o.width).toInt();
+    o.height = s.value("export/height", o.height).toInt();
+    o.dpi = s.value("export/dpi", o.dpi).toInt();
+    o.fontPt = s.value("export/font", o.fontPt).toDouble();
+    o.lineWidth = s.value("export/line", o.lineWidth).toDouble();
+    o.white = s.value("export/white", o.white).toBool();
+    return o;
+}
+
 QString tableCsv(const QTableWidget& table)
 {
-    auto field = [](QString v) { return v.contains(',') || v.contains('"') || v.contains('\n') ? '"' + v.replace('"', "\"\"") + '"' : v; };
     QStringList header{""};
     for (int c = 0; c < table.columnCount(); ++c)
-        header << field(table.horizontalHeaderItem(c) ? table.horizontalHeaderItem(c)->text() : QString::number(c + 1));
+        header << csvField(table.horizontalHeaderItem(c) ? table.horizontalHeaderItem(c)->text() : QString::number(c + 1));
     QString csv = header.join(',') + "\n";
     for (int r = 0; r < table.rowCount(); ++r) {
-        QStringList row{field(table.verticalHeaderItem(r) ? table.verticalHeaderItem(r)->text() : QString::number(r + 1))};
-        for (int c = 0; c < table.columnCount(); ++c) row << field(table.item(r, c) ? table.item(r, c)->text() : QString());
+        QStringList row{csvField(table.verticalHeaderItem(r) ? table.verticalHeaderItem(r)->text() : QString::number(r + 1))};
+        for (int c = 0; c < table.columnCount(); ++c) row << csvField(table.item(r, c) ? table.item(r, c)->text() : QString());
         csv += row.join(',') + "\n";
     }
     return csv;

@@ -56,6 +56,9 @@ private:
     QLabel* m_status;
 };
 
+// The export choices last remembered (QSettings "export/…"), or the defaults.
+ExportOptions savedExportOptions();
+
 // A table's cells as CSV: the header row, then every row (text as shown).
 QString tableCsv(const QTableWidget& table);
 

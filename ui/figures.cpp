@@ -6,6 +6,7 @@
 #include "error.h"
 #include "model.h"
 #include "tasks/tokentask.h"
+#include "io/textfile.h"
 
 #include <qcustomplot.h>
 
@@ -494,9 +495,7 @@ void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, 
     o.height = height;
     checkExport(outFile, o);
     if (QFileInfo(outFile).suffix().toLower() != "csv") return exportPlot(plot, outFile, o, title);
-    QSaveFile f(outFile);
-    if (!f.open(QIODevice::WriteOnly) || f.write(csv.toUtf8()) < 0 || !f.commit())
-        throw Error(QString("%1: cannot write the figure (%2)").arg(outFile, f.errorString()));
+    writeTextFile(outFile, csv, "the figure");
 }
 
 void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,

@@ -17,6 +17,7 @@
 #include "tasks/tokentask.h"
 #include "train/trainworker.h"
 #include "version.h"
+#include "io/textfile.h"
 
 #include <QAction>
 #include <QApplication>
@@ -397,12 +398,7 @@ bool MainWindow::copyFigure(QCustomPlot* plot)
         for (const PlacedPlot& p : plots)  // the plot under the mouse, when there is one
             if (p.plot->rect().contains(p.plot->mapFromGlobal(QCursor::pos()))) plot = p.plot;
     }
-    ExportOptions o;
-    QSettings s;
-    o.width = s.value("export/width", 800).toInt();
-    o.height = s.value("export/height", 500).toInt();
-    o.dpi = s.value("export/dpi", 192).toInt();
-    const QImage image = plotImage(*plot, o);
+    const QImage image = plotImage(*plot, savedExportOptions());
     QGuiApplication::clipboard()->setImage(image);
     statusBar()->showMessage(tr("Copied %1 to the clipboard (%2 × %3)").arg(plotName(*plot)).arg(image.width()).arg(image.height()), 5000);
     return !image.isNull();
@@ -456,9 +452,12 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
             const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QSettings().value("export/folder").toString(),
                                                               tr("CSV (*.csv)"));
             if (path.isEmpty()) return;
-            QSaveFile f(path);
-            if (f.open(QIODevice::WriteOnly) && f.write(tableCsv(*table).toUtf8()) >= 0 && f.commit()) log(tr("Table saved to %1").arg(path));
-            else showError(tr("%1: cannot write the table (%2)").arg(path, f.errorString()));
+            try {
+                writeTextFile(path, tableCsv(*table), "the table");
+                log(tr("Table saved to %1").arg(path));
+            } catch (const Error& e) {
+                showError(e.message());
+            }
         });
         menu.addAction(tr("Copy table"), this, [table] { QGuiApplication::clipboard()->setText(tableCsv(*table)); });
         menu.exec(ce->globalPos());

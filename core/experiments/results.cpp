@@ -1,6 +1,7 @@
 #include "experiments/results.h"
 
 #include "tasks/tokentask.h"
+#include "io/textfile.h"
 
 #include <algorithm>
 #include <map>
@@ -183,7 +184,6 @@ QString ResultsTable::toText() const
 
 QString ResultsTable::toCsv() const
 {
-    auto field = [](QString v) { return v.contains(',') || v.contains('"') ? '"' + v.replace('"', "\"\"") + '"' : v; };
     static const char* grades[] = {"pass", "partial", "fail", "none"};
     QString out = "task,model,grade,value,runs,detail\n";
     for (int i = 0; i < tasks.size(); ++i)
@@ -191,9 +191,9 @@ QString ResultsTable::toCsv() const
             const ResultCell& c = cells[size_t(i)][size_t(j)];
             if (c.runs == 0) continue;
             out += QString("%1,%2,%3,%4,%5,%6\n")
-                       .arg(field(tasks[i]), field(models[j]), grades[int(c.grade)], QString::number(c.value, 'g', 6))
+                       .arg(csvField(tasks[i]), csvField(models[j]), grades[int(c.grade)], QString::number(c.value, 'g', 6))
                        .arg(c.runs)
-                       .arg(field(c.detail));
+                       .arg(csvField(c.detail));
         }
     return out;
 }
