@@ -76,7 +76,7 @@ torch::Tensor HybridLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm
 torch::Tensor HybridLMImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
     const int64_t T = input.size(1);
-    auto bias = attentionBias(m_attention, T, input.device());
+    const auto bias = layerBias(m_attention, input, probes != nullptr);
     auto x = input;
     if (wpe) {
         TORCH_CHECK(T <= m_o.maxPositions, "learned positions cover ", m_o.maxPositions, " tokens; this input has ", T,

@@ -1,6 +1,9 @@
 #include "transformer.h"
 
+#include "kernels/fastpaths.h"
+
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace parrot {
@@ -68,11 +71,31 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
         m_scoreScale = torch::ones({D});
         m_scoreScale.slice(0, r, D).fill_(2.0);
     }
+    m_pattern.heads = o.heads;
+    m_pattern.scale = 1.0 / std::sqrt(double(D));
+    m_pattern.window.assign(size_t(o.heads), std::numeric_limits<int64_t>::max());
+    if (o.positions == Positions::HardAlibi)
+        for (int64_t h = 0; h < std::min(o.numMaskedHeads, o.heads); ++h) m_pattern.window[size_t(h)] = h;
+    if (o.positions == Positions::Alibi) {
+        const auto slopes = alibiSlopes(o.heads);
+        for (int64_t h = 0; h < o.heads; ++h) m_pattern.slopes.push_back(slopes[h].item<double>());
+    }
+}
+
+bool attentionFuses(const TransformerOptions& o, const torch::Tensor& x)
+{
+    return fastPaths() && o.positions != Positions::Rope && !o.repeatPassDims && attentionFusedApplies(x);
+}
+
+torch::Tensor layerBias(const TransformerOptions& o, const torch::Tensor& x, bool probes)
+{
+    return !probes && attentionFuses(o, x) ? torch::Tensor() : attentionBias(o, x.size(1), x.device());
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
 {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
+    if (!bias.defined()) return c_proj(attentionFused(c_attn(x), m_pattern));
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, 0, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, 0, m_rotaryBase), v = qkv[2];
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
@@ -141,7 +164,7 @@ torch::Tensor TransformerImpl::head(const torch::Tensor& x) { return lmLogits(x,
 torch::Tensor TransformerImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
     const int64_t T = input.size(1);
-    auto bias = attentionBias(m_options, T, input.device());
+    const auto bias = layerBias(m_options, input, probes != nullptr);
     auto x = input;  // (B, T, C)
     if (wpe) {
         TORCH_CHECK(T <= m_options.maxPositions, "learned positions cover ", m_options.maxPositions,

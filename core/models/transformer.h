@@ -5,6 +5,8 @@
 
 #include "sequencemodel.h"
 
+#include "kernels/attention.h"
+
 namespace parrot {
 
 enum class Positions {
@@ -37,6 +39,13 @@ struct TransformerOptions {
 // Which keys each head may see, as an additive bias: (H, T, T), 0 where query q may attend
 // to key k (ALiBi's linear penalty where it applies) and -inf where it may not.
 torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device);
+// Whether a plain forward of x (no weights asked) takes the fused attention kernel: CPU tensors,
+// fast paths on (kernels/fastpaths.h), and no per-dim rotation or score weights (RoPE and the
+// copy paper's imported GPT-NeoX attention keep the explicit path).
+bool attentionFuses(const TransformerOptions& o, const torch::Tensor& x);
+// The bias a stack of attention layers is given: undefined (the fused kernel) where it applies and
+// no probes are asked for, else attentionBias().
+torch::Tensor layerBias(const TransformerOptions& o, const torch::Tensor& x, bool probes);
 // ALiBi's head slopes 2^(-8h/H), h = 1..H.
 torch::Tensor alibiSlopes(int64_t heads);
 // Rotates the first `rotaryDims` of the last dimension by position (GPT-NeoX layout), with
@@ -47,6 +56,8 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 public:
     explicit CausalSelfAttentionImpl(const TransformerOptions& o);
     // x: (B, T, C), bias: (H, T, T) -> (B, T, C); weights, when given, receives (B, H, T, T).
+    // An undefined bias takes the fused kernel (kernels/attention.h; see fused()), which applies
+    // the same mask and ALiBi bias itself.
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
 
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
@@ -57,6 +68,7 @@ private:
     int64_t m_rotaryDims;  // 0 unless RoPE
     double m_rotaryBase;
     torch::Tensor m_scoreScale;  // (D): 2 on the dims the copy paper's attention counts twice; undefined otherwise
+    AttentionPattern m_pattern;  // the same mask and bias as attentionBias(), for the fused kernel
 };
 TORCH_MODULE(CausalSelfAttention);
 

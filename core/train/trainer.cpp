@@ -2,8 +2,10 @@
 
 #include "tasks/icltask.h"
 
+#include "adamw.h"
 #include "diagnostics.h"
 #include "error.h"
+#include "kernels/fastpaths.h"
 #include "io/runfolder.h"
 #include "modelimpl.h"
 
@@ -33,24 +35,57 @@ using Clock = std::chrono::steady_clock;
 
 // Weight decay on weight matrices and embeddings only; biases, norm gains and the SSM's own
 // parameters (A_log, D, log_dt: mamba_ssm's _no_weight_decay) keep theirs.
-torch::optim::AdamW makeOptimizer(SequenceModel& net, const TrainConfig& c)
+std::vector<FusedAdamW::Group> parameterGroups(SequenceModel& net, const TrainConfig& c)
 {
-    std::vector<torch::Tensor> decay, noDecay;
+    std::vector<FusedAdamW::Group> groups{{{}, c.weightDecay}, {{}, 0.0}};
     auto ssmParameter = [](const std::string& name) {
         const std::string leaf = name.substr(name.rfind('.') + 1);
         return leaf == "A_log" || leaf == "D" || leaf == "log_dt";
     };
     for (auto& p : net->named_parameters())
-        (p.value().dim() >= 2 && !ssmParameter(p.key()) ? decay : noDecay).push_back(p.value());
-    auto opts = [&](double wd) {
-        return std::make_unique<torch::optim::AdamWOptions>(
-            torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(wd));
-    };
-    std::vector<torch::optim::OptimizerParamGroup> groups;
-    groups.emplace_back(decay, opts(c.weightDecay));
-    groups.emplace_back(noDecay, opts(0.0));
-    return torch::optim::AdamW(groups, torch::optim::AdamWOptions(c.lr));
+        groups[p.value().dim() >= 2 && !ssmParameter(p.key()) ? 0 : 1].params.push_back(p.value());
+    return groups;
 }
+
+// AdamW with global-norm clipping: the fused one (train/adamw.h), or with the fast paths off its
+// twin, torch::optim::AdamW after clip_grad_norm_.
+class Optimizer {
+public:
+    Optimizer(SequenceModel& net, const TrainConfig& c) : m_params(net->parameters())
+    {
+        auto groups = parameterGroups(net, c);
+        bool contiguousFloat = true;
+        for (const auto& p : m_params) contiguousFloat &= p.is_contiguous() && p.scalar_type() == torch::kFloat && p.device().is_cpu();
+        if (fastPaths() && contiguousFloat) {
+            m_fused.emplace(std::move(groups), c.beta1, c.beta2);
+            return;
+        }
+        std::vector<torch::optim::OptimizerParamGroup> torchGroups;
+        for (const auto& g : groups)
+            torchGroups.emplace_back(g.params, std::make_unique<torch::optim::AdamWOptions>(
+                                                   torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(g.weightDecay)));
+        m_reference.emplace(torchGroups, torch::optim::AdamWOptions(c.lr));
+    }
+    // The loss's gradients in, one step at lr out.
+    void step(const torch::Tensor& loss, double lr, double clip)
+    {
+        if (m_fused) {
+            loss.backward();
+            m_fused->step(lr, clip);
+            return;
+        }
+        for (auto& g : m_reference->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+        m_reference->zero_grad();
+        loss.backward();
+        if (clip > 0) torch::nn::utils::clip_grad_norm_(m_params, clip);
+        m_reference->step();
+    }
+
+private:
+    std::vector<torch::Tensor> m_params;
+    std::optional<FusedAdamW> m_fused;
+    std::optional<torch::optim::AdamW> m_reference;
+};
 
 // The weights at the start of the run and at each autosave, kept in memory so a run that
 // diverges can be put back to its last good state without reading anything from disk.
@@ -98,13 +133,15 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         if (isVectorTask(cfg.task.kind)) iclTask = IclTask::create(cfg.task);
         else tokenTask = TokenTask::create(cfg.task);
         Model::Impl& m = *model.d;
-        auto opt = makeOptimizer(m.net, tc);
+        Optimizer opt(m.net, tc);
         std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
         m.net->train();
 
         TrainProgress p;
         p.totalSteps = tc.steps;
-        double activeSeconds = 0;
+        double activeSeconds = 0, pausedSeconds = 0;
+        const auto runStart = Clock::now();
+        auto stamp = [&] { p.wallSeconds = std::chrono::duration<double>(Clock::now() - runStart).count() - pausedSeconds; };
         auto lastEmit = Clock::now() - std::chrono::hours(1);
         auto report = [&](bool force) {
             const auto now = Clock::now();
@@ -115,6 +152,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         auto evaluateNow = [&](int samples) {
             LengthCurve c = model.evaluate(evaluationLengths(cfg.task), samples, uint64_t(cfg.seed) + 777,
                                            [&](int, int) { return !control.cancel.load(); });
+            stamp();
             if (folder) {
                 folder->appendMetrics(p, &c);
                 folder->appendCurve(c);
@@ -133,10 +171,12 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         };
 
         for (long long s = 0; s < tc.steps; ++s) {
+            const auto pauseStart = Clock::now();
             while (control.pause.load() && !control.cancel.load()) {
                 if (!p.paused) { p.paused = true; report(true); }
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
             }
+            if (p.paused) pausedSeconds += std::chrono::duration<double>(Clock::now() - pauseStart).count();
             if (p.paused) { p.paused = false; report(true); }
             if (control.cancel.load()) {
                 out.status = TrainOutcome::Status::Cancelled;
@@ -152,7 +192,6 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
                 b = tokenTask->trainBatch(tc.batchSize, rng);
             }
             const double lr = learningRate(tc, s);
-            for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
             double lossValue = 0;
             {
                 std::lock_guard lock(m.mutex);
@@ -164,10 +203,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
                     out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
                                       .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(s + 1).arg(lr, 0, 'g', 3);
                 } else {
-                    opt.zero_grad();
-                    loss.backward();
-                    if (tc.gradClip > 0) torch::nn::utils::clip_grad_norm_(m.net->parameters(), tc.gradClip);
-                    opt.step();
+                    opt.step(loss, lr, tc.gradClip);
                     ++m.step;
                 }
             }
@@ -180,12 +216,25 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             p.elapsedSeconds = activeSeconds;
             p.tokensPerSecond = double(p.step) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
             p.etaSeconds = activeSeconds / double(p.step) * double(tc.steps - p.step);
-            const bool last = p.step == tc.steps;
+            stamp();
+            bool last = p.step == tc.steps;
             const bool evalNow = !last && tc.evalEvery > 0 && p.step % tc.evalEvery == 0;
-            if (evalNow) evaluateNow(tc.evalSamples);
-            else if (folder && p.step % tc.logEvery == 0 && !last) folder->appendMetrics(p, nullptr);
+            if (evalNow) {
+                const LengthCurve c = evaluateNow(tc.evalSamples);
+                const double reached = c.stringAccuracyAt(cfg.task.maxLen, -1);
+                if (tc.targetAccuracy > 0 && reached >= tc.targetAccuracy) {
+                    out.targetReached = true;
+                    out.finalCurve = c;  // the run's result: no second evaluation at the same step
+                    log(QString("string accuracy %1% at length %2 reached the target %3% at step %4: stopping")
+                            .arg(100 * reached, 0, 'f', 1).arg(cfg.task.maxLen).arg(100 * tc.targetAccuracy, 0, 'f', 1).arg(p.step));
+                    last = true;
+                }
+            } else if (folder && p.step % tc.logEvery == 0 && !last) {
+                folder->appendMetrics(p, nullptr);
+            }
             if (tc.checkpointEvery > 0 && p.step % tc.checkpointEvery == 0 && !last) checkpoint();
             report(last);
+            if (out.targetReached) break;
         }
 
         out.step = m.step;
@@ -207,8 +256,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             return out;
         }
         if (out.status == TrainOutcome::Status::Finished) {
-            out.finalCurve = evaluateNow(cfg.task.evalSamples);
-            out.message = QString("Finished %1 steps in %2 s.").arg(p.step).arg(activeSeconds, 0, 'f', 1);
+            if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
+            out.message = out.targetReached
+                              ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(tc.steps).arg(p.wallSeconds, 0, 'f', 1)
+                              : QString("Finished %1 steps in %2 s.").arg(p.step).arg(activeSeconds, 0, 'f', 1);
         } else {
             if (folder) folder->appendMetrics(p, nullptr);
             out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(tc.steps);

@@ -1,0 +1,16 @@
+#define PARROT_ATTN_SUFFIX Generic
+#define PARROT_ATTN_DOUBLE
+#include "attnkernel.inc"
+
+namespace parrot::attn {
+
+bool haveAvx2()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+}  // namespace parrot::attn

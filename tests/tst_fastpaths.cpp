@@ -1,0 +1,260 @@
+// The fused kernels of the training hot path against their explicit twins: the attention kernel
+// (kernels/attention.h) against matmul + bias + softmax, forward and the gradient of q, k and v,
+// for every position scheme it serves; whole Transformers and MambaFormers with the fast paths on
+// and off (logits and every parameter's gradient); FusedAdamW against torch's AdamW after
+// clip_grad_norm_; and the default experiment trained 50 steps both ways.
+#include "kernels/attention.h"
+#include "kernels/fastpaths.h"
+#include "models/factory.h"
+#include "models/transformer.h"
+#include "train/adamw.h"
+#include "train/trainer.h"
+
+#include "model.h"
+#include "testutil.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace parrot;
+
+namespace {
+
+// Restores the process-wide switch when a test leaves, whatever it asserted.
+struct FastPaths {
+    bool before = fastPaths();
+    explicit FastPaths(bool on) { setFastPaths(on); }
+    ~FastPaths() { setFastPaths(before); }
+};
+
+TransformerOptions options(const QString& positions, int64_t C, int64_t H, int64_t masked)
+{
+    TransformerOptions o;
+    o.positions = positionsFromName(positions.toStdString());
+    o.dModel = C;
+    o.heads = H;
+    o.numMaskedHeads = masked;
+    return o;
+}
+
+// The explicit path on a fused projection's output: qkv (B, T, 3C) -> (B, T, C).
+torch::Tensor explicitAttention(const torch::Tensor& qkv, const TransformerOptions& o)
+{
+    const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, H = o.heads, D = C / H;
+    auto parts = qkv.view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});
+    auto bias = attentionBias(o, T, qkv.device()).to(qkv.scalar_type());
+    auto att = torch::softmax(torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(D)) + bias, -1);
+    return torch::matmul(att, parts[2]).transpose(1, 2).reshape({B, T, C});
+}
+
+AttentionPattern patternOf(const TransformerOptions& o)
+{
+    AttentionPattern p;
+    p.heads = o.heads;
+    p.scale = 1.0 / std::sqrt(double(o.dModel / o.heads));
+    p.window.assign(size_t(o.heads), std::numeric_limits<int64_t>::max());
+    if (o.positions == Positions::HardAlibi)
+        for (int64_t h = 0; h < o.numMaskedHeads; ++h) p.window[size_t(h)] = h;
+    if (o.positions == Positions::Alibi) {
+        const auto s = alibiSlopes(o.heads);
+        for (int64_t h = 0; h < o.heads; ++h) p.slopes.push_back(s[h].item<double>());
+    }
+    return p;
+}
+
+double maxDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+// Per-step losses of a run folder's metrics.csv (log_every 1).
+std::vector<double> losses(const QString& run)
+{
+    std::vector<double> out;
+    const QList<QByteArray> rows = test::readAll(run + "/metrics.csv").trimmed().split('\n');
+    const int column = int(rows.value(0).split(',').indexOf("loss"));
+    for (int i = 1; i < rows.size() && column >= 0; ++i) {
+        const QList<QByteArray> cells = rows[i].split(',');
+        if (cells.value(0).toInt() == int(out.size()) + 1) out.push_back(cells.value(column).toDouble());
+    }
+    return out;
+}
+
+}  // namespace
+
+class TestFastPaths : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { torch::manual_seed(7); }
+
+    void attentionMatchesExplicit_data()
+    {
+        QTest::addColumn<QString>("positions");
+        QTest::addColumn<int>("dModel");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("masked");
+        QTest::addColumn<int>("T");
+        QTest::newRow("nope") << "nope" << 32 << 4 << 0 << 19;
+        QTest::newRow("learned") << "learned" << 24 << 3 << 0 << 7;
+        QTest::newRow("alibi") << "alibi" << 40 << 8 << 0 << 33;
+        QTest::newRow("hard_alibi") << "hard_alibi" << 64 << 8 << 4 << 64;
+        QTest::newRow("hard_alibi all masked, odd D") << "hard_alibi" << 15 << 3 << 3 << 11;
+        QTest::newRow("T = 1") << "hard_alibi" << 16 << 4 << 2 << 1;
+    }
+    void attentionMatchesExplicit()
+    {
+        QFETCH(QString, positions);
+        QFETCH(int, dModel);
+        QFETCH(int, heads);
+        QFETCH(int, masked);
+        QFETCH(int, T);
+        const TransformerOptions o = options(positions, dModel, heads, masked);
+        for (auto type : {torch::kDouble, torch::kFloat}) {
+            const double tol = type == torch::kDouble ? 1e-12 : 2e-5;
+            auto qkv = torch::randn({3, T, 3 * dModel}, torch::TensorOptions().dtype(type)).set_requires_grad(true);
+            auto weight = torch::randn({3, T, dModel}, qkv.options().requires_grad(false));
+            auto fused = attentionFused(qkv, patternOf(o));
+            auto reference = explicitAttention(qkv, o);
+            QVERIFY2(maxDiff(fused, reference) < tol, qPrintable(QString("forward differs by %1").arg(maxDiff(fused, reference))));
+            const auto gFused = torch::autograd::grad({(fused * weight).sum()}, {qkv})[0];
+            const auto gReference = torch::autograd::grad({(reference * weight).sum()}, {qkv})[0];
+            QVERIFY2(maxDiff(gFused, gReference) < 10 * tol,
+                     qPrintable(QString("d qkv differs by %1").arg(maxDiff(gFused, gReference))));
+            // without gradients the kernel keeps no weights and gives the same values
+            torch::NoGradGuard noGrad;
+            QCOMPARE(maxDiff(attentionFused(qkv.detach(), patternOf(o)), fused.detach()), 0.0);
+        }
+    }
+
+    void windowedHeadsIgnoreKeysOutsideTheirWindow()
+    {
+        // Changing every key and value but the last two rows must not move a window-1 head's output.
+        const TransformerOptions o = options("hard_alibi", 16, 4, 4);
+        auto qkv = torch::randn({1, 12, 48});
+        auto changed = qkv.clone();
+        changed.narrow(1, 0, 10).narrow(2, 16, 32).normal_();
+        const auto a = attentionFused(qkv, patternOf(o)), b = attentionFused(changed, patternOf(o));
+        const int64_t D = 4;
+        QCOMPARE(maxDiff(a.select(1, 11).narrow(0, 0, 1).narrow(1, D, D), b.select(1, 11).narrow(0, 0, 1).narrow(1, D, D)), 0.0);
+        QVERIFY(maxDiff(a.select(1, 11).narrow(1, 3 * D, D), b.select(1, 11).narrow(1, 3 * D, D)) > 1e-3);  // window 3 sees row 8
+    }
+
+    void modelsMatchWithFastPathsOff_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("positions");
+        QTest::newRow("transformer hard_alibi") << "transformer" << "hard_alibi";
+        QTest::newRow("transformer alibi") << "transformer" << "alibi";
+        QTest::newRow("transformer learned") << "transformer" << "learned";
+        QTest::newRow("mambaformer") << "mambaformer" << "nope";
+    }
+    void modelsMatchWithFastPathsOff()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, positions);
+        ExperimentConfig c = test::smallConfig(kind);
+        c.model.positions = positions;
+        torch::manual_seed(3);
+        SequenceModel net = buildModel(c);
+        auto idx = torch::randint(0, 30, {4, 40}, torch::kLong);
+        auto run = [&](bool fast) {
+            FastPaths paths(fast);
+            for (auto& p : net->parameters()) p.mutable_grad().reset();
+            auto logits = net->forward(idx);
+            (logits * torch::linspace(-1, 1, logits.size(-1))).sum().backward();
+            std::vector<torch::Tensor> grads{logits.detach()};
+            for (const auto& p : net->parameters()) grads.push_back(p.grad().clone());
+            return grads;
+        };
+        const auto fast = run(true), slow = run(false);
+        QCOMPARE(fast.size(), slow.size());
+        for (size_t i = 0; i < fast.size(); ++i)
+            QVERIFY2(maxDiff(fast[i], slow[i]) < 1e-5 * std::max(1.0, slow[i].abs().max().item<double>()),
+                     qPrintable(QString("%1 differs by %2").arg(i == 0 ? QString("the logits") : QString("gradient %1").arg(i)).arg(maxDiff(fast[i], slow[i]))));
+    }
+
+    void probesStillSeeTheAttentionWeights()
+    {
+        // A probed forward takes the explicit path: the weights are there and the logits agree.
+        const Model m = Model::create(test::smallConfig("transformer"));
+        std::vector<int> tokens(30);
+        for (int i = 0; i < 30; ++i) tokens[size_t(i)] = 4 + i % 26;
+        const AttentionMaps probed = m.attention(tokens);
+        QCOMPARE(probed.layers, 2);
+        QCOMPARE(int(probed.weights.size()), probed.layers * probed.heads * 30 * 30);
+        for (int q = 0; q < 30; ++q) {  // each row a distribution over the keys up to it
+            float sum = 0;
+            for (int k = 0; k < 30; ++k) sum += probed.at(1, 3, q, k);
+            QVERIFY(std::abs(sum - 1) < 1e-4);
+        }
+    }
+
+    void fusedAdamWMatchesTorch_data()
+    {
+        QTest::addColumn<double>("clip");
+        QTest::newRow("clipped") << 0.5;
+        QTest::newRow("clip above the norm") << 1e6;
+        QTest::newRow("no clipping") << 0.0;
+    }
+    void fusedAdamWMatchesTorch()
+    {
+        QFETCH(double, clip);
+        torch::manual_seed(11);
+        std::vector<torch::Tensor> a{torch::randn({70, 33}), torch::randn({40000}), torch::randn({5})}, b;
+        for (auto& t : a) {
+            t.set_requires_grad(true);
+            b.push_back(t.detach().clone().set_requires_grad(true));
+        }
+        FusedAdamW fused({{{a[0], a[1]}, 0.1}, {{a[2]}, 0.0}}, 0.9, 0.98);
+        std::vector<torch::optim::OptimizerParamGroup> groups;
+        groups.emplace_back(std::vector<torch::Tensor>{b[0], b[1]}, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(1e-2).betas({0.9, 0.98}).weight_decay(0.1)));
+        groups.emplace_back(std::vector<torch::Tensor>{b[2]}, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(1e-2).betas({0.9, 0.98}).weight_decay(0.0)));
+        torch::optim::AdamW reference(groups, torch::optim::AdamWOptions(1e-2));
+        for (int step = 0; step < 20; ++step) {
+            const double lr = 1e-2 * (1.0 - step / 40.0);
+            for (size_t i = 0; i < a.size(); ++i) {
+                const auto g = torch::randn_like(a[i]) * (1 + step);
+                a[i].mutable_grad() = g.clone();
+                b[i].mutable_grad() = g.clone();
+            }
+            fused.step(lr, clip);
+            for (auto& g : reference.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+            if (clip > 0) torch::nn::utils::clip_grad_norm_(b, clip);
+            reference.step();
+            for (size_t i = 0; i < a.size(); ++i) {
+                QVERIFY(!a[i].grad().defined());  // dropped: the next backward writes fresh ones
+                QVERIFY2(maxDiff(a[i], b[i]) < 1e-5, qPrintable(QString("step %1, tensor %2: %3").arg(step).arg(i).arg(maxDiff(a[i], b[i]))));
+            }
+        }
+        QVERIFY(maxDiff(a[1], b[1].detach() * 0) > 0.1);  // the parameters did move
+    }
+
+    void defaultTrainingLossesMatchTheOldPath()
+    {
+        // The default experiment, 50 steps with the fast paths and with their twins: the same
+        // losses up to floating-point reordering.
+        ExperimentConfig c;
+        c.train.steps = 50;
+        c.train.evalEvery = 0;
+        c.train.checkpointEvery = 0;
+        c.train.logEvery = 1;
+        c.task.evalLengths = {5};
+        c.task.evalSamples = 8;
+        QTemporaryDir dir;
+        std::vector<std::vector<double>> runs;
+        for (bool fast : {true, false}) {
+            FastPaths paths(fast);
+            Model m = Model::create(c);
+            TrainControl control;
+            const QString run = dir.filePath(fast ? "fast" : "reference");
+            const TrainOutcome o = train(m, run, control, {});
+            QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+            runs.push_back(losses(run));
+            QCOMPARE(int(runs.back().size()), 50);
+        }
+        double worst = 0;
+        for (size_t i = 0; i < 50; ++i) worst = std::max(worst, std::abs(runs[0][i] - runs[1][i]));
+        QVERIFY2(worst < 1e-4, qPrintable(QString("losses differ by up to %1").arg(worst)));
+        QVERIFY(runs[0].back() < runs[0].front() - 0.3);  // and it learned
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFastPaths)
+#include "tst_fastpaths.moc"
