@@ -75,6 +75,7 @@ template <class Train, class V> void visitFields(Train& c, V&& v, const TrainCon
     v("eval_samples", c.evalSamples);
     v("checkpoint_every", c.checkpointEvery);
     v("log_every", c.logEvery);
+    v("target_accuracy", c.targetAccuracy);
 }
 
 template <class S, class V> void visitStruct(S& c, V&& v)
@@ -382,6 +383,11 @@ QStringList validate(const ExperimentConfig& c)
     need(r.evalSamples >= 1, QString("train.eval_samples: expected >= 1, got %1").arg(r.evalSamples));
     need(r.checkpointEvery >= 0, QString("train.checkpoint_every: expected >= 0, got %1").arg(r.checkpointEvery));
     need(r.logEvery >= 1, QString("train.log_every: expected >= 1, got %1").arg(r.logEvery));
+    need(r.targetAccuracy >= 0 && r.targetAccuracy <= 1,
+         QString("train.target_accuracy: expected 0..1 (0 = off), got %1").arg(r.targetAccuracy));
+    need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),
+         "train.target_accuracy: in-context-learning tasks report an error, not a string accuracy; set it to 0");
+    need(r.targetAccuracy == 0 || r.evalEvery > 0, "train.target_accuracy: needs periodic evaluations (train.eval_every > 0)");
     need(c.seed >= 0, QString("seed: expected >= 0, got %1").arg(c.seed));
     return p;
 }

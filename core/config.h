@@ -80,6 +80,8 @@ struct TrainConfig {
     int evalSamples = 64;          // strings per length during training (the final eval uses task.eval_samples)
     int checkpointEvery = 500;     // steps between autosaves; 0 = only when the run stops
     int logEvery = 10;             // steps between metrics.csv rows
+    double targetAccuracy = 0;     // token tasks: stop at the first periodic evaluation whose string accuracy
+                                   // at task.max_len reaches this (0 = train every step)
 };
 
 struct ExperimentConfig {

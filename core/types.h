@@ -45,7 +45,8 @@ struct TrainProgress {
     double loss = 0;           // mean over the masked answer tokens of this step's batch
     double lr = 0;
     double tokensPerSecond = 0;
-    double elapsedSeconds = 0; // wall time spent training, pauses excluded
+    double elapsedSeconds = 0; // wall time spent in training steps (evaluations, checkpoints and pauses excluded)
+    double wallSeconds = 0;    // wall time since the run started, evaluations and checkpoints included, pauses excluded
     double etaSeconds = 0;
     bool paused = false;
 };
@@ -57,6 +58,7 @@ struct TrainOutcome {
     QString message;      // for the user: what happened and what was kept
     QString checkpoint;   // the last good checkpoint written, if any
     LengthCurve finalCurve;
+    bool targetReached = false;  // stopped early at train.target_accuracy
 };
 
 // Attention weights of one input: layers x heads x T x T, row-major.

@@ -109,7 +109,7 @@ private slots:
         QVERIFY(runCfg["environment"].toObject()["threads"].toInt() >= 1);
         QCOMPARE(toJson(loadConfigFile(run + "/config.json")), toJson(cfg));
         const QList<QByteArray> rows = test::readAll(run + "/metrics.csv").trimmed().split('\n');
-        QVERIFY(rows[0].startsWith("step,examples_seen,wall_time_s,loss,lr,tokens_per_s,string_acc_"));
+        QVERIFY(rows[0].startsWith("step,examples_seen,train_time_s,wall_s,loss,lr,tokens_per_s,string_acc_"));
         QCOMPARE(rows.size() - 1, cfg.train.steps / cfg.train.logEvery);
         QVERIFY(rows.last().startsWith(QByteArray::number(cfg.train.steps) + ","));
         QVERIFY(!rows.last().endsWith(","));  // the final row carries the evaluation

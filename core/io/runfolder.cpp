@@ -31,7 +31,7 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     m_metrics = std::make_unique<QFile>(d.filePath("metrics.csv"));
     if (!m_metrics->open(QIODevice::WriteOnly | QIODevice::Text))
         throw Error(QString("%1: cannot write metrics.csv (%2)").arg(m_dir, m_metrics->errorString()));
-    QStringList header{"step", "examples_seen", "wall_time_s", "loss", "lr", "tokens_per_s"};
+    QStringList header{"step", "examples_seen", "train_time_s", "wall_s", "loss", "lr", "tokens_per_s"};
     // In-context regression and parity evaluate one prompt length after every number of
     // examples: one column, the measure after the most examples; curves.json has the rest.
     m_prefixCurve = isVectorTask(config.task.kind) && config.task.kind != "vector_mqar";
@@ -50,6 +50,7 @@ QString RunFolder::checkpointPath() const { return QDir(m_dir).filePath("checkpo
 void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
 {
     QStringList row{QString::number(p.step), QString::number(p.examplesSeen), QString::number(p.elapsedSeconds, 'f', 3),
+                    QString::number(p.wallSeconds, 'f', 3),
                     QString::number(p.loss, 'g', 6), QString::number(p.lr, 'g', 6),
                     QString::number(p.tokensPerSecond, 'f', 0)};
     if (m_prefixCurve) row << (eval && !eval->lengths.empty() ? QString::number(eval->valueAt(eval->lengths.size() - 1), 'f', 4) : QString());
@@ -180,14 +181,17 @@ RunRecord loadRun(const QString& dir)
             const QStringList header = lines.first().split(',');
             const int target = std::max<int>({int(header.indexOf(QString("string_acc_%1").arg(r.config.task.maxLen))),
                                               int(header.indexOf("error_last")), int(header.indexOf("accuracy_last"))});
+            // By name: runs written before the wall_s column named their training time wall_time_s.
+            const int trainTime = std::max<int>(int(header.indexOf("train_time_s")), int(header.indexOf("wall_time_s")));
+            const int loss = int(header.indexOf("loss"));
             for (const QString& line : lines.mid(1)) {
                 const QStringList cells = line.split(',');
-                if (cells.size() < 6) continue;
+                if (cells.size() < 6 || trainTime < 0 || loss < 0 || std::max(trainTime, loss) >= cells.size()) continue;
                 RunRecord::Row row;
                 row.step = cells[0].toLongLong();
                 row.examples = cells[1].toLongLong();
-                row.wallSeconds = cells[2].toDouble();
-                row.loss = cells[3].toDouble();
+                row.wallSeconds = cells[trainTime].toDouble();
+                row.loss = cells[loss].toDouble();
                 if (target >= 0 && target < cells.size() && !cells[target].isEmpty()) row.target = cells[target].toDouble();
                 r.metrics.push_back(row);
             }
