@@ -175,6 +175,39 @@ private slots:
                      qPrintable(QString("%1 differs by %2").arg(i == 0 ? QString("the logits") : QString("gradient %1").arg(i)).arg(maxDiff(fast[i], slow[i]))));
     }
 
+    void logitsAtSomePositionsMatchTheFullForward_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<bool>("parallel");
+        QTest::newRow("transformer") << "transformer" << false;
+        QTest::newRow("transformer, parallel residual") << "transformer" << true;
+        QTest::newRow("mamba (the default: select before the head)") << "mamba" << false;
+    }
+    void logitsAtSomePositionsMatchTheFullForward()
+    {
+        QFETCH(QString, kind);
+        QFETCH(bool, parallel);
+        ExperimentConfig c = test::smallConfig(kind);
+        c.model.parallelResidual = parallel;
+        torch::manual_seed(5);
+        SequenceModel net = buildModel(c);
+        auto idx = torch::randint(0, 30, {3, 17}, torch::kLong);
+        auto rows = torch::tensor(std::vector<int64_t>{0, 5, 16, 17, 30, 50}, torch::kLong);
+        auto w = torch::randn({6, 30});
+        auto full = net->forward(idx);
+        auto selected = full.reshape({-1, full.size(-1)}).index_select(0, rows);
+        auto at = net->forwardAt(idx, rows);
+        QCOMPARE(at.sizes().vec(), selected.sizes().vec());
+        QVERIFY(maxDiff(at, selected) < 1e-5);
+        const auto params = net->parameters();
+        const auto gFull = torch::autograd::grad({(selected * w).sum()}, params);
+        const auto gAt = torch::autograd::grad({(at * w).sum()}, params, {}, false, false, true);
+        for (size_t i = 0; i < params.size(); ++i) {
+            if (!gAt[i].defined()) continue;  // unused parameters, as in the full forward
+            QVERIFY2(maxDiff(gAt[i], gFull[i]) < 1e-5, qPrintable(QString("gradient %1 differs by %2").arg(i).arg(maxDiff(gAt[i], gFull[i]))));
+        }
+    }
+
     void probesStillSeeTheAttentionWeights()
     {
         // A probed forward takes the explicit path: the weights are there and the logits agree.

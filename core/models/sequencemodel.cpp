@@ -12,6 +12,12 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x)
     return x * torch::rsqrt(x.pow(2).mean(-1, true) + m_eps) * weight;
 }
 
+torch::Tensor SequenceModelImpl::forwardAt(const torch::Tensor& idx, const torch::Tensor& rows)
+{
+    const auto h = hidden(embed(idx), nullptr);
+    return head(h.reshape({-1, h.size(-1)}).index_select(0, rows));
+}
+
 torch::Tensor SequenceModelImpl::forwardVectors(const torch::Tensor& x, Probes* probes)
 {
     TORCH_CHECK(hasVectorIO(), "this model has no vector read-in (it was built for a token task)");

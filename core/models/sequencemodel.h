@@ -36,6 +36,11 @@ class SequenceModelImpl : public torch::nn::Module {
 public:
     // idx: (B, T) int64 -> logits (B, T, V)
     torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) { return head(hidden(embed(idx), probes)); }
+    // idx: (B, T), rows: (R) int64 indices into the B * T positions -> logits (R, V) at those
+    // positions only: what a loss on some answer tokens needs. Families whose last layer works
+    // position by position after its mixing (the Transformer) skip the others there; this
+    // default runs every position and selects before the head.
+    virtual torch::Tensor forwardAt(const torch::Tensor& idx, const torch::Tensor& rows);
     // x: (B, T, d_in) -> (B, T, d_out) through read_in and read_out (see addVectorIO).
     torch::Tensor forwardVectors(const torch::Tensor& x, Probes* probes = nullptr);
     // Registers read_in (d_in -> d_model) and read_out (d_model -> d_out), GPT-2 initialised.

@@ -94,8 +94,13 @@ torch::Tensor layerBias(const TransformerOptions& o, const torch::Tensor& x, boo
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
 {
+    return c_proj(mix(x, bias, weights));
+}
+
+torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
+{
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
-    if (!bias.defined()) return c_proj(attentionFused(c_attn(x), m_pattern));
+    if (!bias.defined()) return attentionFused(c_attn(x), m_pattern);
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, 0, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, 0, m_rotaryBase), v = qkv[2];
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
@@ -103,8 +108,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, T, T)
     auto att = torch::softmax(scores, -1);
     if (weights) *weights = att.detach();
-    auto y = torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
-    return c_proj(y);
+    return torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
 }
 
 MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)
@@ -128,6 +132,17 @@ torch::Tensor BlockImpl::forward(torch::Tensor x, const torch::Tensor& bias, tor
     if (parallelResidual) return x + attn(ln_1(x), bias, weights) + mlp(ln_2(x));
     x = x + attn(ln_1(x), bias, weights);
     return x + mlp(ln_2(x));
+}
+
+torch::Tensor BlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& bias, const torch::Tensor& rows)
+{
+    const int64_t C = x.size(-1);
+    auto pick = [&](const torch::Tensor& t) { return t.reshape({-1, C}).index_select(0, rows); };
+    auto xr = pick(x);                                          // (R, C)
+    auto a = attn->c_proj(pick(attn->mix(ln_1(x), bias)));     // (R, C)
+    if (parallelResidual) return xr + a + mlp(ln_2(xr));
+    xr = xr + a;
+    return xr + mlp(ln_2(xr));
 }
 
 void gpt2Init(torch::nn::Module& m, int64_t layers)
@@ -161,27 +176,39 @@ torch::Tensor TransformerImpl::embed(const torch::Tensor& idx) { return wte(idx)
 
 torch::Tensor TransformerImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, wte->weight); }
 
-torch::Tensor TransformerImpl::hidden(const torch::Tensor& input, Probes* probes)
+torch::Tensor TransformerImpl::blocks(const torch::Tensor& input, const torch::Tensor& bias, Probes* probes, int64_t skipLast)
 {
     const int64_t T = input.size(1);
-    const auto bias = layerBias(m_options, input, probes != nullptr);
     auto x = input;  // (B, T, C)
     if (wpe) {
         TORCH_CHECK(T <= m_options.maxPositions, "learned positions cover ", m_options.maxPositions,
                     " tokens; this input has ", T, " (raise model.max_positions)");
         x = x + wpe(torch::arange(T, input.options().dtype(torch::kLong)));
     }
-    int layer = 0;
-    for (const auto& module : *h) {
+    const int64_t run = int64_t(h->size()) - skipLast;
+    for (int64_t layer = 0; layer < run; ++layer) {
         torch::Tensor w;
-        x = module->as<BlockImpl>()->forward(x, bias, probes ? &w : nullptr);
+        x = h->at<BlockImpl>(size_t(layer)).forward(x, bias, probes ? &w : nullptr);
         if (probes) {
             probes->attention.push_back(w);
-            probes->attentionLayer.push_back(layer);
+            probes->attentionLayer.push_back(int(layer));
         }
-        ++layer;
     }
-    return ln_f(x);
+    return x;
+}
+
+torch::Tensor TransformerImpl::hidden(const torch::Tensor& input, Probes* probes)
+{
+    return ln_f(blocks(input, layerBias(m_options, input, probes != nullptr), probes, 0));
+}
+
+torch::Tensor TransformerImpl::forwardAt(const torch::Tensor& idx, const torch::Tensor& rows)
+{
+    if (h->size() == 0) return SequenceModelImpl::forwardAt(idx, rows);
+    const auto input = embed(idx);
+    const auto bias = layerBias(m_options, input, false);
+    const auto x = blocks(input, bias, nullptr, 1);
+    return head(ln_f(h->at<BlockImpl>(h->size() - 1).forwardAt(x, bias, rows)));  // (R, V)
 }
 
 StateSize TransformerImpl::stateSize() const

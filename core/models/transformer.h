@@ -59,6 +59,8 @@ public:
     // An undefined bias takes the fused kernel (kernels/attention.h; see fused()), which applies
     // the same mask and ALiBi bias itself.
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
+    // The heads' outputs before c_proj: (B, T, C) -> (B, T, C); forward = c_proj(mix(...)).
+    torch::Tensor mix(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
 
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
     torch::nn::Linear c_proj{nullptr};  // C -> C, back into the residual stream
@@ -85,6 +87,9 @@ class BlockImpl : public torch::nn::Module {
 public:
     explicit BlockImpl(const TransformerOptions& o);
     torch::Tensor forward(torch::Tensor x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
+    // The block's output at some positions: x (B, T, C), rows (R) into B * T -> (R, C). Attention
+    // reads every position; the projection, the MLP and the residual run on the R rows only.
+    torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& bias, const torch::Tensor& rows);
     bool parallelResidual = false;
     torch::nn::LayerNorm ln_1{nullptr};
     CausalSelfAttention attn{nullptr};
@@ -99,6 +104,7 @@ public:
     torch::Tensor embed(const torch::Tensor& idx) override;
     torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
     torch::Tensor head(const torch::Tensor& h) override;
+    torch::Tensor forwardAt(const torch::Tensor& idx, const torch::Tensor& rows) override;
     StateSize stateSize() const override;
     const TransformerOptions& options() const { return m_options; }
 
@@ -109,6 +115,8 @@ public:
     torch::nn::Linear lm_head{nullptr};
 
 private:
+    // Positions added, then every block but the last `skipLast`: (B, T, C) -> (B, T, C), no final norm.
+    torch::Tensor blocks(const torch::Tensor& input, const torch::Tensor& bias, Probes* probes, int64_t skipLast);
     TransformerOptions m_options;
 };
 
