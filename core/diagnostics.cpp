@@ -1,6 +1,7 @@
 #include "diagnostics.h"
 
 #include "version.h"
+#include "kernels/fastpaths.h"
 
 #include <QFile>
 #include <QSysInfo>
@@ -95,8 +96,9 @@ namespace {
 void keepFreedMemory()
 {
     static const bool once = [] {
+        if (!fastPaths()) return false;  // PARROT_REFERENCE_PATHS=1: the allocator as before, for A/B runs
         mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's upper limit on 64-bit
-        mallopt(M_TRIM_THRESHOLD, 512 << 20);
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
         return true;
     }();
     (void)once;
