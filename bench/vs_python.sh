@@ -14,7 +14,9 @@
 #
 # Usage (from anywhere; run folders go to a temporary directory, deleted at exit):
 #   bash bench/vs_python.sh [--repeats N] [--result-repeats N] [--only step|mamba|result]
-#        [--threads N] [--eval-every E] [--steps N] [--mamba-steps N] [--app PATH]
+#        [--threads N] [--eval-every E] [--steps N] [--mamba-steps N] [--target P]
+#        [--result-steps N] [--app PATH]
+# --result-steps caps the time-to-result runs (default: the preset's train.steps).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,9 +35,10 @@ MAMBA_STEPS=15
 MAMBA_SKIP=3
 TARGET=0.95
 EVAL_SAMPLES=256
+RESULT_STEPS=
 STEP_TARGET=0.70   # the issue's goal for the Transformer step: C++ at most 70% of Python's time
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --repeats) REPEATS="$2"; shift 2 ;;
@@ -45,6 +48,8 @@ while [ $# -gt 0 ]; do
         --eval-every) EVAL_EVERY="$2"; shift 2 ;;
         --steps) STEPS="$2"; shift 2 ;;
         --mamba-steps) MAMBA_STEPS="$2"; shift 2 ;;
+        --target) TARGET="$2"; shift 2 ;;
+        --result-steps) RESULT_STEPS="$2"; shift 2 ;;
         --app) APP="$2"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "vs_python.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -161,7 +166,7 @@ fi
 
 # ---- time to the target accuracy -------------------------------------------------------------------
 if [ "$ONLY" = all ] || [ "$ONLY" = result ]; then
-    app config --preset "$PRESET" >"$TMP/result.json"
+    app config --preset "$PRESET" ${RESULT_STEPS:+--set train.steps="$RESULT_STEPS"} >"$TMP/result.json"
     grep -q '"target_accuracy"' "$TMP/result.json" \
         || fail "this parrotscope has no train.target_accuracy; rebuild it (cmake --build build --target parrotscope)"
     L="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["task"]["max_len"])' "$TMP/result.json")"
@@ -170,7 +175,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = result ]; then
     cpps=(); pys=(); notes=""
     for i in $(seq 1 "$RESULT_REPEATS"); do
         run="$TMP/result-cpp-$i"
-        app train --preset "$PRESET" --out "$run" --seed "$i" --set train.eval_every="$EVAL_EVERY" \
+        app train --config "$TMP/result.json" --out "$run" --seed "$i" --set train.eval_every="$EVAL_EVERY" \
             --set train.eval_samples="$EVAL_SAMPLES" --set task.eval_lengths="$L" --set task.eval_samples="$EVAL_SAMPLES" \
             --set train.target_accuracy="$TARGET" >"$run.log" 2>&1 || fail "app training failed, see:
 $(tail -5 "$run.log")"
