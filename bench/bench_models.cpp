@@ -1,20 +1,28 @@
 // bench_models: the fused selective scan against its reference loop, and a training step of
 // every family at a matched size. Ratios against references measured in the same run.
-// Usage: bench_models [repeats] [--fused-only]
+// Usage: bench_models [repeats] [--fused-only | --profile[-shapes] KIND | --step KIND] [--threads N]
+//   --fused-only: the fused scan's forward and backward alone, `repeats` times (for callgrind);
+//   --step KIND: `repeats` training steps of one family (for perf), their median time;
+//   --profile KIND: `repeats` training steps of one family under Torch's profiler, its ops by
+//   self time (where a training step goes); --profile-shapes KIND: the same by op and input shapes.
 #include "kernels/selectivescan.h"
 #include "modelimpl.h"
 
 #include "diagnostics.h"
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 using namespace parrot;
 
 namespace {
 
-template <class F> double medianSeconds(F f, int repeats)
+template <class F> double medianSeconds(F&& f, int repeats)
 {
     f();
     std::vector<double> t;
@@ -42,17 +50,114 @@ ScanInputs randomScan(int64_t B, int64_t D, int64_t T, int64_t N, bool grad)
     return in;
 }
 
+// One AdamW training step of a family at about `target` parameters on the copy task's rows.
+struct TrainStep {
+    ExperimentConfig config;
+    std::optional<Model> model;
+    std::unique_ptr<torch::optim::AdamW> opt;
+    torch::Tensor idx;
+    int64_t vocab = 0;
+    TrainStep(const char* kind, long long target)
+    {
+        ExperimentConfig base;
+        vocab = CopyVocab{base.task.vocabSize}.size();
+        idx = torch::randint(0, vocab, {base.train.batchSize, base.task.contextLen}, torch::kLong);
+        base.model.kind = kind;
+        config = Model::matchParameters(base, target);
+        model.emplace(Model::create(config));
+        opt = std::make_unique<torch::optim::AdamW>(model->d->net->parameters(), torch::optim::AdamWOptions(1e-4));
+    }
+    void operator()()
+    {
+        auto& net = model->d->net;
+        auto loss = torch::nn::functional::cross_entropy(net->forward(idx).view({-1, vocab}), idx.view({-1}));
+        opt->zero_grad();
+        loss.backward();
+        opt->step();
+    }
+};
+
+// Self time per op name (time inside an op less the time in the ops it called), summed over
+// the threads Torch recorded.
+void profileTrainStep(const char* kind, int repeats, bool shapes)
+{
+    TrainStep step(kind, 1000000);
+    step();
+    using namespace torch::autograd::profiler;
+    std::map<std::string, std::pair<double, long long>> self;  // name -> (microseconds, calls)
+    double wall = 0;
+    {
+        TLSLegacyProfilerGuard guard(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU, shapes),
+                                     [&](const thread_event_lists& lists) {
+                                         for (const auto& list : lists) {
+                                             struct Open { const LegacyEvent* e; double children; };
+                                             std::vector<Open> stack;
+                                             for (const auto& e : list) {
+                                                 if (e.kindStr() == "push") {
+                                                     stack.push_back({&e, 0.0});
+                                                 } else if (e.kindStr() == "pop" && !stack.empty()) {
+                                                     const Open o = stack.back();
+                                                     stack.pop_back();
+                                                     const double us = o.e->cpuElapsedUs(e);
+                                                     std::string key = o.e->name();
+                                                     if (shapes)
+                                                         for (const auto& shape : o.e->shapes()) {
+                                                             key += " [";
+                                                             for (size_t k = 0; k < shape.size(); ++k)
+                                                                 key += (k ? "," : "") + std::to_string(shape[k]);
+                                                             key += "]";
+                                                         }
+                                                     auto& entry = self[key];
+                                                     entry.first += us - o.children;
+                                                     entry.second += 1;
+                                                     if (!stack.empty()) stack.back().children += us;
+                                                 }
+                                             }
+                                         }
+                                     });
+        const auto a = std::chrono::steady_clock::now();
+        for (int i = 0; i < repeats; ++i) step();
+        wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count() * 1e6;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [name, v] : self) {
+        rows.push_back({v.first, name + " (" + std::to_string(v.second / repeats) + " calls)"});
+        total += v.first;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("%s, d_model %d: %.2f ms per step (profiled), ops' self time %.2f ms per step (all threads)\n", kind,
+                step.config.model.dModel, wall / 1e3 / repeats, total / 1e3 / repeats);
+    for (size_t i = 0; i < rows.size() && i < 40; ++i)
+        std::printf("  %8.3f ms  %5.1f%%  %s\n", rows[i].first / 1e3 / repeats, 100 * rows[i].first / total, rows[i].second.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-    configureThreads(0);
+    // --threads N last: fewer threads than cores (timing one thread on a machine others share).
+    int threads = 0;
+    if (argc > 3 && std::string(argv[argc - 2]) == "--threads") {
+        threads = std::atoi(argv[argc - 1]);
+        argc -= 2;
+    }
+    configureThreads(threads);
     torch::manual_seed(0);
     const int64_t B = 32, D = 256, T = 256, N = 16;
     if (argc > 2 && std::string(argv[2]) == "--fused-only") {  // for profilers: the fused scan alone
         const ScanInputs in = randomScan(B, D, T, N, true);
         for (int i = 0; i < repeats; ++i) selectiveScanFused(in).sum().backward();
+        return 0;
+    }
+    if (argc > 3 && (std::string(argv[2]) == "--profile" || std::string(argv[2]) == "--profile-shapes")) {
+        profileTrainStep(argv[3], repeats, std::string(argv[2]) == "--profile-shapes");
+        return 0;
+    }
+    if (argc > 3 && std::string(argv[2]) == "--step") {  // for profilers: training steps of one family
+        TrainStep step(argv[3], 1000000);
+        std::printf("%s: %.2f ms per step\n", argv[3], medianSeconds(step, repeats) * 1e3);
         return 0;
     }
     std::printf("threads %d; selective scan at B %lld, D %lld, T %lld, N %lld (median of %d)\n", at::get_num_threads(),
@@ -75,31 +180,19 @@ int main(int argc, char** argv)
         std::printf("forward + backward: reference / fused = %7.1fx   (fused %.1f ms, goal >= 30x)\n", ref / fused, fused * 1e3);
     }
 
-    // One AdamW training step of each family on the copy task's rows of 64 tokens.
-    ExperimentConfig base;
-    const int64_t vocab = CopyVocab{base.task.vocabSize}.size();
-    auto idx = torch::randint(0, vocab, {base.train.batchSize, base.task.contextLen}, torch::kLong);
+    // One AdamW training step of each family on the copy task's rows of 64 tokens, every family
+    // widened or narrowed to about a million parameters (Model::matchParameters).
+    const ExperimentConfig base;
     double reference = 0;
-    // Every family widened or narrowed to about a million parameters (Model::matchParameters).
     const long long target = 1000000;
     std::printf("\ntraining step at ~%lld parameters, batch %d x %d tokens (time relative to the Transformer):\n", target,
                 base.train.batchSize, base.task.contextLen);
     for (const char* kind : {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}) {
-        ExperimentConfig c = base;
-        c.model.kind = kind;
-        c = Model::matchParameters(c, target);
-        const Model m = Model::create(c);
-        auto& net = m.d->net;
-        torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-4));
-        const double s = medianSeconds([&] {
-            auto loss = torch::nn::functional::cross_entropy(net->forward(idx).view({-1, vocab}), idx.view({-1}));
-            opt.zero_grad();
-            loss.backward();
-            opt.step();
-        }, repeats);
+        TrainStep step(kind, target);
+        const double s = medianSeconds(step, repeats);
         if (reference == 0) reference = s;
-        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", kind, c.model.dModel, m.parameterCount(), s / reference,
-                    double(base.train.batchSize * base.task.contextLen) / s);
+        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", kind, step.config.model.dModel,
+                    step.model->parameterCount(), s / reference, double(base.train.batchSize * base.task.contextLen) / s);
     }
     return 0;
 }

@@ -1,7 +1,10 @@
 // The fused selective scan against its reference loop: outputs and every input gradient,
-// across shapes (T = 1, odd sizes), with and without the gate and the delta bias; and a
-// double-precision finite-difference check of the fused backward.
+// across shapes (T = 1, odd sizes), with and without the gate and the delta bias, for every
+// build of the vector kernel the CPU runs (AVX-512, AVX2, baseline); a double-precision
+// finite-difference check of the fused backward; and the same bits whatever the thread count.
 #include "kernels/selectivescan.h"
+
+#include <ATen/Parallel.h>
 
 #include <QtTest>
 
@@ -71,6 +74,13 @@ private slots:
         QTest::newRow("transposed views") << 3 << 19 << 11 << 6 << true << true << true << true << 0.5;
         QTest::newRow("softplus tails") << 2 << 9 << 7 << 4 << true << true << false << true << 12.0;
         QTest::newRow("no softplus") << 2 << 9 << 7 << 4 << true << true << false << false << 0.0;
+        // Two channel groups (64 each, the last of 6: a part-filled vector) for one batch row;
+        // T not a multiple of the 8 or 16 steps transposed at a time; N = 16 summed a vector of
+        // lanes at a time, N = 20 with a remainder.
+        QTest::newRow("B=1, two groups") << 1 << 70 << 19 << 16 << true << true << false << true << 0.5;
+        QTest::newRow("groups, views, N=20") << 2 << 130 << 33 << 20 << true << true << true << true << 0.5;
+        QTest::newRow("full blocks as views") << 2 << 64 << 40 << 16 << true << true << true << true << 0.5;
+        QTest::newRow("full blocks, no gate") << 3 << 48 << 35 << 16 << false << true << false << true << 0.5;
     }
     void fusedMatchesReference()
     {
@@ -94,9 +104,13 @@ private slots:
         auto w = torch::randn_like(yRef);
         (yRef * w).sum().backward();
 
-        // Both CPU codes: the vector kernel and the CUDA kernel's per-channel code.
-        for (ScanPath path : {ScanPath::Vector, ScanPath::Channel}) {
-            const QString which = path == ScanPath::Vector ? "vector" : "channel";
+        // Every CPU code: each build of the vector kernel and the CUDA kernel's per-channel code.
+        std::vector<std::pair<ScanPath, std::string>> codes;
+        for (const std::string& k : scanKernels()) codes.push_back({ScanPath::Vector, k});
+        codes.push_back({ScanPath::Channel, ""});
+        for (const auto& [path, kernel] : codes) {
+            useScanKernel(kernel);
+            const QString which = path == ScanPath::Vector ? QString::fromStdString("vector " + kernel) : "channel";
             ScanInputs fused = ref;
             for (auto* t : leaves(fused)) *t = t->detach().clone().set_requires_grad(true);
             QCOMPARE(fused.u.is_contiguous(), !views);  // clone() keeps the strides
@@ -112,6 +126,38 @@ private slots:
                 QVERIFY2(e < 1e-4, qPrintable(QString("%1: d%2: relative error %3").arg(which, kNames[name]).arg(e)));
             }
         }
+        useScanKernel("");
+    }
+
+    // Work is split into (batch row, channel group) items, each computed whole by one thread,
+    // and dB and dC are summed over the groups in order: so one thread and two give the same
+    // bits, forward and every gradient (resumed training is compared bit for bit).
+    void sameBitsWhateverTheThreads()
+    {
+        torch::manual_seed(5);
+        ScanInputs base = randomInputs(3, 150, 37, 16, true, true, torch::kFloat, true);
+        auto w = torch::randn({3, 150, 37});
+        const int threads = at::get_num_threads();
+        for (const std::string& kernel : scanKernels()) {
+            useScanKernel(kernel);
+            std::vector<std::vector<torch::Tensor>> runs;
+            for (int n : {1, 2, 3}) {
+                at::set_num_threads(n);
+                ScanInputs in = base;
+                for (auto* t : leaves(in)) *t = t->detach().clone().set_requires_grad(true);
+                auto y = selectiveScanFused(in);
+                (y * w).sum().backward();
+                std::vector<torch::Tensor> r{y.detach()};
+                for (auto* t : leaves(in)) r.push_back(t->grad());
+                runs.push_back(r);
+            }
+            for (size_t k = 1; k < runs.size(); ++k)
+                for (size_t i = 0; i < runs[0].size(); ++i)
+                    QVERIFY2(torch::equal(runs[0][i], runs[k][i]),
+                             qPrintable(QString("%1: output %2 differs with %3 threads").arg(kernel.c_str()).arg(i).arg(k + 1)));
+        }
+        useScanKernel("");
+        at::set_num_threads(threads);
     }
 
     void fusedBackwardMatchesFiniteDifferences_data()

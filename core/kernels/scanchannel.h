@@ -29,6 +29,10 @@ template <class S> PARROT_HD inline S at3(const View3<S>& v, int64_t b, int64_t 
 {
     return v.p[b * v.sb + d * v.sd + t * v.st];
 }
+template <class S> PARROT_HD inline S& at3(const Out3<S>& v, int64_t b, int64_t d, int64_t t)
+{
+    return v.p[b * v.sb + d * v.sd + t * v.st];
+}
 PARROT_HD inline float expS(float x) { return expf(x); }
 PARROT_HD inline double expS(double x) { return exp(x); }
 PARROT_HD inline float log1pS(float x) { return log1pf(x); }
@@ -69,17 +73,20 @@ template <class S, int MaxN> PARROT_HD void forwardChannel(const Args<S>& a, int
             const S z = at3(a.z, b, d, t);
             y *= z * sigmoidS(z);
         }
-        a.out[(b * a.Dn + d) * T + t] = y;
+        at3(a.out, b, d, t) = y;
     }
 }
 
-// dB and dC are sums over channels: atomic adds into zeroed (B, T, N) tensors. Everything else
-// belongs to this (b, d) alone.
+// dB and dC are sums over channels: atomic adds into the zeroed (B, G, T, N) slice of the
+// channel's group (scankernel.h). Everything else belongs to this (b, d) alone.
 template <class S, int MaxN> PARROT_HD void backwardChannel(const Args<S>& a, int64_t b, int64_t d, S* ckpt)
 {
     const int64_t T = a.T, N = a.N, Dn = a.Dn, chunks = (T + kChunk - 1) / kChunk;
     S A[MaxN], x[MaxN], h[MaxN], dA[MaxN], xs[(kChunk + 1) * MaxN];
     S* myCkpt = ckpt + (b * Dn + d) * chunks * N;
+    const int64_t G = (Dn + kGroup - 1) / kGroup;  // groupsOf, spelt out for the device compiler
+    S* dBg = a.dB + (b * G + d / kGroup) * T * N;
+    S* dCg = a.dC + (b * G + d / kGroup) * T * N;
     for (int64_t n = 0; n < N; ++n) {
         A[n] = a.A[d * a.Asd + n * a.Asn];
         x[n] = S(0);
@@ -117,7 +124,7 @@ template <class S, int MaxN> PARROT_HD void backwardChannel(const Args<S>& a, in
                 S y = Dd * u;
                 for (int64_t n = 0; n < N; ++n) y += Cv[n] * xn[n];
                 const S z = at3(a.z, b, d, t), s = sigmoidS(z);
-                a.dz[(b * Dn + d) * T + t] = dy * y * s * (S(1) + z * (S(1) - s));
+                at3(a.dz, b, d, t) = dy * y * s * (S(1) + z * (S(1) - s));
                 dy *= z * s;
             }
             S ddt = S(0), du = dy * Dd;
@@ -126,8 +133,8 @@ template <class S, int MaxN> PARROT_HD void backwardChannel(const Args<S>& a, in
                 const S decay = expS(dt * A[n]);
                 const S dx = h[n] + dy * Cv[n];
                 const S axp = decay * xp[n];
-                PARROT_ATOMIC_ADD(a.dC + (b * T + t) * N + n, dy * xn[n]);
-                PARROT_ATOMIC_ADD(a.dB + (b * T + t) * N + n, dx * dt * u);
+                PARROT_ATOMIC_ADD(dCg + t * N + n, dy * xn[n]);
+                PARROT_ATOMIC_ADD(dBg + t * N + n, dx * dt * u);
                 ddt += dx * (A[n] * axp + Bv[n] * u);
                 dA[n] += dx * dt * axp;
                 du += dx * dt * Bv[n];
@@ -135,8 +142,8 @@ template <class S, int MaxN> PARROT_HD void backwardChannel(const Args<S>& a, in
             }
             ddt *= slope;
             dbias += ddt;
-            a.du[(b * Dn + d) * T + t] = du;
-            a.ddelta[(b * Dn + d) * T + t] = ddt;
+            at3(a.du, b, d, t) = du;
+            at3(a.ddelta, b, d, t) = ddt;
         }
     }
     for (int64_t n = 0; n < N; ++n) a.dA[(b * N + n) * Dn + d] = dA[n];

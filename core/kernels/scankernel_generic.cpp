@@ -13,4 +13,14 @@ bool haveAvx2()
 #endif
 }
 
+bool haveAvx512()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return haveAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
 }  // namespace parrot::scan

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -45,9 +46,53 @@ namespace {
 
 constexpr int64_t kMaxState = 256;
 
+// useScanKernel's choice: 0 the best, 1 AVX-512, 2 AVX2, 3 baseline.
+std::atomic<int> g_kernel{0};
+
+int kernelLevel()
+{
+    const int chosen = g_kernel.load();
+    if (chosen != 0) return chosen;
+    return scan::haveAvx512() ? 1 : scan::haveAvx2() ? 2 : 3;
+}
+
 template <class S> scan::View3<S> view3(const Tensor& t)
 {
     return {t.data_ptr<S>(), t.stride(0), t.stride(1), t.stride(2)};
+}
+template <class S> scan::Out3<S> out3(const Tensor& t)
+{
+    return {t.data_ptr<S>(), t.stride(0), t.stride(1), t.stride(2)};
+}
+
+// A new (B, D, T) tensor laid out as `like` is: channels adjacent in memory (a transposed
+// (B, T, D) tensor, as the Mamba mixer's projections give) or time adjacent. Results and
+// gradients then go back to the mixer's linear layers without a copy.
+Tensor emptyLike(const Tensor& like)
+{
+    const int64_t B = like.size(0), D = like.size(1), T = like.size(2);
+    if (like.stride(1) == 1 && like.stride(2) != 1 && T > 1) return torch::empty({B, T, D}, like.options()).transpose(1, 2);
+    return torch::empty({B, D, T}, like.options());
+}
+
+// parts (B, G, T, N) summed over G in group order into (B, T, N): the same sums whatever the
+// number of threads.
+template <class S> Tensor sumGroups(const Tensor& parts)
+{
+    const int64_t B = parts.size(0), G = parts.size(1), TN = parts.size(2) * parts.size(3);
+    if (G == 1) return parts.select(1, 0);
+    Tensor sum = torch::empty({B, parts.size(2), parts.size(3)}, parts.options());
+    const S* p = parts.data_ptr<S>();
+    S* o = sum.data_ptr<S>();
+    at::parallel_for(0, B * TN, 4096, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t b = i / TN, j = i % TN;
+            S acc = p[b * G * TN + j];
+            for (int64_t g = 1; g < G; ++g) acc += p[(b * G + g) * TN + j];
+            o[i] = acc;
+        }
+    });
+    return sum;
 }
 
 // Everything between the mixer's projections in one autograd node: delta bias, softplus, the
@@ -92,30 +137,17 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
         });
     }
 
-    template <class S> static void runForward(scan::Args<S>& a)
+    // The vector kernels over (batch row, channel group) items, forward and backward alike.
+    template <class S> static void runVector(scan::Args<S>& a, bool backward)
     {
-        const int64_t blocks = (a.Dn + scan::kLanes<S> - 1) / scan::kLanes<S>;
-        at::parallel_for(0, a.Bn * blocks, 1, [&](int64_t begin, int64_t end) {
-            // One batch row at a time, so each call loads its scratch once per run of blocks.
-            for (int64_t i = begin; i < end;) {
-                const int64_t b = i / blocks, blk = i % blocks, stop = std::min(end - b * blocks, blocks);
-                if constexpr (std::is_same_v<S, float>)
-                    (scan::haveAvx2() ? scan::forwardAvx2 : static_cast<void (*)(const scan::Args<float>&, int64_t, int64_t, int64_t)>(scan::forwardGeneric))(a, b, blk, stop);
-                else
-                    scan::forwardGeneric(a, b, blk, stop);
-                i = b * blocks + stop;
-            }
-        });
-    }
-
-    template <class S> static void runBackward(scan::Args<S>& a)
-    {
-        at::parallel_for(0, a.Bn, 1, [&](int64_t begin, int64_t end) {
-            if constexpr (std::is_same_v<S, float>)
-                (scan::haveAvx2() ? scan::backwardAvx2 : static_cast<void (*)(const scan::Args<float>&, int64_t, int64_t)>(scan::backwardGeneric))(a, begin, end);
-            else
-                scan::backwardGeneric(a, begin, end);
-        });
+        using Kernel = void (*)(const scan::Args<S>&, int64_t, int64_t);
+        Kernel k = backward ? static_cast<Kernel>(scan::backwardGeneric) : static_cast<Kernel>(scan::forwardGeneric);
+        if constexpr (std::is_same_v<S, float>) {
+            const int level = kernelLevel();
+            if (level == 1) k = backward ? scan::backwardAvx512 : scan::forwardAvx512;
+            if (level == 2) k = backward ? scan::backwardAvx2 : scan::forwardAvx2;
+        }
+        at::parallel_for(0, a.Bn * scan::groupsOf(a.Dn), 1, [&](int64_t begin, int64_t end) { k(a, begin, end); });
     }
 
     static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor u, Tensor delta, Tensor A, Tensor B, Tensor C,
@@ -128,11 +160,11 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
         ctx->save_for_backward(v);
         ctx->saved_data["softplus"] = softplus;
         ctx->saved_data["path"] = path;
-        Tensor out = torch::empty({u.size(0), u.size(1), u.size(2)}, u.options());
+        Tensor out = u.is_cuda() ? torch::empty({u.size(0), u.size(1), u.size(2)}, u.options()) : emptyLike(u);
         auto run = [&](auto tag) {
             using S = decltype(tag);
             auto a = args<S>(v, softplus);
-            a.out = out.data_ptr<S>();
+            a.out = out3<S>(out);
             if (u.is_cuda()) {
 #ifdef PARROT_HAVE_CUDA_SCAN
                 if constexpr (std::is_same_v<S, float>) {
@@ -143,7 +175,7 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
             } else if (path == int64_t(ScanPath::Channel)) {
                 runChannelForward(a);
             } else {
-                runForward(a);
+                runVector(a, false);
             }
         };
         if (u.scalar_type() == torch::kFloat)
@@ -160,27 +192,29 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
         const bool channel = ctx->saved_data["path"].toInt() == int64_t(ScanPath::Channel) || v[0].is_cuda();
         const Tensor& u = v[0];
         const bool gate = v[6].numel() > 0, hasBias = v[7].numel() > 0;
-        const int64_t Bn = u.size(0), Dn = u.size(1), T = u.size(2), N = v[2].size(1);
+        const int64_t Bn = u.size(0), Dn = u.size(1), T = u.size(2), N = v[2].size(1), G = scan::groupsOf(Dn);
         const auto o = u.options();
         Tensor dout = grads[0];
-        Tensor du = torch::empty({Bn, Dn, T}, o), ddelta = torch::empty({Bn, Dn, T}, o);
-        Tensor dz = gate ? torch::empty({Bn, Dn, T}, o) : Tensor();
+        // Each gradient laid out as its input is (on the GPU: contiguous).
+        auto like = [&](const Tensor& t) { return u.is_cuda() ? torch::empty({Bn, Dn, T}, o) : emptyLike(t); };
+        Tensor du = like(u), ddelta = like(v[1]);
+        Tensor dz = gate ? like(v[6]) : Tensor();
         // The channel code accumulates dB and dC across channels, so they start at zero.
         auto make = [&](std::vector<int64_t> shape) { return channel ? torch::zeros(shape, o) : torch::empty(shape, o); };
-        Tensor dA = torch::empty({Bn, N, Dn}, o), dB = make({Bn, T, N}), dC = make({Bn, T, N});
+        Tensor dA = torch::empty({Bn, N, Dn}, o), dB = make({Bn, G, T, N}), dC = make({Bn, G, T, N});
         Tensor dD = torch::empty({Bn, Dn}, o), dbias = hasBias ? torch::empty({Bn, Dn}, o) : Tensor();
         auto fill = [&](auto& a, auto tag) {
             using S = decltype(tag);
             a.dout = view3<S>(dout);
-            a.du = du.data_ptr<S>();
-            a.ddelta = ddelta.data_ptr<S>();
-            a.dz = gate ? dz.data_ptr<S>() : nullptr;
+            a.du = out3<S>(du);
+            a.ddelta = out3<S>(ddelta);
+            if (gate) a.dz = out3<S>(dz);
             a.dA = dA.data_ptr<S>();
             a.dB = dB.data_ptr<S>();
             a.dC = dC.data_ptr<S>();
             a.dD = dD.data_ptr<S>();
             a.dbias = hasBias ? dbias.data_ptr<S>() : nullptr;
-            if (!channel) return runBackward(a);
+            if (!channel) return runVector(a, true);
             Tensor ckpt = torch::empty({Bn, Dn, (T + scan::kChunk - 1) / scan::kChunk, N}, o);
             if (v[0].is_cuda()) {
 #ifdef PARROT_HAVE_CUDA_SCAN
@@ -193,6 +227,7 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
                 runChannelBackward(a, ckpt.data_ptr<S>());
             }
         };
+        Tensor dBsum, dCsum;
         if (u.scalar_type() == torch::kFloat) {
             auto a = args<float>(v, softplus);
             fill(a, 0.0f);
@@ -200,12 +235,39 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
             auto a = args<double>(v, softplus);
             fill(a, 0.0);
         }
-        return {du, ddelta, dA.sum(0).t(), dB.transpose(1, 2), dC.transpose(1, 2), dD.sum(0),
+        if (u.is_cuda()) {
+            dBsum = dB.sum(1);
+            dCsum = dC.sum(1);
+        } else if (u.scalar_type() == torch::kFloat) {
+            dBsum = sumGroups<float>(dB);
+            dCsum = sumGroups<float>(dC);
+        } else {
+            dBsum = sumGroups<double>(dB);
+            dCsum = sumGroups<double>(dC);
+        }
+        return {du, ddelta, dA.sum(0).t(), dBsum.transpose(1, 2), dCsum.transpose(1, 2), dD.sum(0),
                 gate ? dz : Tensor(), hasBias ? dbias.sum(0) : Tensor(), Tensor(), Tensor()};
     }
 };
 
 }  // namespace
+
+std::vector<std::string> scanKernels()
+{
+    std::vector<std::string> names;
+    if (scan::haveAvx512()) names.push_back("avx512");
+    if (scan::haveAvx2()) names.push_back("avx2");
+    names.push_back("baseline");
+    return names;
+}
+
+void useScanKernel(const std::string& name)
+{
+    const auto have = scanKernels();
+    TORCH_CHECK(name.empty() || std::find(have.begin(), have.end(), name) != have.end(), "useScanKernel: this CPU has no '",
+                name, "' build of the scan");
+    g_kernel = name.empty() ? 0 : name == "avx512" ? 1 : name == "avx2" ? 2 : 3;
+}
 
 bool cudaScanBuilt()
 {

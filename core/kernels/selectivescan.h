@@ -37,6 +37,12 @@ enum class ScanPath { Vector, Channel };
 // softplus, scan, skip and gate, with a hand-written backward that recomputes the states.
 torch::Tensor selectiveScanFused(const ScanInputs& in, ScanPath path = ScanPath::Vector);
 
+// The vector kernel's builds this CPU can run, best first: "avx512" (16 floats a vector),
+// "avx2" (8, with FMA), "baseline" (plain x86-64). The best runs unless useScanKernel names
+// another for the whole process ("" = the best again); the tests run each.
+std::vector<std::string> scanKernels();
+void useScanKernel(const std::string& name);
+
 // Whether this build has the CUDA kernel (nvcc was found when it was configured).
 bool cudaScanBuilt();
 
