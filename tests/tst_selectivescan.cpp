@@ -2,7 +2,15 @@
 // across shapes (T = 1, odd sizes), with and without the gate and the delta bias, for every
 // build of the vector kernel the CPU runs (AVX-512, AVX2, baseline); a double-precision
 // finite-difference check of the fused backward; and the same bits whatever the thread count.
+// Also the rest of the Mamba block's fast path: the fused causal convolution + SiLU against
+// conv1d and silu, the fused RMS norm against its torch ops, the channel-last mixer against its
+// explicit twin, and the Mamba families' logits at some rows against their full forward.
+#include "kernels/fastpaths.h"
 #include "kernels/selectivescan.h"
+#include "models/factory.h"
+#include "models/mamba.h"
+
+#include "testutil.h"
 
 #include <ATen/Parallel.h>
 
@@ -235,6 +243,183 @@ private slots:
         for (size_t i = 0; i < lr.size(); ++i) {
             const double e = relError(lg[i]->grad().cpu(), lr[i]->grad());
             QVERIFY2(e < 1e-4, qPrintable(QString("d%1: relative error %2").arg(kNames[i]).arg(e)));
+        }
+    }
+
+    void convMatchesReference_data()
+    {
+        QTest::addColumn<int>("B");
+        QTest::addColumn<int>("T");
+        QTest::addColumn<int>("D");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<bool>("bias");
+        QTest::addColumn<bool>("view");  // x as the first half of a (B, T, 2D) projection
+        QTest::addColumn<bool>("float64");
+        QTest::newRow("odd channels") << 2 << 13 << 37 << 4 << true << false << false;
+        QTest::newRow("T < K") << 3 << 2 << 20 << 4 << true << false << false;
+        QTest::newRow("T = 1") << 2 << 1 << 9 << 3 << true << false << false;
+        QTest::newRow("projection view") << 2 << 17 << 64 << 4 << true << true << false;
+        QTest::newRow("no bias") << 1 << 11 << 48 << 4 << false << true << false;
+        QTest::newRow("float64") << 2 << 9 << 7 << 4 << true << true << true;
+    }
+    void convMatchesReference()
+    {
+        QFETCH(int, B);
+        QFETCH(int, T);
+        QFETCH(int, D);
+        QFETCH(int, K);
+        QFETCH(bool, bias);
+        QFETCH(bool, view);
+        QFETCH(bool, float64);
+        torch::manual_seed(B * 100 + T + D + K);
+        const auto opts = torch::TensorOptions().dtype(float64 ? torch::kDouble : torch::kFloat);
+        const auto full = torch::randn({B, T, view ? 2 * D : D}, opts);
+        const auto w0 = torch::randn({D, 1, K}, opts) * 0.5, b0 = torch::randn({D}, opts);
+        const auto g = torch::randn({B, T, D}, opts);
+        auto leaf = [](const torch::Tensor& t) { return t.detach().clone().set_requires_grad(true); };
+        auto xr = leaf(full.narrow(2, 0, D)), wr = leaf(w0), br = bias ? leaf(b0) : torch::Tensor();
+        auto yr = causalConvSiluReference(xr, wr, br);
+        (yr * g).sum().backward();
+        for (const std::string& kernel : scanKernels()) {
+            useScanKernel(kernel);
+            auto wide = leaf(full), wf = leaf(w0), bf = bias ? leaf(b0) : torch::Tensor();
+            auto input = wide.narrow(2, 0, D);  // a strided view when `view`
+            auto yf = causalConvSilu(input, wf, bf);
+            QVERIFY(yf.is_contiguous());
+            QVERIFY2(yf.grad_fn() && yf.grad_fn()->name().find("ConvFunction") != std::string::npos, "not the fused conv");
+            (yf * g).sum().backward();
+            const QString k = QString::fromStdString(kernel);
+            const double tol = float64 ? 1e-12 : 1e-5;
+            QVERIFY2(relError(yf, yr) < tol, qPrintable(k + ": u " + QString::number(relError(yf, yr))));
+            const auto dx = wide.grad().narrow(2, 0, D);
+            QVERIFY2(relError(dx, xr.grad()) < tol, qPrintable(k + ": dx " + QString::number(relError(dx, xr.grad()))));
+            QVERIFY2(relError(wf.grad(), wr.grad()) < tol, qPrintable(k + ": dw " + QString::number(relError(wf.grad(), wr.grad()))));
+            if (bias) QVERIFY2(relError(bf.grad(), br.grad()) < tol, qPrintable(k + ": dbias " + QString::number(relError(bf.grad(), br.grad()))));
+        }
+        useScanKernel("");
+    }
+
+    void rmsNormMatchesReference_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<bool>("float64");
+        QTest::newRow("odd width") << 37 << 37 << false;
+        QTest::newRow("blocks of rows and a remainder") << 150 << 272 << false;
+        QTest::newRow("one row") << 1 << 8 << false;
+        QTest::newRow("float64") << 70 << 19 << true;
+    }
+    void rmsNormMatchesReference()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, C);
+        QFETCH(bool, float64);
+        torch::manual_seed(rows + C);
+        const auto opts = torch::TensorOptions().dtype(float64 ? torch::kDouble : torch::kFloat);
+        const auto x0 = torch::randn({rows, C}, opts).view({1, rows, C}) * 3, w0 = torch::randn({C}, opts), g = torch::randn({1, rows, C}, opts);
+        auto leaf = [](const torch::Tensor& t) { return t.detach().clone().set_requires_grad(true); };
+        auto xr = leaf(x0), wr = leaf(w0);
+        auto yr = rmsNormReference(xr, wr, 1e-5);
+        (yr * g).sum().backward();
+        for (const std::string& kernel : scanKernels()) {
+            useScanKernel(kernel);
+            auto xf = leaf(x0), wf = leaf(w0);
+            auto yf = rmsNorm(xf, wf, 1e-5);
+            QVERIFY2(yf.grad_fn() && yf.grad_fn()->name().find("NormFunction") != std::string::npos, "not the fused norm");
+            (yf * g).sum().backward();
+            const double tol = float64 ? 1e-12 : 1e-5;
+            const QString k = QString::fromStdString(kernel);
+            QVERIFY2(relError(yf, yr) < tol, qPrintable(k + ": y " + QString::number(relError(yf, yr))));
+            QVERIFY2(relError(xf.grad(), xr.grad()) < tol, qPrintable(k + ": dx " + QString::number(relError(xf.grad(), xr.grad()))));
+            QVERIFY2(relError(wf.grad(), wr.grad()) < tol, qPrintable(k + ": dw " + QString::number(relError(wf.grad(), wr.grad()))));
+        }
+        useScanKernel("");
+    }
+
+    // The channel-last mixer (fused conv, in_proj by halves, no transposed copies) against the
+    // twin that forward() runs with the fast paths off: output and every parameter's gradient.
+    void mambaMixerFastMatchesTwin()
+    {
+        torch::manual_seed(3);
+        MambaOptions o;
+        o.dModel = 40;  // d_inner 80: a part-filled last vector of channels
+        MambaMixer mixer(o);
+        const auto x = torch::randn({3, 21, 40});
+        const auto g = torch::randn({3, 21, 40});
+        std::vector<torch::Tensor> outs, grads[2];
+        for (int fast : {1, 0}) {
+            setFastPaths(fast);
+            mixer->zero_grad();
+            auto y = mixer->forward(x);
+            (y * g).sum().backward();
+            outs.push_back(y.detach());
+            for (const auto& p : mixer->named_parameters()) grads[fast].push_back(p.value().grad().clone());
+        }
+        setFastPaths(true);
+        QVERIFY2(relError(outs[0], outs[1]) < 1e-5, qPrintable(QString::number(relError(outs[0], outs[1]))));
+        const auto names = mixer->named_parameters().keys();
+        for (size_t i = 0; i < names.size(); ++i) {
+            const double e = relError(grads[1][i], grads[0][i]);
+            QVERIFY2(e < 1e-4, qPrintable(QString("d%1: relative error %2").arg(names[i].c_str()).arg(e)));
+        }
+    }
+
+    // Whole models of the SSM families with the fast paths on (fused norms, channel-last mixer)
+    // and off (RMSNorm modules, the twin mixer): logits and every gradient.
+    void ssmFamiliesFastMatchTwin_data()
+    {
+        QTest::addColumn<QString>("kind");
+        for (const char* kind : {"mamba", "s4d", "s4_mamba", "mambaformer"}) QTest::newRow(kind) << QString(kind);
+    }
+    void ssmFamiliesFastMatchTwin()
+    {
+        QFETCH(QString, kind);
+        torch::manual_seed(8);
+        SequenceModel net = buildModel(test::smallConfig(kind));
+        auto idx = torch::randint(0, 30, {3, 17}, torch::kLong);
+        auto w = torch::randn({3, 17, 30});
+        std::vector<torch::Tensor> runs[2];
+        for (int fast : {1, 0}) {
+            setFastPaths(fast);
+            auto y = net->forward(idx);
+            const auto g = torch::autograd::grad({(y * w).sum()}, net->parameters(), {}, false, false, true);
+            runs[fast].push_back(y.detach());
+            for (const auto& t : g) runs[fast].push_back(t.defined() ? t : torch::zeros({1}));
+        }
+        setFastPaths(true);
+        for (size_t i = 0; i < runs[0].size(); ++i) {
+            const double e = relError(runs[1][i], runs[0][i]);
+            QVERIFY2(e < 1e-4, qPrintable(QString("%1 %2: relative error %3").arg(kind, i ? QString("gradient %1").arg(i - 1) : "logits").arg(e)));
+        }
+    }
+
+    // The Mamba families' forwardAt (the last block's gate and output projection at the scored
+    // rows only) against the full forward's rows: logits and every gradient.
+    void mambaFamiliesLogitsAtRowsMatchTheFullForward_data()
+    {
+        QTest::addColumn<QString>("kind");
+        for (const char* kind : {"mamba", "hybrid", "mambaformer", "s4_mamba"}) QTest::newRow(kind) << QString(kind);
+    }
+    void mambaFamiliesLogitsAtRowsMatchTheFullForward()
+    {
+        QFETCH(QString, kind);
+        torch::manual_seed(6);
+        SequenceModel net = buildModel(test::smallConfig(kind));
+        auto idx = torch::randint(0, 30, {3, 17}, torch::kLong);
+        auto rows = torch::tensor(std::vector<int64_t>{0, 5, 16, 17, 30, 50}, torch::kLong);
+        auto w = torch::randn({6, 30});
+        auto full = net->forward(idx);
+        auto selected = full.reshape({-1, full.size(-1)}).index_select(0, rows);
+        auto at = net->forwardAt(idx, rows);
+        QCOMPARE(at.sizes().vec(), selected.sizes().vec());
+        QVERIFY2(relError(at, selected) < 1e-5, qPrintable(QString::number(relError(at, selected))));
+        const auto params = net->parameters();
+        const auto gFull = torch::autograd::grad({(selected * w).sum()}, params, {}, false, false, true);
+        const auto gAt = torch::autograd::grad({(at * w).sum()}, params, {}, false, false, true);
+        for (size_t i = 0; i < params.size(); ++i) {
+            QCOMPARE(gAt[i].defined(), gFull[i].defined());
+            if (!gAt[i].defined()) continue;
+            QVERIFY2(relError(gAt[i], gFull[i]) < 1e-4, qPrintable(QString("gradient %1: %2").arg(i).arg(relError(gAt[i], gFull[i]))));
         }
     }
 

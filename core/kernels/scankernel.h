@@ -1,20 +1,24 @@
-// The fused selective scan's inner loops, torch-free so they can be compiled twice: once for
-// the baseline x86-64 and once with AVX2 + FMA (and that file again for AVX-512), chosen at run
-// time. Everything between the
-// Mamba mixer's projections is done here in one pass: delta bias and softplus, the scan, the
-// D skip and the SiLU gate (and, backwards, all of their derivatives).
+// The Mamba block's fused kernels, torch-free so they can be compiled more than once: for the
+// baseline x86-64, with AVX2 + FMA, and (that file again) for AVX-512, chosen at run time.
+//  - The selective scan: everything between the mixer's projections in one pass, delta bias and
+//    softplus, the scan, the D skip and the SiLU gate (and, backwards, all their derivatives).
+//  - The depthwise causal convolution and SiLU before it (ConvArgs), and the RMS norm (NormArgs).
 //
 // Channels are processed a block of `lanes` at a time (one vector register: 16 floats with
-// AVX-512, 8 with AVX2 and the baseline build, 4 doubles). Inputs and outputs of shape (B, D, T) may have any strides: where channels are
-// adjacent in memory (Mamba's u, delta and z are transposes of (B, T, D) projections) a block's
-// step is one vector load or store, elsewhere it is gathered into or scattered from a small
-// local buffer; no channel padding is needed.
+// AVX-512, 8 with AVX2 and the baseline build, 4 doubles). The scan's (B, D, T) inputs and
+// outputs may have any strides: where channels are adjacent in memory (Mamba's u, delta and z
+// are transposes of (B, T, D) projections) a block's step is one vector load or store, where
+// time is, L x L tiles are transposed in registers, elsewhere single values are gathered; no
+// channel padding is needed.
 //
 // Work is split into items of one batch row and one group of kGroup channels, forward and
 // backward alike; each item is computed whole by one thread and writes only its own outputs,
-// so results do not depend on the number of threads.
+// so results do not depend on the number of threads. Threads take items from a shared counter
+// as they finish the last (Items), so one that loses its core to another process does fewer.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 namespace parrot::scan {
@@ -27,6 +31,19 @@ template <class S> struct View3 {
 template <class S> struct Out3 {
     S* p = nullptr;
     int64_t sb = 0, sd = 0, st = 0;
+};
+
+// Items [0, count) handed out `step` at a time to whichever thread asks next.
+struct Items {
+    Items(int64_t count, int64_t step) : count(count), step(step) {}
+    bool take(int64_t& begin, int64_t& end)
+    {
+        begin = next.fetch_add(step, std::memory_order_relaxed);
+        end = std::min(begin + step, count);
+        return begin < count;
+    }
+    std::atomic<int64_t> next{0};
+    const int64_t count, step;
 };
 
 // Channels per work item; dB and dC (sums over channels) get one partial slice per group.
@@ -52,15 +69,64 @@ template <class S> struct Args {
     S *dD = nullptr, *dbias = nullptr;  // (B, D): per batch row
 };
 
-// Items [item0, item1) of B * groupsOf(D), item = b * groupsOf(D) + group.
-void forwardGeneric(const Args<float>& a, int64_t item0, int64_t item1);
-void forwardAvx2(const Args<float>& a, int64_t item0, int64_t item1);
-void forwardAvx512(const Args<float>& a, int64_t item0, int64_t item1);
-void forwardGeneric(const Args<double>& a, int64_t item0, int64_t item1);
-void backwardGeneric(const Args<float>& a, int64_t item0, int64_t item1);
-void backwardAvx2(const Args<float>& a, int64_t item0, int64_t item1);
-void backwardAvx512(const Args<float>& a, int64_t item0, int64_t item1);
-void backwardGeneric(const Args<double>& a, int64_t item0, int64_t item1);
+// Mamba's depthwise causal convolution of width K and its SiLU, channels adjacent in memory:
+//   out[b, t, d] = silu(bias[d] + sum_k w[k, d] x[b, t - K + 1 + k, d])   (x = 0 before t = 0)
+template <class S> struct ConvArgs {
+    const S* x = nullptr;      // (B, T, D): element (b, t, d) at x[b * xsb + t * xst + d]
+    int64_t xsb = 0, xst = 0;
+    const S* w = nullptr;      // (K, D), contiguous
+    const S* bias = nullptr;   // (D), or nullptr
+    int64_t Bn = 0, T = 0, Dn = 0, K = 0;
+    S* out = nullptr;          // forward: (B, T, D), contiguous
+    const S* g = nullptr;      // backward: the incoming gradient, (B, T, D) at g[b * gsb + t * gst + d]
+    int64_t gsb = 0, gst = 0;
+    S* dx = nullptr;           // (B, T, D), contiguous
+    S* dw = nullptr;           // (B, K, D): one slice per batch row, summed by the caller
+    S* dbias = nullptr;        // (B, D): per batch row, or nullptr
+};
+// Forward items: rows of B * T (row = b * T + t); backward items: batch rows.
+void convForwardGeneric(const ConvArgs<float>& a, Items& items);
+void convForwardAvx2(const ConvArgs<float>& a, Items& items);
+void convForwardAvx512(const ConvArgs<float>& a, Items& items);
+void convForwardGeneric(const ConvArgs<double>& a, Items& items);
+void convBackwardGeneric(const ConvArgs<float>& a, Items& items);
+void convBackwardAvx2(const ConvArgs<float>& a, Items& items);
+void convBackwardAvx512(const ConvArgs<float>& a, Items& items);
+void convBackwardGeneric(const ConvArgs<double>& a, Items& items);
+
+// RMS norm over the last dimension of contiguous (rows, C):
+//   out = x r w,   r = 1 / sqrt(mean(x^2) + eps),   one r per row kept for the backward.
+template <class S> struct NormArgs {
+    const S* x = nullptr;   // (rows, C)
+    const S* w = nullptr;   // (C)
+    int64_t rows = 0, C = 0;
+    double eps = 1e-5;
+    S* out = nullptr;       // forward: (rows, C)
+    S* r = nullptr;         // (rows): written by the forward, read by the backward
+    const S* g = nullptr;   // backward: the incoming gradient, (rows, C)
+    S* dx = nullptr;        // (rows, C)
+    S* dw = nullptr;        // (rows / kNormRows rounded up, C): one slice per item, summed by the caller
+};
+constexpr int64_t kNormRows = 64;  // rows per work item
+// Items: blocks of kNormRows rows, the same for the forward and the backward.
+void normForwardGeneric(const NormArgs<float>& a, Items& items);
+void normForwardAvx2(const NormArgs<float>& a, Items& items);
+void normForwardAvx512(const NormArgs<float>& a, Items& items);
+void normForwardGeneric(const NormArgs<double>& a, Items& items);
+void normBackwardGeneric(const NormArgs<float>& a, Items& items);
+void normBackwardAvx2(const NormArgs<float>& a, Items& items);
+void normBackwardAvx512(const NormArgs<float>& a, Items& items);
+void normBackwardGeneric(const NormArgs<double>& a, Items& items);
+
+// Items of B * groupsOf(D): item = b * groupsOf(D) + group.
+void forwardGeneric(const Args<float>& a, Items& items);
+void forwardAvx2(const Args<float>& a, Items& items);
+void forwardAvx512(const Args<float>& a, Items& items);
+void forwardGeneric(const Args<double>& a, Items& items);
+void backwardGeneric(const Args<float>& a, Items& items);
+void backwardAvx2(const Args<float>& a, Items& items);
+void backwardAvx512(const Args<float>& a, Items& items);
+void backwardGeneric(const Args<double>& a, Items& items);
 
 bool haveAvx2();    // AVX2 and FMA
 bool haveAvx512();  // AVX-512 F, DQ, BW and VL besides

@@ -56,6 +56,14 @@ int kernelLevel()
     return scan::haveAvx512() ? 1 : scan::haveAvx2() ? 2 : 3;
 }
 
+// f once on each of Torch's threads (they take their work from a shared scan::Items).
+template <class F> void onEveryThread(F f)
+{
+    at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) f();
+    });
+}
+
 template <class S> scan::View3<S> view3(const Tensor& t)
 {
     return {t.data_ptr<S>(), t.stride(0), t.stride(1), t.stride(2)};
@@ -140,14 +148,15 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
     // The vector kernels over (batch row, channel group) items, forward and backward alike.
     template <class S> static void runVector(scan::Args<S>& a, bool backward)
     {
-        using Kernel = void (*)(const scan::Args<S>&, int64_t, int64_t);
+        using Kernel = void (*)(const scan::Args<S>&, scan::Items&);
         Kernel k = backward ? static_cast<Kernel>(scan::backwardGeneric) : static_cast<Kernel>(scan::forwardGeneric);
         if constexpr (std::is_same_v<S, float>) {
             const int level = kernelLevel();
             if (level == 1) k = backward ? scan::backwardAvx512 : scan::forwardAvx512;
             if (level == 2) k = backward ? scan::backwardAvx2 : scan::forwardAvx2;
         }
-        at::parallel_for(0, a.Bn * scan::groupsOf(a.Dn), 1, [&](int64_t begin, int64_t end) { k(a, begin, end); });
+        scan::Items items(a.Bn * scan::groupsOf(a.Dn), 1);
+        onEveryThread([&] { k(a, items); });
     }
 
     static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor u, Tensor delta, Tensor A, Tensor B, Tensor C,
@@ -250,6 +259,153 @@ struct ScanFunction : public torch::autograd::Function<ScanFunction> {
     }
 };
 
+// The convolution and SiLU as one autograd node (an absent bias comes in as an empty tensor).
+struct ConvFunction : public torch::autograd::Function<ConvFunction> {
+    template <class S> static scan::ConvArgs<S> args(const Tensor& x, const Tensor& wT, const Tensor& bias)
+    {
+        scan::ConvArgs<S> a;
+        a.x = x.data_ptr<S>();
+        a.xsb = x.stride(0);
+        a.xst = x.stride(1);
+        a.w = wT.data_ptr<S>();
+        a.bias = bias.numel() > 0 ? bias.data_ptr<S>() : nullptr;
+        a.Bn = x.size(0);
+        a.T = x.size(1);
+        a.Dn = x.size(2);
+        a.K = wT.size(0);
+        return a;
+    }
+    template <class S> static void run(const scan::ConvArgs<S>& a, bool backward)
+    {
+        using Kernel = void (*)(const scan::ConvArgs<S>&, scan::Items&);
+        Kernel k = backward ? static_cast<Kernel>(scan::convBackwardGeneric) : static_cast<Kernel>(scan::convForwardGeneric);
+        if constexpr (std::is_same_v<S, float>) {
+            const int level = kernelLevel();
+            if (level == 1) k = backward ? scan::convBackwardAvx512 : scan::convForwardAvx512;
+            if (level == 2) k = backward ? scan::convBackwardAvx2 : scan::convForwardAvx2;
+        }
+        // Forward: rows of (b, t), 16 at a time; backward: batch rows (each owns its dw slice).
+        scan::Items items(backward ? a.Bn : a.Bn * a.T, backward ? 1 : 16);
+        onEveryThread([&] { k(a, items); });
+    }
+
+    static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor weight, Tensor bias)
+    {
+        const Tensor xc = x.stride(2) == 1 ? x : x.contiguous();
+        const int64_t D = x.size(2), K = weight.size(2);
+        const Tensor wT = weight.reshape({D, K}).t().contiguous();  // (K, D): a tap's channels adjacent
+        const Tensor b = bias.contiguous();
+        ctx->save_for_backward({xc, wT, b});
+        Tensor out = torch::empty({x.size(0), x.size(1), D}, x.options());
+        if (x.scalar_type() == torch::kFloat) {
+            auto a = args<float>(xc, wT, b);
+            a.out = out.data_ptr<float>();
+            run(a, false);
+        } else {
+            auto a = args<double>(xc, wT, b);
+            a.out = out.data_ptr<double>();
+            run(a, false);
+        }
+        return out;
+    }
+
+    static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::tensor_list grads)
+    {
+        const auto v = ctx->get_saved_variables();
+        const Tensor &x = v[0], &wT = v[1], &bias = v[2];
+        const Tensor g = grads[0].stride(2) == 1 ? grads[0] : grads[0].contiguous();
+        const int64_t B = x.size(0), T = x.size(1), D = x.size(2), K = wT.size(0);
+        const bool hasBias = bias.numel() > 0;
+        Tensor dx = torch::empty({B, T, D}, x.options()), dw = torch::empty({B, K, D}, x.options());
+        Tensor db = hasBias ? torch::empty({B, D}, x.options()) : Tensor();
+        auto fill = [&](auto tag) {
+            using S = decltype(tag);
+            auto a = args<S>(x, wT, bias);
+            a.g = g.data_ptr<S>();
+            a.gsb = g.stride(0);
+            a.gst = g.stride(1);
+            a.dx = dx.data_ptr<S>();
+            a.dw = dw.data_ptr<S>();
+            a.dbias = hasBias ? db.data_ptr<S>() : nullptr;
+            run(a, true);
+        };
+        if (x.scalar_type() == torch::kFloat)
+            fill(0.0f);
+        else
+            fill(0.0);
+        return {dx, dw.sum(0).t().reshape({D, 1, K}), hasBias ? db.sum(0) : Tensor()};
+    }
+};
+
+// The RMS norm as one autograd node; dw summed over the row blocks in order.
+struct NormFunction : public torch::autograd::Function<NormFunction> {
+    template <class S> static void run(const scan::NormArgs<S>& a, bool backward)
+    {
+        using Kernel = void (*)(const scan::NormArgs<S>&, scan::Items&);
+        Kernel k = backward ? static_cast<Kernel>(scan::normBackwardGeneric) : static_cast<Kernel>(scan::normForwardGeneric);
+        if constexpr (std::is_same_v<S, float>) {
+            const int level = kernelLevel();
+            if (level == 1) k = backward ? scan::normBackwardAvx512 : scan::normForwardAvx512;
+            if (level == 2) k = backward ? scan::normBackwardAvx2 : scan::normForwardAvx2;
+        }
+        scan::Items items((a.rows + scan::kNormRows - 1) / scan::kNormRows, 1);
+        onEveryThread([&] { k(a, items); });
+    }
+    template <class S> static scan::NormArgs<S> args(const Tensor& x, const Tensor& w, double eps)
+    {
+        scan::NormArgs<S> a;
+        a.x = x.data_ptr<S>();
+        a.w = w.data_ptr<S>();
+        a.C = x.size(-1);
+        a.rows = a.C ? x.numel() / a.C : 0;
+        a.eps = eps;
+        return a;
+    }
+
+    static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor weight, double eps)
+    {
+        const Tensor xc = x.contiguous(), w = weight.contiguous();
+        Tensor out = torch::empty_like(xc), r = torch::empty({xc.numel() / std::max<int64_t>(1, xc.size(-1))}, xc.options());
+        auto go = [&](auto tag) {
+            using S = decltype(tag);
+            auto a = args<S>(xc, w, eps);
+            a.out = out.data_ptr<S>();
+            a.r = r.data_ptr<S>();
+            run(a, false);
+        };
+        if (xc.scalar_type() == torch::kFloat)
+            go(0.0f);
+        else
+            go(0.0);
+        ctx->save_for_backward({xc, w, r});
+        ctx->saved_data["eps"] = eps;
+        return out;
+    }
+
+    static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::tensor_list grads)
+    {
+        const auto v = ctx->get_saved_variables();
+        const Tensor &x = v[0], &w = v[1], &r = v[2];
+        const Tensor g = grads[0].contiguous();
+        const int64_t C = x.size(-1), rows = x.numel() / std::max<int64_t>(1, C);
+        Tensor dx = torch::empty_like(x), dw = torch::empty({(rows + scan::kNormRows - 1) / scan::kNormRows, C}, x.options());
+        auto go = [&](auto tag) {
+            using S = decltype(tag);
+            auto a = args<S>(x, w, ctx->saved_data["eps"].toDouble());
+            a.r = r.data_ptr<S>();
+            a.g = g.data_ptr<S>();
+            a.dx = dx.data_ptr<S>();
+            a.dw = dw.data_ptr<S>();
+            run(a, true);
+        };
+        if (x.scalar_type() == torch::kFloat)
+            go(0.0f);
+        else
+            go(0.0);
+        return {dx, dw.sum(0), Tensor()};
+    }
+};
+
 }  // namespace
 
 std::vector<std::string> scanKernels()
@@ -267,6 +423,38 @@ void useScanKernel(const std::string& name)
     TORCH_CHECK(name.empty() || std::find(have.begin(), have.end(), name) != have.end(), "useScanKernel: this CPU has no '",
                 name, "' build of the scan");
     g_kernel = name.empty() ? 0 : name == "avx512" ? 1 : name == "avx2" ? 2 : 3;
+}
+
+Tensor causalConvSiluReference(const Tensor& x, const Tensor& weight, const Tensor& bias)
+{
+    const int64_t T = x.size(1), D = x.size(2), K = weight.size(2);
+    auto opts = F::Conv1dFuncOptions().padding(K - 1).groups(D);
+    if (bias.defined()) opts.bias(bias);
+    const Tensor pre = F::conv1d(x.transpose(1, 2), weight, opts);
+    return F::silu(pre.narrow(2, 0, T)).transpose(1, 2);  // causal: the right padding's outputs dropped
+}
+
+Tensor causalConvSilu(const Tensor& x, const Tensor& weight, const Tensor& bias)
+{
+    TORCH_CHECK(x.dim() == 3 && weight.dim() == 3 && weight.size(0) == x.size(2) && weight.size(1) == 1,
+                "causalConvSilu: expected x (B, T, D) and a depthwise weight (D, 1, K)");
+    const auto type = x.scalar_type();
+    if (!x.device().is_cpu() || (type != torch::kFloat && type != torch::kDouble) || x.size(1) == 0)
+        return causalConvSiluReference(x, weight, bias);
+    return ConvFunction::apply(x, weight, bias.defined() ? bias : torch::empty({0}, x.options()));
+}
+
+Tensor rmsNormReference(const Tensor& x, const Tensor& weight, double eps)
+{
+    return x * torch::rsqrt(x.pow(2).mean(-1, true) + eps) * weight;
+}
+
+Tensor rmsNorm(const Tensor& x, const Tensor& weight, double eps)
+{
+    const auto type = x.scalar_type();
+    if (!x.device().is_cpu() || (type != torch::kFloat && type != torch::kDouble) || x.numel() == 0 || weight.scalar_type() != type)
+        return rmsNormReference(x, weight, eps);
+    return NormFunction::apply(x, weight, eps);
 }
 
 bool cudaScanBuilt()

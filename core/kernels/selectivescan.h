@@ -43,6 +43,22 @@ torch::Tensor selectiveScanFused(const ScanInputs& in, ScanPath path = ScanPath:
 std::vector<std::string> scanKernels();
 void useScanKernel(const std::string& name);
 
+// Mamba's depthwise causal convolution of width K and the SiLU after it, on channel-last input
+// (the mixer's in_proj output): x (B, T, D) -> u (B, T, D), contiguous,
+//   u_t = silu(bias + sum_k weight[:, 0, k] x_{t-K+1+k}),   x_s = 0 for s < 0,
+// weight (D, 1, K) and bias (D) as torch's Conv1d(D, D, K, groups = D, padding = K - 1) keeps them.
+// Fused: one vector pass each way on the CPU (float32 or float64; x needs unit channel stride,
+// else it is copied). The reference is conv1d and silu; causalConvSilu falls back to it on GPUs.
+torch::Tensor causalConvSilu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+torch::Tensor causalConvSiluReference(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// The Mamba blocks' RMS norm over the last dimension, RMSNormImpl's arithmetic
+//   x r w,   r = 1 / sqrt(mean(x^2) + eps)
+// as one autograd node with its backward (CPU float32/float64; elsewhere, and as the reference,
+// those torch ops). x (..., C), weight (C).
+torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+torch::Tensor rmsNormReference(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+
 // Whether this build has the CUDA kernel (nvcc was found when it was configured).
 bool cudaScanBuilt();
 

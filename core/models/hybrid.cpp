@@ -27,6 +27,11 @@ public:
         }
         return x + mixer->forward(norm(x), probes, layer);
     }
+    // A Mamba sub-block's output at some positions (R) only: (B, T, C) -> (R, C).
+    torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows)
+    {
+        return x.reshape({-1, x.size(-1)}).index_select(0, rows) + mixer->forwardAt(norm(x), rows);
+    }
     torch::nn::LayerNorm norm{nullptr};
     CausalSelfAttention attn{nullptr};
     MambaMixer mixer{nullptr};
@@ -73,19 +78,34 @@ torch::Tensor HybridLMImpl::embed(const torch::Tensor& idx) { return wte(idx); }
 
 torch::Tensor HybridLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, wte->weight); }
 
+torch::Tensor HybridLMImpl::positioned(const torch::Tensor& input)
+{
+    if (!wpe) return input;
+    const int64_t T = input.size(1);
+    TORCH_CHECK(T <= m_o.maxPositions, "learned positions cover ", m_o.maxPositions, " tokens; this input has ", T,
+                " (raise model.max_positions)");
+    return input + wpe(torch::arange(T, input.options().dtype(torch::kLong)));
+}
+
 torch::Tensor HybridLMImpl::hidden(const torch::Tensor& input, Probes* probes)
 {
-    const int64_t T = input.size(1);
     const auto bias = layerBias(m_attention, input, probes != nullptr);
-    auto x = input;
-    if (wpe) {
-        TORCH_CHECK(T <= m_o.maxPositions, "learned positions cover ", m_o.maxPositions, " tokens; this input has ", T,
-                    " (raise model.max_positions)");
-        x = x + wpe(torch::arange(T, input.options().dtype(torch::kLong)));
-    }
+    auto x = positioned(input);
     int layer = 0;
     for (const auto& block : *layers) x = block->as<HybridBlockImpl>()->forward(x, bias, probes, layer++);
     return ln_f(x);
+}
+
+torch::Tensor HybridLMImpl::forwardAt(const torch::Tensor& idx, const torch::Tensor& rows)
+{
+    // The last sub-block is a Mamba one in both layouts: everything before it in full, it at the rows.
+    if (layers->size() == 0 || m_isAttention.back()) return SequenceModelImpl::forwardAt(idx, rows);
+    const auto input = embed(idx);
+    const auto bias = layerBias(m_attention, input, false);
+    auto x = positioned(input);
+    const size_t last = layers->size() - 1;
+    for (size_t i = 0; i < last; ++i) x = layers->at<HybridBlockImpl>(i).forward(x, bias, nullptr, int(i));
+    return head(ln_f(layers->at<HybridBlockImpl>(last).forwardAt(x, rows)));  // (R, V)
 }
 
 StateSize HybridLMImpl::stateSize() const

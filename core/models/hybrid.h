@@ -27,6 +27,8 @@ public:
     torch::Tensor embed(const torch::Tensor& idx) override;
     torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
     torch::Tensor head(const torch::Tensor& h) override;
+    // The last (Mamba) sub-block at the scored rows only.
+    torch::Tensor forwardAt(const torch::Tensor& idx, const torch::Tensor& rows) override;
     StateSize stateSize() const override;
 
     torch::nn::Embedding wte{nullptr};
@@ -36,6 +38,7 @@ public:
     torch::nn::Linear lm_head{nullptr};
 
 private:
+    torch::Tensor positioned(const torch::Tensor& input);  // + the learned positions, where there are any
     HybridOptions m_o;
     TransformerOptions m_attention;
     std::vector<bool> m_isAttention;

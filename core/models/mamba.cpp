@@ -1,5 +1,6 @@
 #include "mamba.h"
 
+#include "kernels/fastpaths.h"
 #include "kernels/selectivescan.h"
 
 #include <cmath>
@@ -45,6 +46,9 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 
 torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probes, int layer)
 {
+    if (!probes && m_o.selective && fastPaths()) return forwardFast(hidden);
+    // The explicit twin (and the probes' path): the projections' outputs transposed to
+    // (B, channels, T) for conv1d and the scan, as mamba_simple.py does.
     const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
     auto xz = in_proj(hidden).transpose(1, 2);              // (B, 2Di, T)
     auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);  // (B, Di, T) each
@@ -78,6 +82,38 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
         }
     }
     return out_proj(y.transpose(1, 2));  // (B, T, C)
+}
+
+ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& hidden, const torch::Tensor& z)
+{
+    const int64_t Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
+    // in_proj's x half alone (z is the caller's): contiguous (B, T, Di), and in the backward
+    // no (B, T, 2 Di) gradient of zeros for the two halves to be added into.
+    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di));  // (B, T, Di)
+    auto u = causalConvSilu(x, conv1d->weight, conv1d->bias);      // (B, T, Di), fused conv + SiLU
+    auto xdbl = x_proj(u);                                         // (B, T, R + 2N)
+    auto dt = F::linear(xdbl.narrow(2, 0, R), dt_proj->weight);    // (B, T, Di), bias in the scan
+    // (B, Di, T) views of channel-last tensors: the scan reads them in place and returns its
+    // result over (B, T, Di) memory.
+    return {u.transpose(1, 2), dt.transpose(1, 2), -torch::exp(A_log), xdbl.narrow(2, R, N).transpose(1, 2),
+            xdbl.narrow(2, R + N, N).transpose(1, 2), D, z.defined() ? z.transpose(1, 2) : z, dt_proj->bias, true};
+}
+
+torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
+{
+    auto z = F::linear(hidden, in_proj->weight.narrow(0, m_o.dInner(), m_o.dInner()));  // (B, T, Di)
+    return out_proj(selectiveScan(channelLastScan(hidden, z)).transpose(1, 2));       // (B, T, C), no copy
+}
+
+torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch::Tensor& rows)
+{
+    auto pick = [&](const torch::Tensor& t) { return t.reshape({-1, t.size(-1)}).index_select(0, rows); };
+    if (!m_o.selective || !fastPaths()) return pick(forward(hidden));
+    // The scan without its gate (y = C.x + D u at every step), then the gate at the rows.
+    const int64_t Di = m_o.dInner();
+    auto y = pick(selectiveScan(channelLastScan(hidden, torch::Tensor())).transpose(1, 2));  // (R, Di)
+    auto z = F::linear(pick(hidden), in_proj->weight.narrow(0, Di, Di));                   // (R, Di)
+    return out_proj(y * F::silu(z));                                                        // (R, C)
 }
 
 torch::Tensor unrollScan(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm)
@@ -166,19 +202,26 @@ TORCH_MODULE(GatedMlp);
 
 MambaBlockImpl::MambaBlockImpl(const MambaLMOptions& o)
 {
-    norm = register_module("norm", RMSNorm(o.mixer.dModel));
+    norm = register_module("norm", RMSNorm(o.mixer.dModel, kSsmNormEps));
     mixer = register_module("mixer", MambaMixer(o.mixer));
     if (o.mlpRatio > 0) {
-        norm2 = register_module("norm2", RMSNorm(o.mixer.dModel));
+        norm2 = register_module("norm2", RMSNorm(o.mixer.dModel, kSsmNormEps));
         mlp = register_module("mlp", torch::nn::Sequential(GatedMlp(o.mixer.dModel, o.mlpRatio * o.mixer.dModel)));
     }
 }
 
 torch::Tensor MambaBlockImpl::forward(torch::Tensor x, Probes* probes, int layer)
 {
-    x = x + mixer->forward(norm(x), probes, layer);
-    if (mlp) x = x + mlp->forward(norm2(x));
+    x = x + mixer->forward(ssmNorm(norm, x), probes, layer);
+    if (mlp) x = x + mlp->forward(ssmNorm(norm2, x));
     return x;
+}
+
+torch::Tensor MambaBlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& rows)
+{
+    auto xr = x.reshape({-1, x.size(-1)}).index_select(0, rows) + mixer->forwardAt(ssmNorm(norm, x), rows);  // (R, C)
+    if (mlp) xr = xr + mlp->forward(ssmNorm(norm2, xr));
+    return xr;
 }
 
 torch::Tensor MambaBlockImpl::step(torch::Tensor x, MambaCache& cache)
@@ -194,7 +237,7 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     embedding = m_backbone->register_module("embedding", torch::nn::Embedding(o.vocabSize, o.mixer.dModel));
     layers = m_backbone->register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) layers->push_back(MambaBlock(o));
-    norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel));
+    norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel, kSsmNormEps));
     register_module("backbone", m_backbone);
     lm_head = registerLmHead(*this, o.mixer.dModel, o.vocabSize, o.tieEmbeddings);
     torch::NoGradGuard noGrad;
@@ -213,7 +256,16 @@ torch::Tensor MambaLMImpl::hidden(const torch::Tensor& input, Probes* probes)
     auto x = input;  // (B, T, C)
     int layer = 0;
     for (const auto& block : *layers) x = block->as<MambaBlockImpl>()->forward(x, probes, layer++);
-    return norm_f(x);
+    return ssmNorm(norm_f, x);
+}
+
+torch::Tensor MambaLMImpl::forwardAt(const torch::Tensor& idx, const torch::Tensor& rows)
+{
+    if (layers->size() == 0) return SequenceModelImpl::forwardAt(idx, rows);
+    auto x = embed(idx);
+    const size_t last = layers->size() - 1;
+    for (size_t i = 0; i < last; ++i) x = layers->at<MambaBlockImpl>(i).forward(x, nullptr, int(i));
+    return head(ssmNorm(norm_f, layers->at<MambaBlockImpl>(last).forwardAt(x, rows)));  // (R, V)
 }
 
 torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache>& caches)

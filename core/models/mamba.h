@@ -3,6 +3,7 @@
 // Legend: B batch, T time, C d_model, Di d_inner = expand * C, N d_state, R dt_rank, K d_conv.
 #pragma once
 
+#include "kernels/selectivescan.h"
 #include "s4d.h"
 #include "sequencemodel.h"
 
@@ -44,6 +45,10 @@ public:
     explicit MambaMixerImpl(const MambaOptions& o);
     // x: (B, T, C) -> (B, T, C). With probes, the states and step sizes are recorded.
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
+    // The output at some positions only: x (B, T, C), rows (R) indices into the B * T positions
+    // -> (R, C). The scan still runs over every position; the gate's half of in_proj and
+    // out_proj, which work position by position, run on the R rows.
+    torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows);
     // One token: x (B, C) -> (B, C), updating the cache (zeros at the start of a sequence).
     torch::Tensor step(const torch::Tensor& x, MambaCache& cache);
     MambaCache emptyCache(int64_t batch, torch::TensorOptions opts) const;
@@ -63,6 +68,12 @@ public:
     torch::nn::Linear out_proj{nullptr};  // Di -> C
 
 private:
+    // The selective mixer channel-last throughout (fused convolution, no transposed copies):
+    // forward() without probes when kernels/fastpaths.h is on; the same values as its twin.
+    torch::Tensor forwardFast(const torch::Tensor& x);
+    // The channel-last mixer up to the scan (in_proj's x half, the fused convolution, x_proj,
+    // dt_proj), gated by z (B, T, Di) or, undefined, not.
+    ScanInputs channelLastScan(const torch::Tensor& x, const torch::Tensor& z);
     MambaOptions m_o;
 };
 TORCH_MODULE(MambaMixer);
@@ -80,6 +91,7 @@ class MambaBlockImpl : public torch::nn::Module {
 public:
     MambaBlockImpl(const MambaLMOptions& o);
     torch::Tensor forward(torch::Tensor x, Probes* probes, int layer);
+    torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows);  // (B, T, C) -> (R, C)
     torch::Tensor step(torch::Tensor x, MambaCache& cache);  // x: (B, C)
     RMSNorm norm{nullptr};
     MambaMixer mixer{nullptr};
@@ -94,6 +106,8 @@ public:
     torch::Tensor embed(const torch::Tensor& idx) override;
     torch::Tensor hidden(const torch::Tensor& x, Probes* probes) override;
     torch::Tensor head(const torch::Tensor& h) override;
+    // The last block at the scored rows only (MambaBlockImpl::forwardAt).
+    torch::Tensor forwardAt(const torch::Tensor& idx, const torch::Tensor& rows) override;
     StateSize stateSize() const override;
     // One token per call: idx (B) -> logits (B, V). `caches` starts empty.
     torch::Tensor step(const torch::Tensor& idx, std::vector<MambaCache>& caches);

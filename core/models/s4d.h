@@ -8,6 +8,12 @@
 
 namespace parrot {
 
+// The RMS norm of the SSM families' blocks (S4D, Mamba): RMSNorm built with kSsmNormEps, run on
+// the fast paths (kernels/fastpaths.h) as the fused kernel of RMSNormImpl's arithmetic
+// (kernels/selectivescan.h: rmsNorm), else by the module itself.
+constexpr double kSsmNormEps = 1e-5;
+torch::Tensor ssmNorm(RMSNorm& norm, const torch::Tensor& x);
+
 class S4DKernelImpl : public torch::nn::Module {
 public:
     S4DKernelImpl(int64_t channels, int64_t dState, double dtMin = 1e-3, double dtMax = 0.1);
