@@ -83,7 +83,8 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # are what dpkg-shlibdeps derives from the symbols used. test-deb.sh fails when a linked
 # library's package is missing here. libopenblas0-openmp is not linked (torch loads
 # libblas.so.3 through the alternatives system), but without it torch runs on the
-# reference BLAS, ~10x slower (STACK.md trap 1).
+# reference BLAS, ~10x slower. libgomp1: the core is built with
+# -fopenmp (its kernels' at::parallel_for; GOMP_parallel is GOMP_4.0, hence >= 4.9).
 set(PARROT_DEB_DEPENDS
   "libc6 (>= 2.34)"
   "libgcc-s1 (>= 3.0)"
@@ -94,6 +95,7 @@ set(PARROT_DEB_DEPENDS
   "libqt6svg6 (>= 6.2.0)"
   "libqcustomplot2.1-qt6 (>= 2.1.0+dfsg1)"
   "libtorch1.13 (>= 1.13.1+dfsg)"
+  "libgomp1 (>= 4.9)"
   "libopenblas0-openmp")
 list(JOIN PARROT_DEB_DEPENDS ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 # Without it a Wayland session runs the window through XWayland.
