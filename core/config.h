@@ -20,7 +20,7 @@ struct TaskConfig {
     int vocabSize = 26;             // V letters; the paper uses the 26 lower-case letters
     int minLen = 1;                 // training string lengths are uniform in [minLen, maxLen]
     int maxLen = 20;                // the paper's short-string regime; 20 trains in minutes on 2 cores
-    int contextLen = 64;            // packed row length; 64 holds a length-20 example 2.9x (STACK.md: 128 costs 3.5x)
+    int contextLen = 64;            // packed row length; 64 holds a length-20 example 2.9x (128 costs 3.5x: docs/CONTRIBUTING.md)
     std::vector<int> evalLengths = {5, 10, 15, 20, 25, 30, 40};  // up to 2x the training range; max_len is always added
     int evalSamples = 128;          // strings per length: a 95% CI of about +-8 points at 50%
     int ngram = 3;                  // n-gram lookup and duplicated-n-gram copy: n
@@ -41,10 +41,10 @@ struct ModelConfig {
     // "transformer" | "mamba" | "lstm" | "s4d" | "s4_mamba" | "hybrid" | "mambaformer"
     QString kind = "transformer";
     // Transformer only: "nope" | "learned" | "rope" | "alibi" | "hard_alibi". Hard-ALiBi is what
-    // copies to length 20 in minutes (STACK.md). The hybrids fix theirs as in Park et al.
+    // copies to length 20 in minutes (docs/CONTRIBUTING.md, measured facts). The hybrids fix theirs as in Park et al.
     QString positions = "hard_alibi";
     int layers = 2;                    // the copy paper's two-layer copier needs two layers
-    int dModel = 128;                  // STACK.md: 64 with 8 heads plateaus lower
+    int dModel = 128;                  // 64 with 8 heads plateaus lower (measured)
     int heads = 8;
     int numMaskedHeads = 4;            // Hard-ALiBi: heads 0..3 see windows of 1..4 tokens, the rest NoPE
     int mlpRatio = 4;                  // Transformer MLP hidden = mlpRatio * dModel, as in GPT-2
@@ -68,7 +68,7 @@ struct ModelConfig {
 struct TrainConfig {
     int steps = 1000;              // measured: 96.5% at length 20 by step 900 with cosine decay over 1,000 steps
     int batchSize = 32;
-    double lr = 2e-3;              // 1e-3 is too low for these small Transformers (STACK.md)
+    double lr = 2e-3;              // 1e-3 is too low for these small Transformers (measured: docs/CONTRIBUTING.md)
     QString schedule = "cosine";   // "cosine" | "linear" | "constant"; cosine decay mattered most
     double minLrRatio = 0.1;       // decay to 10% of the peak
     int warmupSteps = 100;

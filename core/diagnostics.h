@@ -23,7 +23,7 @@ QString diagnosticsText(const Diagnostics& d);
 QJsonObject environmentJson();
 
 // Sets torch's intra-op threads: `requested` > 0 as given, 0 for all cores
-// (STACK.md trap 2: torch starts with 1 thread on 2 cores). Returns the count in use.
+// (docs/CONTRIBUTING.md trap 2: torch starts with 1 thread on 2 cores). Returns the count in use.
 // The choice is remembered: OpenMP keeps the count per thread, so training and evaluation
 // call applyThreads() on their own worker threads.
 int configureThreads(int requested);

@@ -1,5 +1,5 @@
 // Plain value snapshots that cross from the core to the UI and the command line.
-// No torch here: the UI never holds a tensor (DESIGN.md).
+// No torch here: the UI never holds a tensor (docs/ARCHITECTURE.md).
 #pragma once
 
 #include <QMetaType>

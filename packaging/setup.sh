@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Shared set-up for run.sh and test.sh: install the missing Debian packages from
-# shared/STACK.md, configure a Release build in ./build and build it with all cores.
+# Shared set-up for run.sh and test.sh: install the missing Debian packages (the list and
+# its traps: docs/CONTRIBUTING.md), configure a Release build in ./build and build it with all cores.
 # Sourced, not run: it leaves PARROT_ROOT and PARROT_BUILD set.
 set -euo pipefail
 
@@ -8,7 +8,7 @@ PARROT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PARROT_BUILD="${PARROT_BUILD:-$PARROT_ROOT/build}"
 
 # Build tools first, then the stack. libopenblas0-openmp matters: without it Debian's
-# torch runs on the reference BLAS, about 10x slower (STACK.md trap 1).
+# torch runs on the reference BLAS, about 10x slower (docs/CONTRIBUTING.md trap 1).
 PARROT_PACKAGES=(cmake g++ make qt6-base-dev qt6-svg-dev libtorch-dev libopenblas0-openmp
                  libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth)
 

@@ -1,6 +1,6 @@
 // Live plots: training loss against step, and copy accuracy against string length.
 // Points arrive in bursts from the worker; a ~40 ms single-shot timer coalesces them
-// into one replot (DESIGN.md).
+// into one replot (docs/ARCHITECTURE.md).
 #pragma once
 
 #include "types.h"

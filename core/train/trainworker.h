@@ -1,5 +1,5 @@
 // Runs parrot::train on its own QThread and reports by queued signals carrying value
-// snapshots (DESIGN.md). The owner creates it, moves it to a thread, and calls the
+// snapshots (docs/ARCHITECTURE.md). The owner creates it, moves it to a thread, and calls the
 // thread-safe pause/resume/cancel from the GUI thread.
 #pragma once
 
