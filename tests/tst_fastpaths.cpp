@@ -97,10 +97,12 @@ private slots:
         QTest::newRow("hard_alibi") << "hard_alibi" << 64 << 8 << 4 << 64;
         QTest::newRow("hard_alibi all masked, odd D") << "hard_alibi" << 15 << 3 << 3 << 11;
         QTest::newRow("T = 1") << "hard_alibi" << 16 << 4 << 2 << 1;
-        // the vector kernels: head sizes 8 (above), 16 (the default model), 32 and 64
+        // the vector kernels: head sizes 8 (above), 16 (the default model), 24, 32, 48 and 64
         QTest::newRow("default shape, D 16") << "hard_alibi" << 128 << 8 << 4 << 64;
         QTest::newRow("alibi, D 32") << "alibi" << 64 << 2 << 0 << 70;
         QTest::newRow("hard_alibi, D 64") << "hard_alibi" << 128 << 2 << 1 << 9;
+        QTest::newRow("nope, D 24 (MambaFormer at 1M)") << "nope" << 192 << 8 << 0 << 45;
+        QTest::newRow("hard_alibi, D 48") << "hard_alibi" << 96 << 2 << 1 << 17;
         QTest::newRow("D 12: scalar loops") << "nope" << 48 << 4 << 0 << 21;
     }
     void attentionMatchesExplicit()
