@@ -1,5 +1,6 @@
-// parrotscope: the window by default; headless subcommands (train, eval, config, presets,
-// --version, --diagnostics) when asked, without touching the display.
+// parrotscope: the window by default; headless subcommands when asked (presets, models, tasks,
+// sample, config, train, eval, sweep, inspect, info, runs, compare, export; app/cli.cpp, whose
+// usage text is `--help`), and --version / --diagnostics, without touching the display.
 #include "cli.h"
 #include "diagnostics.h"
 #include "error.h"

@@ -63,7 +63,8 @@ public:
     // `samples` fresh examples from a generator seeded by `seed` and the length (the same
     // examples for the same seed). In-context-learning tasks: prompts of the longest length,
     // scored after every number of examples, with the baselines (LengthCurve::metric says which).
-    // `cancelled` is polled between batches; a cancelled evaluation returns what it has.
+    // `keepGoing(done, total)` is polled between batches; when it returns false the evaluation
+    // stops and returns what it has.
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
 

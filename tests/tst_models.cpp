@@ -330,6 +330,35 @@ private slots:
         QCOMPARE(mixer->D.min().item<float>(), 1.0f);
     }
 
+    // mamba_ssm divides out_proj and fc2 by sqrt(residuals per layer * layers) after torch's default
+    // init (uniform in +-1/sqrt(fan_in)): one residual per layer without an MLP, two with one.
+    void mambaRescalesResidualProjections_data()
+    {
+        QTest::addColumn<int>("mlpRatio");
+        QTest::newRow("no MLP") << 0;
+        QTest::newRow("MLP") << 2;
+    }
+    void mambaRescalesResidualProjections()
+    {
+        QFETCH(int, mlpRatio);
+        ExperimentConfig c = smallConfig("mamba");
+        c.model.layers = 3;
+        c.model.mambaMlpRatio = mlpRatio;
+        SequenceModel net = buildModel(c);
+        const double residuals = (mlpRatio > 0 ? 2.0 : 1.0) * c.model.layers;
+        int checked = 0;
+        for (const auto& p : net->named_parameters()) {
+            const QString name = QString::fromStdString(p.key());
+            if (!name.endsWith("out_proj.weight") && !name.endsWith("fc2.weight")) continue;
+            const double bound = 1.0 / std::sqrt(double(p.value().size(1))) / std::sqrt(residuals);
+            const double maxAbs = p.value().abs().max().item<double>();
+            QVERIFY2(maxAbs <= bound * 1.0001 && maxAbs > 0.9 * bound,
+                     qPrintable(QString("%1: max |w| %2, expected just under %3").arg(name).arg(maxAbs).arg(bound)));
+            ++checked;
+        }
+        QCOMPARE(checked, c.model.layers * (mlpRatio > 0 ? 2 : 1));
+    }
+
     // Every family's float32 gradients, twice over, equal its float64 ones: catches kernels that
     // read memory they should not (LibTorch 1.13's GELU backward did, with a transposed gradient)
     // and any float-only fast path that diverges from the maths.

@@ -1,5 +1,5 @@
 // The selective scan of Mamba (Gu & Dao, 2023, algorithm 2), three ways behind one interface:
-// a reference loop of torch ops, a fused CPU kernel with a hand-written backward, and (later)
+// a reference loop of torch ops, a fused CPU kernel with a hand-written backward, and
 // a CUDA kernel (one thread per channel; built when nvcc is found). Legend: B batch, D channels (d_inner), T time, N state size.
 //
 //   delta_t = softplus(delta_t + delta_bias)          (when softplus is set)

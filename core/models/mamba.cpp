@@ -243,8 +243,15 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
     if (lm_head) lm_head->weight.normal_(0.0, 0.02);
-    // mamba_ssm rescales the residual output projections by 1/sqrt(layers) (GPT-2's reason).
-    for (const auto& block : *layers) block->as<MambaBlockImpl>()->mixer->out_proj->weight.div_(std::sqrt(double(o.layers)));
+    // mamba_ssm (_init_weights, rescale_prenorm_residual) divides every projection that writes into
+    // the residual stream, out_proj and the MLP's fc2, by sqrt(residuals per layer * layers):
+    // GPT-2's reason, each residual branch adds variance. One residual per layer without an MLP, two with.
+    const double residuals = double(o.mlpRatio > 0 ? 2 : 1) * double(o.layers);
+    for (const auto& block : *layers) {
+        auto* b = block->as<MambaBlockImpl>();
+        b->mixer->out_proj->weight.div_(std::sqrt(residuals));
+        if (b->mlp) b->mlp[0]->as<GatedMlpImpl>()->fc2->weight.div_(std::sqrt(residuals));
+    }
 }
 
 torch::Tensor MambaLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
