@@ -385,7 +385,7 @@ int cmdTasks(Args& a)
     a.done();
     const QJsonObject defaultsJson = toJson(ExperimentConfig{})["task"].toObject();
     QJsonArray all;
-    for (const TaskInfo& t : tokenTasks()) {
+    for (const TaskInfo& t : taskCatalog()) {
         QJsonObject options;
         QStringList keys = {"min_len", "max_len", "context_len", "eval_lengths", "eval_samples"};
         if (!t.characters && !t.vectors) keys.prepend("vocab_size");
@@ -880,7 +880,10 @@ int cmdRuns(Args& a)
     }
     for (const auto v : all) {
         const QJsonObject o = v.toObject();
-        const QString model = o["model"].toString() == "transformer" ? "transformer/" + o["positions"].toString() : o["model"].toString();
+        ModelConfig m;
+        m.kind = o["model"].toString();
+        m.positions = o["positions"].toString();
+        const QString model = architectureKey(m);
         out() << QString("%1  %2  %3  seed %4  %5  %6\n").arg(o["dir"].toString(), -28).arg(o["task"].toString(), -14)
                      .arg(model, -22).arg(o["seed"].toInt()).arg(o["status"].toString(), -10)
                      .arg(o["final"].toObject()["summary"].toString());

@@ -6,6 +6,7 @@
 //   --profile KIND: `repeats` training steps of one family under Torch's profiler, its ops by
 //   self time (where a training step goes); --profile-shapes KIND: the same by op and input shapes.
 #include "kernels/fastpaths.h"
+#include "modelcatalog.h"
 #include "kernels/selectivescan.h"
 #include "modelimpl.h"
 #include "train/adamw.h"
@@ -87,7 +88,7 @@ struct TrainStep {
     std::unique_ptr<torch::optim::AdamW> opt;
     torch::Tensor idx, rows;
     int64_t vocab = 0;
-    TrainStep(const char* kind, long long target)
+    TrainStep(const QString& kind, long long target)
     {
         ExperimentConfig base;
         vocab = CopyVocab{base.task.vocabSize}.size();
@@ -234,16 +235,16 @@ int main(int argc, char** argv)
     const long long target = 1000000;
     std::printf("\ntraining step at ~%lld parameters, batch %d x %d tokens, %s (time relative to the Transformer):\n",
                 target, base.train.batchSize, base.task.contextLen, fastPaths() ? "fast paths" : "reference paths");
-    const std::vector<const char*> kinds{"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
+    const QStringList kinds = familyIds();
     std::vector<std::unique_ptr<TrainStep>> steps;
     std::vector<std::function<void()>> fs;
-    for (const char* kind : kinds) {
+    for (const QString& kind : kinds) {
         steps.push_back(std::make_unique<TrainStep>(kind, target));
         fs.push_back([s = steps.back().get()] { (*s)(); });
     }
     const auto m = interleavedMedians(fs, repeats);
-    for (size_t i = 0; i < kinds.size(); ++i)
-        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", kinds[i], steps[i]->config.model.dModel,
+    for (qsizetype i = 0; i < kinds.size(); ++i)
+        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", qPrintable(kinds[i]), steps[i]->config.model.dModel,
                     steps[i]->model->parameterCount(), m[i] / m[0], double(base.train.batchSize * base.task.contextLen) / m[i]);
     return 0;
 }

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "modelcatalog.h"
+
 #include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
@@ -335,12 +337,12 @@ QStringList validate(const ExperimentConfig& c)
     need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
 
     const ModelConfig& m = c.model;
-    static const QStringList kinds = {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
-    static const QStringList positions = {"nope", "learned", "rope", "alibi", "hard_alibi"};
-    need(kinds.contains(m.kind), QString("model.kind: expected one of %1, got \"%2\"").arg(kinds.join(", "), m.kind));
-    const bool attention = m.kind == "transformer" || m.kind == "hybrid" || m.kind == "mambaformer";
-    need(positions.contains(m.positions),
-         QString("model.positions: expected one of %1, got \"%2\"").arg(positions.join(", "), m.positions));
+    const ModelFamily* family = findFamily(m.kind);
+    need(family, QString("model.kind: expected one of %1, got \"%2\"").arg(familyIds().join(", "), m.kind));
+    const bool attention = family && family->attention;
+    const bool schemes = family && family->positions;  // the Transformer's model.positions
+    need(findPositions(m.positions),
+         QString("model.positions: expected one of %1, got \"%2\"").arg(positionIds().join(", "), m.positions));
     need(m.layers >= 1 && m.layers <= 64, QString("model.layers: expected 1..64, got %1").arg(m.layers));
     need(m.dModel >= 1 && m.dModel <= 8192, QString("model.d_model: expected 1..8192, got %1").arg(m.dModel));
     need(m.heads >= 1, QString("model.heads: expected >= 1, got %1").arg(m.heads));
@@ -353,13 +355,13 @@ QStringList validate(const ExperimentConfig& c)
     }
     need(m.rotaryFraction > 0 && m.rotaryFraction <= 1,
          QString("model.rotary_fraction: expected 0 < fraction <= 1, got %1").arg(m.rotaryFraction));
-    if (m.kind == "transformer" && m.positions == "rope" && m.heads >= 1 && m.dModel % m.heads == 0)
+    if (schemes && m.positions == "rope" && m.heads >= 1 && m.dModel % m.heads == 0)
         need(int(m.rotaryFraction * (m.dModel / m.heads)) >= 2,
              QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
     need(m.layerNormEps > 0 && m.layerNormEps < 1, QString("model.layer_norm_eps: expected 0 < eps < 1, got %1").arg(m.layerNormEps));
     need(m.rotaryBase > 1 && m.rotaryBase <= 1e9, QString("model.rotary_base: expected 1 < base <= 1e9, got %1").arg(m.rotaryBase));
     need(m.maxPositions >= 1 && m.maxPositions <= 1000000, QString("model.max_positions: expected 1..1000000, got %1").arg(m.maxPositions));
-    if ((m.kind == "transformer" && m.positions == "learned") || m.kind == "hybrid")
+    if ((schemes && m.positions == "learned") || (family && family->learnedPositions))
         need(m.maxPositions >= c.task.contextLen,
              QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
     need(m.dState >= 1 && m.dState <= 256, QString("model.d_state: expected 1..256, got %1").arg(m.dState));
@@ -425,23 +427,8 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
 
 QString describeModel(const ModelConfig& m)
 {
-    static const QMap<QString, QString> positions = {{"nope", "NoPE"}, {"learned", "learned positions"},
-                                                     {"rope", "RoPE"}, {"alibi", "ALiBi"}, {"hard_alibi", "Hard-ALiBi"}};
-    const QString ssm = QString("d_state %1, expand %2").arg(m.dState).arg(m.expand);
-    if (m.kind == "transformer") {
-        QString pos = positions.value(m.positions, m.positions);
-        if (m.positions == "hard_alibi") pos += QString(", %1 masked heads").arg(m.numMaskedHeads);
-        if (m.positions == "rope") pos += QString(", %1 of each head rotated").arg(m.rotaryFraction);
-        if (m.repeatPassDims) pos += ", copy paper's attention";
-        return QString("Transformer (%1), %2 layers, d_model %3, %4 heads%5")
-            .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(m.parallelResidual ? ", parallel residual" : "");
-    }
-    if (m.kind == "mamba") return QString("Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
-    if (m.kind == "s4_mamba") return QString("S4-Mamba, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
-    if (m.kind == "s4d") return QString("S4D, %1 layers, d_model %2, %3").arg(m.layers).arg(m.dModel).arg(ssm);
-    if (m.kind == "lstm") return QString("LSTM, %1 layers, hidden %2").arg(m.layers).arg(m.dModel);
-    const QString name = m.kind == "hybrid" ? "Hybrid (attention + Mamba, learned positions)" : "MambaFormer";
-    return QString("%1, %2 layer pairs, d_model %3, %4 heads, %5").arg(name).arg(m.layers).arg(m.dModel).arg(m.heads).arg(ssm);
+    const ModelFamily* f = findFamily(m.kind);
+    return f ? f->describe(m) : QString("unknown model kind \"%1\"").arg(m.kind);
 }
 
 std::vector<int> evaluationLengths(const TaskConfig& t)

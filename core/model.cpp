@@ -5,6 +5,7 @@
 #include "io/importers.h"
 #include "io/safetensors.h"
 #include "kernels/fastpaths.h"
+#include "modelcatalog.h"
 #include "tasks/iclbaselines.h"
 #include "version.h"
 
@@ -122,21 +123,6 @@ void scoreBatch(SequenceModel& net, const TokenBatch& b, torch::Device device, l
 
 namespace {
 
-// Roughly the parameters a config describes, without building it: a guard against sizes
-// that cannot fit, not a count (Model::parameterCount is exact).
-double estimatedParameters(const ExperimentConfig& c)
-{
-    const ModelConfig& m = c.model;
-    const double C = m.dModel, V = taskVocabSize(c.task);
-    const double attention = 4 * C * C, mlp = 2 * m.mlpRatio * C * C, mamba = 3 * m.expand * C * C;
-    double perLayer = attention + mlp;
-    if (m.kind == "mamba" || m.kind == "s4_mamba") perLayer = mamba + 3 * m.mambaMlpRatio * C * C;
-    else if (m.kind == "lstm") perLayer = 8 * C * C;
-    else if (m.kind == "s4d") perLayer = 2 * m.expand * C * C;
-    else if (m.kind == "hybrid" || m.kind == "mambaformer") perLayer = attention + mamba;
-    return V * C * (m.tieEmbeddings ? 1 : 2) + m.layers * perLayer;
-}
-
 double availableMemoryBytes()
 {
     QFile f("/proc/meminfo");
@@ -219,8 +205,7 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
     if (!problems.isEmpty()) throw Error(problems.join("; "));
     if (target < 1) throw Error(QString("matching parameters: the target must be positive, got %1").arg(target));
     const ModelConfig& m = config.model;
-    const bool attention = m.kind == "transformer" || m.kind == "hybrid" || m.kind == "mambaformer";
-    const int step = attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
+    const int step = familyOf(m).attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
     ExperimentConfig c = config;
     // The parameter count grows with the width: bisect over multiples of the step, treating a
     // width too large to build as too many parameters.

@@ -165,7 +165,7 @@ private slots:
     void sameSeedSameData_data()
     {
         QTest::addColumn<QString>("kind");
-        for (const TaskInfo& t : tokenTasks())
+        for (const TaskInfo& t : taskCatalog())
             if (!t.vectors) QTest::newRow(qPrintable(t.id)) << t.id;
     }
     void sameSeedSameData()

@@ -5,6 +5,7 @@
 #include "analysis/capacity.h"
 #include "error.h"
 #include "model.h"
+#include "modelcatalog.h"
 #include "tasks/tokentask.h"
 #include "io/textfile.h"
 
@@ -24,18 +25,7 @@
 
 namespace parrot {
 
-QColor architectureColour(const QString& a)
-{
-    static const std::map<QString, QColor> colours{
-        {"transformer/hard_alibi", QColor(0, 114, 178)}, {"transformer/nope", QColor(230, 159, 0)},
-        {"transformer/rope", QColor(0, 158, 115)},       {"transformer/alibi", QColor(204, 121, 167)},
-        {"transformer/learned", QColor(86, 180, 233)},   {"mamba", QColor(213, 94, 0)},
-        {"lstm", QColor(120, 120, 120)},                 {"s4d", QColor(140, 86, 75)},
-        {"s4_mamba", QColor(188, 189, 34)},              {"hybrid", QColor(148, 103, 189)},
-        {"mambaformer", QColor(0, 0, 0)}};
-    const auto it = colours.find(a);
-    return it != colours.end() ? it->second : QColor(100, 100, 100);
-}
+QColor architectureColour(const QString& a) { return QColor::fromRgb(QRgb(architectureRgb(a))); }
 
 namespace {
 
@@ -435,8 +425,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     if (band)  // inside the axes: SVG has no clipping, so the band must not reach past them
         band->topLeft->setCoords(std::max(t.minLen - 0.5, plot.xAxis->range().lower), 1.02);
     // Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
-    const double chance = t.kind == "sparse_parity" ? 0.5
-                          : (t.kind.endsWith("_ngram") && t.answerLen == 1) ? 1.0 / std::max(1, t.vocabSize) : 0.0;
+    const double chance = chanceLevel(t);
     if (figure != "icl" && figure != "loss" && chance > 0.005) {
         auto* line = new QCPItemStraightLine(&plot);
         line->point1->setCoords(0, chance);

@@ -626,7 +626,7 @@ void MainWindow::onProgress(const TrainProgress& p)
 void MainWindow::setPlotTask(const TaskConfig& t)
 {
     const TaskInfo* info = findTask(t.kind);
-    const bool errorCurves = isVectorTask(t.kind) && t.kind != "sparse_parity" && t.kind != "vector_mqar";
+    const bool errorCurves = info && info->metric == "error";
     m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen, errorCurves);
     // A new task brings its own evaluation lengths (copy's string lengths mean nothing for MQAR).
     if (t.kind != m_plotTaskKind) {

@@ -58,7 +58,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     auto* tf = new QFormLayout(task);
     m_task = new QComboBox(this);
     m_task->setObjectName("task_kind");
-    for (const TaskInfo& t : tokenTasks()) {
+    for (const TaskInfo& t : taskCatalog()) {
         m_task->addItem(t.label, t.id);
         m_task->setItemData(m_task->count() - 1, t.description, Qt::ToolTipRole);
     }
@@ -125,14 +125,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     auto* mf = new QFormLayout(model);
     m_kind = new QComboBox(this);
     m_kind->setObjectName("kind");
-    for (const CatalogEntry& k : modelFamilies()) {
+    for (const ModelFamily& k : modelFamilies()) {
         m_kind->addItem(k.label, k.id);
         m_kind->setItemData(m_kind->count() - 1, k.tip, Qt::ToolTipRole);
     }
     m_kind->setToolTip(tr("The sequence model family"));
     m_positions = new QComboBox(this);
     m_positions->setObjectName("positions");
-    for (const CatalogEntry& p : positionSchemes()) {
+    for (const PositionScheme& p : positionSchemes()) {
         m_positions->addItem(p.label, p.id);
         m_positions->setItemData(m_positions->count() - 1, p.tip, Qt::ToolTipRole);
     }
@@ -175,7 +175,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
                            "(to compare architectures at matched size)"));
     m_match->setPopupMode(QToolButton::InstantPopup);
     auto* matchMenu = new QMenu(m_match);
-    for (const CatalogEntry& k : modelFamilies())
+    for (const ModelFamily& k : modelFamilies())
         matchMenu->addAction(k.label, this, [this, id = k.id] { matchSizeOf(id); })->setObjectName("match_" + k.id);
     m_match->setMenu(matchMenu);
     layout->addWidget(model);
@@ -441,15 +441,13 @@ QStringList SettingsPanel::problems() const { return validate(config()); }
 // Only the options the chosen family uses are editable.
 void SettingsPanel::updateModelFields()
 {
-    const QString kind = m_kind->currentData().toString();
-    const bool transformer = kind == "transformer";
-    const bool attention = transformer || kind == "hybrid" || kind == "mambaformer";
-    const bool ssm = kind != "transformer" && kind != "lstm";
-    m_positions->setEnabled(transformer);
-    m_heads->setEnabled(attention);
-    m_masked->setEnabled(transformer && m_positions->currentData().toString() == "hard_alibi");
-    m_dState->setEnabled(ssm);
-    m_expand->setEnabled(ssm);
+    const ModelFamily* f = findFamily(m_kind->currentData().toString());
+    const bool schemes = f && f->positions;
+    m_positions->setEnabled(schemes);
+    m_heads->setEnabled(f && f->attention);
+    m_masked->setEnabled(schemes && m_positions->currentData().toString() == "hard_alibi");
+    m_dState->setEnabled(f && f->stateSpace);
+    m_expand->setEnabled(f && f->stateSpace);
 }
 
 void SettingsPanel::updateSize()

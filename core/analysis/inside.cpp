@@ -1,5 +1,6 @@
 #include "analysis/inside.h"
 
+#include "modelcatalog.h"
 #include "error.h"
 #include "tasks/tokentask.h"
 
@@ -36,7 +37,7 @@ QString InsideSubject::architecture() const
     if (m_construction) return "construction";
     if (m_model.isNull()) return {};
     const ModelConfig& m = m_model.config().model;
-    return m.kind == "transformer" ? m.kind + "/" + m.positions : m.kind;
+    return architectureKey(m);
 }
 
 QString InsideSubject::copyProblem() const

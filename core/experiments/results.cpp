@@ -1,5 +1,6 @@
 #include "experiments/results.h"
 
+#include "modelcatalog.h"
 #include "tasks/tokentask.h"
 #include "io/textfile.h"
 
@@ -69,7 +70,7 @@ bool measure(const RunRecord& r, ResultPoint point, Measured& m)
         }
         return true;
     }
-    m.chance = r.config.task.kind == "sparse_parity" ? 0.5 : 0.0;
+    m.chance = chanceLevel(r.config.task);
     size_t i = last;
     if (point == ResultPoint::InRange) {
         const auto it = std::find(c.lengths.begin(), c.lengths.end(), r.config.task.maxLen);
@@ -97,7 +98,7 @@ QString shortModel(const RunRecord& r)
 {
     const ModelConfig& m = r.config.model;
     QString s = QString("%1 d%2").arg(r.architecture()).arg(m.dModel);
-    if (m.kind != "transformer" && m.kind != "lstm") s += QString(" N%1").arg(m.dState);
+    if (const ModelFamily* f = findFamily(m.kind); f && f->stateSpace) s += QString(" N%1").arg(m.dState);
     if (m.layers != 2) s += QString(" L%1").arg(m.layers);
     return s;
 }

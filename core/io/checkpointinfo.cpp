@@ -3,6 +3,7 @@
 #include "error.h"
 #include "io/importers.h"
 #include "io/torchzip.h"
+#include "modelcatalog.h"
 
 #include <QDir>
 #include <QFile>
@@ -16,6 +17,13 @@
 namespace parrot {
 
 namespace {
+
+// " (hard_alibi)" for a family with a positional scheme, else nothing.
+QString schemeNote(const QJsonObject& model)
+{
+    const ModelFamily* f = findFamily(model["kind"].toString());
+    return f && f->positions ? " (" + model["positions"].toString() + ")" : QString();
+}
 
 constexpr qint64 kMaxIndex = 64 * 1024 * 1024;  // an index file is a small JSON
 
@@ -69,7 +77,7 @@ void fromSafetensors(CheckpointInfo& info, const SafetensorsFile& st)
             info.config.insert(key, QJsonDocument::fromJson(info.metadata.value(key).toUtf8()).object());
         const QJsonObject m = info.config["model"].toObject();
         info.recognised = QString("Parrotscope checkpoint: %1%2, %3 layers, d_model %4, trained on %5 to step %6")
-                              .arg(m["kind"].toString(), m["kind"].toString() == "transformer" ? " (" + m["positions"].toString() + ")" : QString())
+                              .arg(m["kind"].toString(), schemeNote(m))
                               .arg(m["layers"].toInt()).arg(m["d_model"].toInt())
                               .arg(info.config["task"].toObject()["kind"].toString(), info.metadata.value("step"));
         info.runnable = true;

@@ -1,5 +1,6 @@
 #include "runfolder.h"
 
+#include "modelcatalog.h"
 #include "tasks/icltask.h"
 
 #include "error.h"
@@ -34,9 +35,10 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     QStringList header{"step", "examples_seen", "train_time_s", "wall_s", "loss", "lr", "tokens_per_s"};
     // In-context regression and parity evaluate one prompt length after every number of
     // examples: one column, the measure after the most examples; curves.json has the rest.
-    m_prefixCurve = isVectorTask(config.task.kind) && config.task.kind != "vector_mqar";
+    const TaskInfo* task = findTask(config.task.kind);
+    m_prefixCurve = task && task->promptCurve;
     if (m_prefixCurve) {
-        header << (config.task.kind == "sparse_parity" ? "accuracy_last" : "error_last");
+        header << task->metric + "_last";
     } else {
         for (int len : m_evalLengths) header << QString("string_acc_%1").arg(len);
         for (int len : m_evalLengths) header << QString("char_acc_%1").arg(len);
@@ -113,7 +115,7 @@ void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
 
 QString RunRecord::architecture() const
 {
-    return config.model.kind == "transformer" ? "transformer/" + config.model.positions : config.model.kind;
+    return architectureKey(config.model);
 }
 
 std::vector<RunRecord> loadRunsUnder(const QString& dir, int* skipped)

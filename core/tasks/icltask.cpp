@@ -10,14 +10,6 @@ namespace parrot {
 
 namespace {
 
-const QStringList& vectorKinds()
-{
-    static const QStringList kinds = {"linear_regression", "sparse_linear_regression", "relu_regression", "decision_tree",
-                                      "orthogonal_outlier_regression", "many_outlier_regression", "sparse_parity",
-                                      "vector_mqar"};
-    return kinds;
-}
-
 using Vec = std::vector<float>;
 
 Vec gaussian(int n, std::mt19937_64& rng, double scale = 1.0)
@@ -149,7 +141,6 @@ private:
 class SparseParity : public IclTask {
 public:
     using IclTask::IclTask;
-    QString metric() const override { return "accuracy"; }
 
 protected:
     std::vector<int> sharedDraw(std::mt19937_64& rng) const override
@@ -186,8 +177,6 @@ class VectorMqar : public IclTask {
 public:
     using IclTask::IclTask;
     int outputDims() const override { return dims(); }
-    QString metric() const override { return "accuracy"; }
-    bool curveOverPairs() const override { return true; }
 
 protected:
     // `pairs` key-value pairs, then `pairs` queries (each key once, in random order).
@@ -226,8 +215,6 @@ protected:
 };
 
 }  // namespace
-
-bool isVectorTask(const QString& kind) { return vectorKinds().contains(kind); }
 
 std::unique_ptr<IclTask> IclTask::create(const TaskConfig& c)
 {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "config.h"
+#include "tasks/taskcatalog.h"
 
 #include <QString>
 
@@ -28,8 +29,6 @@
 #include <vector>
 
 namespace parrot {
-
-bool isVectorTask(const QString& kind);
 
 // One prompt: `pairs` (x, y) with d-dim x and dOut-dim y, and which pairs are scored.
 struct IclPrompt {
@@ -56,11 +55,11 @@ public:
     const TaskConfig& config() const { return m_config; }
     int dims() const { return m_config.dims; }
     virtual int outputDims() const { return 1; }
-    // What the evaluation reports: "error" (squared error / dOut against examples seen) or
-    // "accuracy" (parity: sign right; MQAR: nearest value in the prompt right).
-    virtual QString metric() const { return "error"; }
+    // What the evaluation reports (the catalogue's entry): "error" (squared error / dOut against
+    // examples seen) or "accuracy" (parity: sign right; MQAR: nearest value in the prompt right).
+    QString metric() const { return findTask(m_config.kind)->metric; }
     // MQAR's curve runs over the number of pairs (eval lengths); the others over the prefix.
-    virtual bool curveOverPairs() const { return false; }
+    bool curveOverPairs() const { return !findTask(m_config.kind)->promptCurve; }
 
     // `batch` prompts of `pairs` pairs (MQAR: key-value pairs plus as many queries).
     VectorBatch batch(int batch, int pairs, std::mt19937_64& rng) const;

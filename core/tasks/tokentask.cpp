@@ -35,120 +35,6 @@ QString CopyVocab::text(const std::vector<int>& ids, const QString& sep) const
 
 int Example::answers() const { return int(std::count(roles.begin(), roles.end(), Role::Answer)); }
 
-const std::vector<TaskInfo>& tokenTasks()
-{
-    static const std::vector<TaskInfo> tasks{
-        {"copy", "Copy", "`$ s | s .`: copy a string of uniformly random letters (Jelassi et al., section 3).",
-         "string length", {}, false},
-        {"prefix_ngram", "N-gram lookup, prefix key",
-         "`$ g | s | ans .`: the n-gram key g comes before the string s; answer what follows g in s. Easy for a "
-         "fixed-size state, which can watch for g while reading s.",
-         "string length", {"ngram", "answer_len"}, false},
-        {"suffix_ngram", "N-gram lookup, suffix key",
-         "`$ s | g ans .`: the key comes after the string; answer what followed g in s. The model must keep all of s "
-         "(Jelassi et al., section 4).",
-         "string length", {"ngram", "answer_len"}, false},
-        {"copy_dup_ngram", "Copy, duplicated n-gram",
-         "Copy a string in which one random n-gram is planted twice: right after its second occurrence an n-gram "
-         "lookup is ambiguous. An evaluation probe for copy models.",
-         "string length", {"ngram"}, false},
-        {"text_copy", "Copy English text",
-         "`$ t | t .`: copy a span of real English (bundled public-domain text), character by character; optionally "
-         "with its words shuffled.",
-         "characters", {"shuffle_words"}, true},
-        {"phonebook", "Phone book",
-         "Lines `Name Surname: 10 digits`, then `| Name Surname:`; answer that person's number. The number of "
-         "entries is the difficulty.",
-         "entries", {}, true},
-        {"mqar", "Associative recall (MQAR)",
-         "`$ k1 v1 ... kN vN |` then every key again, in random order after power-law gaps of filler; answer its "
-         "value (Arora et al., 2023). Keys from the first half of the letters, values from the second.",
-         "key-value pairs", {}, false},
-        // In-context learning on vectors (Park et al., 2024; Garg et al., 2022): x1, y1, x2, y2, ...
-        {"linear_regression", "ICL: linear regression", "y = w.x with a fresh w ~ N(0, I) per prompt; predict each y from the examples before it.",
-         "in-context examples", {"dims"}, false, true},
-        {"sparse_linear_regression", "ICL: sparse linear regression", "As linear regression, w with `sparsity` non-zeros (Lasso is the baseline to beat).",
-         "in-context examples", {"dims", "sparsity"}, false, true},
-        {"relu_regression", "ICL: 2-layer ReLU network", "y = a.relu(Vx), 100 hidden units, fresh per prompt (Garg et al.).",
-         "in-context examples", {"dims"}, false, true},
-        {"decision_tree", "ICL: decision tree", "y from a random depth-4 tree splitting on the signs of random coordinates.",
-         "in-context examples", {"dims"}, false, true},
-        {"orthogonal_outlier_regression", "ICL: orthogonal-outlier regression",
-         "Linear regression where each pair is, with probability outlier_prob, labelled by a u orthogonal to w; scored on clean pairs.",
-         "in-context examples", {"dims", "outlier_prob"}, false, true},
-        {"many_outlier_regression", "ICL: many-outlier regression",
-         "Linear regression where each pair is, with probability outlier_prob, the outlier x = (1,...,1), y = 1; scored on clean pairs.",
-         "in-context examples", {"dims", "outlier_prob"}, false, true},
-        {"sparse_parity", "ICL: sparse parity", "x in {-1, +1}^d, y the product of `sparsity` coordinates, the same subset across a batch; accuracy of the sign.",
-         "in-context examples", {"dims", "sparsity"}, false, true},
-        {"vector_mqar", "ICL: vector-valued MQAR",
-         "Key and value vectors of norm sqrt(d), then every key again; predict its value. Accuracy: the nearest value in the prompt is right.",
-         "key-value pairs", {"dims"}, false, true},
-    };
-    return tasks;
-}
-
-const TaskInfo* findTask(const QString& id)
-{
-    for (const TaskInfo& t : tokenTasks())
-        if (t.id == id) return &t;
-    return nullptr;
-}
-
-TaskConfig taskDefaults(const QString& kind)
-{
-    TaskConfig t;  // copy's: letters 1-20, rows of 64
-    t.kind = kind;
-    if (kind == "prefix_ngram" || kind == "suffix_ngram") {
-        t.minLen = 8;
-        t.maxLen = 20;
-        t.evalLengths = {10, 20, 30, 40};
-    } else if (kind == "copy_dup_ngram") {
-        t.minLen = 6;
-        t.maxLen = 20;
-        t.evalLengths = {10, 20, 30, 40};
-    } else if (kind == "text_copy") {
-        t.minLen = 10;
-        t.maxLen = 60;
-        t.contextLen = 128;
-        t.evalLengths = {20, 40, 60, 80, 120};
-    } else if (kind == "phonebook") {
-        t.minLen = 1;
-        t.maxLen = 6;
-        t.contextLen = 256;
-        t.evalLengths = {2, 4, 6, 8, 12};
-        t.evalSamples = 64;
-    } else if (findTask(kind) && findTask(kind)->vectors) {
-        // Laptop scale of Park et al.'s setting (d 20, 40 examples): d 8, 24 examples.
-        t.dims = 8;
-        t.minLen = 24;
-        t.maxLen = 24;
-        t.contextLen = 48;
-        t.evalLengths = {24};
-        t.evalSamples = 256;
-        t.sparsity = kind == "sparse_parity" ? 2 : 3;
-        t.outlierProb = kind == "many_outlier_regression" ? 0.9 : 0.5;
-        if (kind == "sparse_parity") {
-            t.minLen = t.maxLen = 40;
-            t.contextLen = 80;
-            t.evalLengths = {40};
-        }
-        if (kind == "vector_mqar") {  // pairs, each then queried once
-            t.minLen = 4;
-            t.maxLen = 8;
-            t.contextLen = 32;
-            t.evalLengths = {2, 4, 8, 12, 16};
-        }
-    } else if (kind == "mqar") {
-        t.vocabSize = 52;  // keys a-z, values A-Z
-        t.minLen = 2;
-        t.maxLen = 16;
-        t.contextLen = 128;
-        t.evalLengths = {4, 8, 16, 24};
-    }
-    return t;
-}
-
 namespace {
 
 QStringList letterSymbols(int count)
@@ -497,9 +383,7 @@ std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
 {
     const TaskInfo* info = findTask(c.kind);
     if (!info) {
-        QStringList ids;
-        for (const TaskInfo& t : tokenTasks()) ids << t.id;
-        throw Error(QString("task.kind: unknown task \"%1\" (expected one of %2)").arg(c.kind, ids.join(", ")));
+        throw Error(QString("task.kind: unknown task \"%1\" (expected one of %2)").arg(c.kind, taskIds().join(", ")));
     }
     if (info->vectors)
         throw Error(QString("task.kind: \"%1\" is an in-context-learning task on vectors, not tokens").arg(c.kind));

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "config.h"
+#include "tasks/taskcatalog.h"
 
 #include <QString>
 #include <QStringList>
@@ -68,21 +69,6 @@ struct TokenBatch {
     std::vector<uint8_t> mask;
 };
 
-// One task of the catalogue, for people: the window's picker and `parrotscope tasks`.
-struct TaskInfo {
-    QString id;
-    QString label;
-    QString description;  // one or two sentences: format and what it tests
-    QString difficulty;   // what min_len / max_len / eval lengths count, e.g. "string length"
-    QStringList options;  // task.* keys it uses besides the common ones
-    bool characters;      // a fixed character vocabulary (task.vocab_size unused)
-    bool vectors = false; // an in-context-learning task on vectors (tasks/icltask.h), not tokens
-};
-const std::vector<TaskInfo>& tokenTasks();
-const TaskInfo* findTask(const QString& id);
-// Laptop-scale settings for a task (its kind, ranges, context, evaluation lengths, options):
-// what the window and `sample --task` switch to when the task changes.
-TaskConfig taskDefaults(const QString& kind);
 
 class TokenTask {
 public:
