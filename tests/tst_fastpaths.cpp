@@ -2,12 +2,14 @@
 // (kernels/attention.h) against matmul + bias + softmax, forward and the gradient of q, k and v,
 // for every position scheme it serves; whole Transformers and MambaFormers with the fast paths on
 // and off (logits and every parameter's gradient); FusedAdamW against torch's AdamW after
-// clip_grad_norm_; and the default experiment trained 50 steps both ways.
+// clip_grad_norm_; a batch split into row blocks on two threads against the whole batch; and
+// the default experiment trained 50 steps both ways.
 #include "kernels/attention.h"
 #include "kernels/fastpaths.h"
 #include "models/factory.h"
 #include "models/transformer.h"
 #include "train/adamw.h"
+#include "train/splitbackward.h"
 #include "train/trainer.h"
 
 #include "model.h"
@@ -19,6 +21,13 @@
 using namespace parrot;
 
 namespace {
+
+// Restores torch's thread count when a test leaves.
+struct Threads {
+    int before = at::get_num_threads();
+    explicit Threads(int n) { at::set_num_threads(n); }
+    ~Threads() { at::set_num_threads(before); }
+};
 
 // Restores the process-wide switch when a test leaves, whatever it asserted.
 struct FastPaths {
@@ -210,6 +219,59 @@ private slots:
         }
     }
 
+    // The batch split into row blocks, each forward and backward on its own thread
+    // (train/splitbackward.h), against the whole batch at once: the same loss and gradients.
+    void splitBatchMatchesTheWholeBatch_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int>("parts");
+        QTest::newRow("transformer, 2 blocks") << "transformer" << 2;
+        QTest::newRow("transformer, 3 uneven blocks") << "transformer" << 3;
+        QTest::newRow("mamba, 2 blocks") << "mamba" << 2;
+        QTest::newRow("lstm, 2 blocks") << "lstm" << 2;
+        QTest::newRow("mambaformer, 2 blocks") << "mambaformer" << 2;
+    }
+    void splitBatchMatchesTheWholeBatch()
+    {
+        QFETCH(QString, kind);
+        QFETCH(int, parts);
+        Threads threads(2);  // two blocks at once even where torch would start with one thread
+        ExperimentConfig c = test::smallConfig(kind);
+        torch::manual_seed(11);
+        SequenceModel net = buildModel(c);
+        std::mt19937_64 rng(3);
+        const TokenBatch b = TokenTask::create(c.task)->trainBatch(10, rng);
+        const auto params = net->parameters();
+        auto gradients = [&](int n, double& loss) {
+            for (auto p : params) p.mutable_grad().reset();
+            loss = tokenLossBackward(net, b, torch::kCPU, n);
+            std::vector<torch::Tensor> g;
+            for (const auto& p : params) g.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+            return g;
+        };
+        double whole = 0, split = 0;
+        const auto gWhole = gradients(1, whole);
+        const auto gSplit = gradients(parts, split);
+        QVERIFY2(std::abs(whole - split) < 1e-6 * std::max(1.0, whole), qPrintable(QString("loss %1 against %2").arg(split).arg(whole)));
+        int compared = 0;
+        for (size_t i = 0; i < params.size(); ++i) {
+            QCOMPARE(gSplit[i].defined(), gWhole[i].defined());
+            if (!gWhole[i].defined()) continue;
+            const double scale = std::max(1e-3, gWhole[i].abs().max().item<double>());
+            QVERIFY2(maxDiff(gSplit[i], gWhole[i]) < 1e-5 * scale,
+                     qPrintable(QString("gradient %1 differs by %2 (scale %3)").arg(i).arg(maxDiff(gSplit[i], gWhole[i])).arg(scale)));
+            ++compared;
+        }
+        QVERIFY(compared >= int(params.size()) - 2);
+        // The trainer splits on the CPU with the fast paths on, and not with them off.
+        QCOMPARE(splitParts(b, torch::kCPU), 1);  // 10 rows: fewer than 8 per block for two
+        TokenBatch wide = b;
+        wide.batch = 32;
+        QCOMPARE(splitParts(wide, torch::kCPU), 2);
+        FastPaths off(false);
+        QCOMPARE(splitParts(wide, torch::kCPU), 1);
+    }
+
     void probesStillSeeTheAttentionWeights()
     {
         // A probed forward takes the explicit path: the weights are there and the logits agree.
@@ -279,6 +341,7 @@ private slots:
         c.task.evalSamples = 8;
         QTemporaryDir dir;
         std::vector<std::vector<double>> runs;
+        Threads threads(2);  // the fast run splits its batches over two threads (train/splitbackward.h)
         for (bool fast : {true, false}) {
             FastPaths paths(fast);
             Model m = Model::create(c);

@@ -8,6 +8,7 @@
 #include "kernels/fastpaths.h"
 #include "io/runfolder.h"
 #include "modelimpl.h"
+#include "train/splitbackward.h"
 
 #include <QDir>
 
@@ -66,17 +67,21 @@ public:
                                                    torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(g.weightDecay)));
         m_reference.emplace(torchGroups, torch::optim::AdamWOptions(c.lr));
     }
-    // The loss's gradients in, one step at lr out.
-    void step(const torch::Tensor& loss, double lr, double clip)
+    // Before the backward: no gradients (the fused optimiser drops them after each step).
+    void clearGradients()
+    {
+        if (m_reference) m_reference->zero_grad();
+        else
+            for (auto& p : m_params) p.mutable_grad().reset();
+    }
+    // The gradients the backward left in .grad in, one step at lr out.
+    void step(double lr, double clip)
     {
         if (m_fused) {
-            loss.backward();
             m_fused->step(lr, clip);
             return;
         }
         for (auto& g : m_reference->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-        m_reference->zero_grad();
-        loss.backward();
         if (clip > 0) torch::nn::utils::clip_grad_norm_(m_params, clip);
         m_reference->step();
     }
@@ -195,15 +200,22 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             double lossValue = 0;
             {
                 std::lock_guard lock(m.mutex);
-                const auto loss = iclTask ? vectorLoss(m.net, vb, m.device) : tokenLoss(m.net, b, m.device);
-                lossValue = loss.item<double>();
+                opt.clearGradients();
+                if (iclTask) {
+                    const auto loss = vectorLoss(m.net, vb, m.device);
+                    lossValue = loss.item<double>();
+                    if (std::isfinite(lossValue)) loss.backward();
+                } else {
+                    lossValue = tokenLossBackward(m.net, b, m.device, splitParts(b, m.device));
+                }
                 if (!std::isfinite(lossValue)) {
+                    opt.clearGradients();
                     out.status = TrainOutcome::Status::Diverged;
                     out.step = m.step;
                     out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
                                       .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(s + 1).arg(lr, 0, 'g', 3);
                 } else {
-                    opt.step(loss, lr, tc.gradClip);
+                    opt.step(lr, tc.gradClip);
                     ++m.step;
                 }
             }
