@@ -8,11 +8,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QThread>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -120,12 +118,12 @@ ConstructionView::ConstructionView(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_plot, 1);
     connect(m_run, &QPushButton::clicked, this, &ConstructionView::start);
     connect(m_stop, &QPushButton::clicked, this, &ConstructionView::cancel);
-}
-
-ConstructionView::~ConstructionView()
-{
-    if (m_cancel) *m_cancel = true;
-    if (m_thread) m_thread->wait();
+    connect(&m_job, &BackgroundJob::progress, m_progress, &QProgressBar::setValue);
+    connect(&m_job, &BackgroundJob::finished, this, [this] {
+        m_run->setEnabled(true);
+        m_stop->setEnabled(false);
+        emit finished();
+    });
 }
 
 void ConstructionView::setRange(int nFrom, int nTo, int letters, const QString& lengths, int samples)
@@ -139,14 +137,11 @@ void ConstructionView::setRange(int nFrom, int nTo, int letters, const QString& 
 
 QString ConstructionView::status() const { return m_status->text(); }
 
-void ConstructionView::cancel()
-{
-    if (m_cancel) *m_cancel = true;
-}
+void ConstructionView::cancel() { m_job.stop(); }
 
 void ConstructionView::start()
 {
-    if (m_thread) return;
+    if (m_job.isRunning()) return;
     std::vector<int> lengths;
     try {
         lengths = parseLengthList(m_lengths->text(), "lengths");  // the construction checks its own longest
@@ -166,46 +161,31 @@ void ConstructionView::start()
     m_stop->setEnabled(true);
     m_status->setText("Measuring…");
     m_result = ConstructionCurves{letters, {}, {}};
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = m_cancel;
-    QPointer<ConstructionView> self(this);
-    m_thread = QThread::create([self, cancel, from, to, letters, samples, lengths, total] {
-        ConstructionCurves result{letters, {}, {}};
-        QString error;
-        try {
-            for (int n = from; n <= to && !*cancel; ++n) {
-                const int before = int(result.orders.size()) * int(lengths.size());
-                result.orders.push_back(n);
+    m_job.start(
+        [from, to, letters, samples, lengths, total](JobContext& job) {
+            ConstructionCurves result{letters, {}, {}};
+            for (int n = from; n <= to && !job.cancelled(); ++n) {
+                const int before = int(result.curves.size()) * int(lengths.size());
                 result.curves.push_back(CopyConstruction({n, letters}).evaluate(lengths, samples, 1, "copy", [&](int done, int) {
-                    QMetaObject::invokeMethod(self, [self, v = before + done] {
-                        if (self) self->m_progress->setValue(v);
-                    });
-                    return !*cancel;
+                    job.progress(before + done, total);
+                    return !job.cancelled();
                 }));
+                result.orders.push_back(n);
             }
-        } catch (const std::exception& e) {
-            error = QString::fromUtf8(e.what()).section('\n', 0, 0);
-        }
-        QMetaObject::invokeMethod(self, [self, result, error, total] {
-            if (!self) return;
-            self->m_result = result;
-            drawConstruction(*self->m_plot, result);
-            const bool stopped = *self->m_cancel;
-            self->m_status->setText(!error.isEmpty() ? "Could not measure: " + error
-                                    : stopped       ? QString("Stopped; showing what was measured.")
+            return result;
+        },
+        [this, total](const ConstructionCurves& result) {
+            m_result = result;
+            drawConstruction(*m_plot, result);
+            m_status->setText(m_job.stopRequested() ? QString("Stopped; showing what was measured.")
                                                     : QString("Measured %1 lengths x %2 orders. Dashed: the bound 1 − L²/|V|^n.")
                                                           .arg(total / std::max<size_t>(1, result.orders.size()))
                                                           .arg(result.orders.size()));
+        },
+        [this](const QString& error) {
+            drawConstruction(*m_plot, m_result);  // nothing measured: an empty plot, not the previous run's
+            m_status->setText("Could not measure: " + error);
         });
-    });
-    connect(m_thread, &QThread::finished, this, [this] {
-        m_thread->deleteLater();
-        m_thread = nullptr;
-        m_run->setEnabled(true);
-        m_stop->setEnabled(false);
-        emit finished();
-    });
-    m_thread->start();
 }
 
 }  // namespace parrot

@@ -3,12 +3,10 @@
 // runs off the GUI thread with progress and a Stop button.
 #pragma once
 
+#include "backgroundjob.h"
 #include "types.h"
 
 #include <QWidget>
-
-#include <atomic>
-#include <memory>
 
 class QCustomPlot;
 class QLabel;
@@ -16,7 +14,6 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
-class QThread;
 
 namespace parrot {
 
@@ -33,10 +30,9 @@ class ConstructionView : public QWidget {
     Q_OBJECT
 public:
     explicit ConstructionView(QWidget* parent = nullptr);
-    ~ConstructionView() override;
     void start();   // measures with the settings shown
-    void cancel();
-    bool running() const { return m_thread != nullptr; }
+    void cancel();  // stops early; what was measured is shown
+    bool running() const { return m_job.isRunning(); }
     const ConstructionCurves& result() const { return m_result; }
     QCustomPlot* plot() const { return m_plot; }
     QString status() const;
@@ -57,9 +53,8 @@ private:
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QCustomPlot* m_plot = nullptr;
-    QThread* m_thread = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
     ConstructionCurves m_result;
+    BackgroundJob m_job;
 };
 
 }  // namespace parrot

@@ -17,14 +17,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
-#include <QThread>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -61,9 +59,6 @@ QString viewTitle(const QString& view)
 }
 
 namespace {
-
-// A message for people from any exception (torch's run over several lines).
-QString firstLine(const std::exception& e) { return QString::fromUtf8(e.what()).section('\n', 0, 0); }
 
 QStringList tokenLabels(const std::vector<QString>& tokens, const std::vector<int>& wrong = {})
 {
@@ -343,22 +338,6 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_letters->setVisible(false);
 }
 
-InsidePane::~InsidePane()
-{
-    for (QThread* t : m_threads) t->wait();
-}
-
-void InsidePane::run(std::function<void()> work)
-{
-    QThread* t = QThread::create(std::move(work));
-    m_threads.push_back(t);
-    connect(t, &QThread::finished, this, [this, t] {
-        m_threads.erase(std::remove(m_threads.begin(), m_threads.end(), t), m_threads.end());
-        t->deleteLater();
-    });
-    t->start();
-}
-
 void InsidePane::onSource(int index)
 {
     const QString id = m_source->itemData(index).toString();
@@ -419,82 +398,69 @@ void InsidePane::chooseCurrentModel()
 
 void InsidePane::load(const QString& what, std::function<InsideSubject()> make)
 {
-    const int generation = ++m_generation;
-    m_busy = true;
+    m_probe.cancel();  // of the subject being replaced
     setStatus(QString("Loading %1…").arg(what));
     m_n->setVisible(m_source->currentData().toString() == "construction");
     m_letters->setVisible(m_n->isVisible());
-    QPointer<InsidePane> self(this);
-    run([self, generation, make, what] {
-        InsideSubject s;
-        QString error;
-        try {
-            s = make();
-        } catch (const std::exception& e) {
-            error = QString("Cannot open %1: %2").arg(what, firstLine(e));
-        }
-        QMetaObject::invokeMethod(self, [self, generation, s, error] {
-            if (!self || generation != self->m_generation) return;
-            if (!error.isEmpty()) {
-                self->m_busy = false;
-                self->setStatus(error);
-                emit self->failed(error);
-                emit self->refreshed();
-                return;
-            }
-            self->m_subject = s;
-            self->m_lastSource = self->m_source->currentIndex();
-            self->probe();
-        });
-    });
+    m_load.start([make](JobContext&) { return make(); },
+                 [this](const InsideSubject& s) {
+                     m_subject = s;
+                     m_lastSource = m_source->currentIndex();
+                     probe();
+                 },
+                 [this, what](const QString& message) {
+                     const QString error = QString("Cannot open %1: %2").arg(what, message);
+                     setStatus(error);
+                     emit failed(error);
+                     emit refreshed();
+                 });
 }
 
 void InsidePane::setInput(const std::vector<int>& tokens)
 {
     m_tokens = tokens;
-    if (!m_subject.isNull()) probe();
+    if (!m_subject.isNull() && !m_load.isRunning()) probe();  // else the subject, once loaded, is probed with it
 }
 
 void InsidePane::probe()
 {
     const QString problem = m_subject.copyProblem();
     if (!problem.isEmpty() || m_tokens.empty()) {
-        m_busy = false;
+        m_probe.cancel();
         setStatus(problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem);
         m_probes = {};
         rebuild();
         emit refreshed();
         return;
     }
-    const int generation = ++m_generation;
-    m_busy = true;
     const InsideSubject subject = m_subject;
     const std::vector<int> tokens = m_tokens;
-    QPointer<InsidePane> self(this);
-    run([self, generation, subject, tokens] {
+    struct Probed {
         ModelProbes probes;
         std::vector<int> predictions;
-        QString error;
-        try {
+    };
+    m_probe.start(
+        [subject, tokens](JobContext&) {
             for (int t : tokens)  // the input's letters must be in this subject's alphabet
                 if (t >= CopyVocab{subject.letters()}.size())
                     throw Error(QString("the input has letters outside this model's alphabet of %1").arg(subject.letters()));
-            probes = subject.probe(tokens);
-            predictions = subject.predictions(tokens);
-        } catch (const std::exception& e) {
-            error = firstLine(e);
-        }
-        QMetaObject::invokeMethod(self, [self, generation, probes, predictions, error] {
-            if (!self || generation != self->m_generation) return;
-            self->m_busy = false;
-            self->m_probes = error.isEmpty() ? probes : ModelProbes{};
-            self->m_predictions = predictions;
-            self->setStatus(error.isEmpty() ? self->m_subject.summary() : self->m_subject.name() + ": " + error);
-            self->rebuild();
-            if (!error.isEmpty()) emit self->failed(self->status());
-            emit self->refreshed();
+            return Probed{subject.probe(tokens), subject.predictions(tokens)};
+        },
+        [this](const Probed& p) {
+            m_probes = p.probes;
+            m_predictions = p.predictions;
+            setStatus(m_subject.summary());
+            rebuild();
+            emit refreshed();
+        },
+        [this](const QString& error) {
+            m_probes = {};
+            m_predictions = {};
+            setStatus(m_subject.name() + ": " + error);
+            rebuild();
+            emit failed(status());
+            emit refreshed();
         });
-    });
 }
 
 QString InsidePane::view() const { return m_viewBox->currentData().toString(); }

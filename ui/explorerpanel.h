@@ -9,6 +9,7 @@
 // Probing runs off the GUI thread; a pane shows what it is doing and any error in its status line.
 #pragma once
 
+#include "backgroundjob.h"
 #include "export.h"
 
 #include "analysis/inside.h"
@@ -27,7 +28,6 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
-class QThread;
 class QToolButton;
 
 namespace parrot {
@@ -83,7 +83,6 @@ class InsidePane : public QWidget {
     Q_OBJECT
 public:
     explicit InsidePane(QWidget* parent = nullptr);
-    ~InsidePane() override;
     // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.
     void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
     void chooseBundled(const QString& id);
@@ -101,7 +100,7 @@ public:
     HeatmapView* heatmap() const { return m_heatmap; }
     QString status() const;
     QString info() const;
-    bool busy() const { return m_busy; }
+    bool busy() const { return m_load.isRunning() || m_probe.isRunning(); }
 
 signals:
     void refreshed();  // a subject was loaded and probed (or failed: see status())
@@ -114,7 +113,6 @@ private:
     void rebuild();
     void showMap();
     void restyle();
-    void run(std::function<void()> work);
     void setStatus(const QString& text);
 
     std::function<Model()> m_current;
@@ -125,9 +123,9 @@ private:
     std::unique_ptr<LookupAnalysis> m_analysis;
     InsideView m_view;
     int m_selected = 0;
-    bool m_busy = false;
-    int m_generation = 0;
-    std::vector<QThread*> m_threads;
+    // A new subject drops the probes of the old one; a new input waits for a subject being loaded.
+    BackgroundJob m_load;
+    BackgroundJob m_probe;
 
     QComboBox* m_source = nullptr;
     QSpinBox* m_n = nullptr;

@@ -13,12 +13,10 @@
 #include <QLabel>
 #include <QMimeData>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QThread>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -91,11 +89,6 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent)
     connect(m_train, &QPushButton::clicked, this, [this] { emit openInTrainTab(m_info.path); });
 }
 
-InspectorPanel::~InspectorPanel()
-{
-    if (m_thread) m_thread->wait();
-}
-
 QStringList InspectorPanel::recentFiles() const { return QSettings().value("inspector/recent").toStringList(); }
 
 void InspectorPanel::remember(const QString& path)
@@ -114,29 +107,20 @@ QString InspectorPanel::status() const { return m_summary->text(); }
 
 void InspectorPanel::openFile(const QString& path)
 {
-    if (m_thread) m_thread->wait();  // one read at a time (files are read, never run: quick)
-    const int generation = ++m_generation;
     m_summary->setText(QString("Reading %1…").arg(path));
-    QPointer<InspectorPanel> self(this);
-    m_thread = QThread::create([self, path, generation] {
-        CheckpointInfo info;
-        try {
-            info = inspectCheckpoint(path);
-        } catch (const std::exception& e) {
-            info.path = path;
-            info.format = "unknown";
-            info.problem = QString::fromUtf8(e.what()).section('\n', 0, 0);
-        }
-        QMetaObject::invokeMethod(self, [self, info, generation] {
-            if (self && generation == self->m_generation) self->show(info);
-        });
-    });
-    connect(m_thread, &QThread::finished, this, [this] {
-        m_thread->deleteLater();
-        m_thread = nullptr;
-        emit loaded();
-    });
-    m_thread->start();
+    m_read.start([path](JobContext&) { return inspectCheckpoint(path); },
+                 [this](const CheckpointInfo& info) {
+                     show(info);
+                     emit loaded();
+                 },
+                 [this, path](const QString& error) {  // described in the panel like any file it cannot run
+                     CheckpointInfo info;
+                     info.path = path;
+                     info.format = "unknown";
+                     info.problem = error;
+                     show(info);
+                     emit loaded();
+                 });
 }
 
 void InspectorPanel::show(const CheckpointInfo& info)

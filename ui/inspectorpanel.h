@@ -5,6 +5,7 @@
 // GUI thread; a file that cannot be read says why in the panel and changes nothing else.
 #pragma once
 
+#include "backgroundjob.h"
 #include "io/checkpointinfo.h"
 
 #include <QWidget>
@@ -13,7 +14,6 @@ class QCustomPlot;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
-class QThread;
 class QTreeWidget;
 class QComboBox;
 
@@ -25,10 +25,9 @@ class InspectorPanel : public QWidget {
     Q_OBJECT
 public:
     explicit InspectorPanel(QWidget* parent = nullptr);
-    ~InspectorPanel() override;
     void openFile(const QString& path);  // asynchronous: `loaded` when done
     const CheckpointInfo& info() const { return m_info; }
-    bool busy() const { return m_thread != nullptr; }
+    bool busy() const { return m_read.isRunning(); }
     QTreeWidget* tree() const { return m_tree; }
     QString status() const;
     void selectTensor(const QString& name);
@@ -51,8 +50,7 @@ private:
     void remember(const QString& path);
 
     CheckpointInfo m_info;
-    QThread* m_thread = nullptr;
-    int m_generation = 0;
+    BackgroundJob m_read;  // a newer file drops the read of an older one
     QComboBox* m_recent = nullptr;
     QLabel* m_summary = nullptr;
     QTreeWidget* m_tree = nullptr;

@@ -246,7 +246,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_pause, &QPushButton::clicked, this, &MainWindow::togglePause);
     connect(m_stop, &QPushButton::clicked, this, &MainWindow::stopWork);
     connect(m_evaluate, &QPushButton::clicked, this, &MainWindow::startEvaluation);
-    connect(m_evalCancelButton, &QPushButton::clicked, this, [this] { if (m_evalCancel) *m_evalCancel = true; });
+    connect(m_evalCancelButton, &QPushButton::clicked, &m_evalJob, &BackgroundJob::stop);
+    connect(&m_evalJob, &BackgroundJob::progress, this, [this](int done, int total) {
+        m_progress->setValue(1000 * done / std::max(1, total));
+        m_progress->setFormat(tr("evaluating: %1 of %2 lengths").arg(done).arg(total));
+    });
     connect(m_settings, &SettingsPanel::changed, this, &MainWindow::updateActions);
     connect(m_settings, &SettingsPanel::changed, this, [this] { setPlotTask(m_settings->config().task); });
     connect(m_settings, &SettingsPanel::errorMessage, this, &MainWindow::showError);
@@ -263,15 +267,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
 MainWindow::~MainWindow()
 {
-    // Quit and wait on the workers before anything they report to goes away.
+    // Quit and wait on the training worker before anything it reports to goes away; the jobs
+    // wait for their own threads. The evaluation is told first, so the two wind down together.
+    m_evalJob.cancel();
     if (m_worker) m_worker->cancel();
-    if (m_evalCancel) *m_evalCancel = true;
     if (m_trainThread) {
         m_trainThread->quit();
         m_trainThread->wait();
     }
-    if (m_evalThread) m_evalThread->wait();
-    if (m_loadThread) m_loadThread->wait();
 }
 
 void MainWindow::buildMenus()
@@ -540,7 +543,7 @@ void MainWindow::updateJobStatus()
     qint64 rss = 0;
     QFile statm("/proc/self/statm");
     if (statm.open(QIODevice::ReadOnly)) rss = statm.readAll().split(' ').value(1).toLongLong() * sysconf(_SC_PAGESIZE);
-    const QString job = m_trainThread ? tr("training") : m_evalThread ? tr("evaluating") : m_loadThread ? tr("opening a checkpoint")
+    const QString job = m_trainThread ? tr("training") : isEvaluating() ? tr("evaluating") : isOpening() ? tr("opening a checkpoint")
                         : m_experiments->isRunning() ? tr("sweep") : QString();
     m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
 }
@@ -566,7 +569,7 @@ void MainWindow::setModel(const Model& m)
 
 void MainWindow::startTraining()
 {
-    if (m_trainThread || m_evalThread) return;
+    if (m_trainThread || isEvaluating()) return;
     const QStringList problems = m_settings->problems();
     if (!problems.isEmpty()) {
         showError(tr("Cannot train with these settings:\n%1").arg(problems.join("\n")));
@@ -701,16 +704,16 @@ void MainWindow::stopWork()
         m_worker->cancel();
         m_progress->setFormat(tr("stopping..."));
     }
-    if (m_evalCancel) *m_evalCancel = true;
-    if (m_loadThread) {  // the read finishes in the background; its model is dropped
-        m_loadCancelled = true;
+    m_evalJob.stop();  // the lengths measured so far are still shown
+    if (isOpening()) {  // the read cannot be interrupted: it finishes in the background, and its model is dropped
+        m_openJob.stop();
         m_progress->setFormat(tr("cancelling..."));
     }
 }
 
 void MainWindow::startEvaluation()
 {
-    if (m_trainThread || m_evalThread) return;
+    if (m_trainThread || isEvaluating()) return;
     if (m_model.isNull()) {
         showError(tr("There is no model to evaluate: train one or open a checkpoint."));
         return;
@@ -724,53 +727,36 @@ void MainWindow::startEvaluation()
     }
     const Model model = m_model;
     const int samples = m_evalSamples->value();
-    auto result = std::make_shared<LengthCurve>();
-    auto error = std::make_shared<QString>();
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    m_evalCancel = cancel;
-    QPointer<MainWindow> self(this);
     m_progress->setValue(0);
     m_progress->setFormat(tr("evaluating..."));
-    m_evalThread = QThread::create([=] {
-        try {
-            *result = model.evaluate(lengths, samples, 1234, [=](int done, int total) {
-                QMetaObject::invokeMethod(self, [=] {
-                    if (self) {
-                        self->m_progress->setValue(1000 * done / total);
-                        self->m_progress->setFormat(tr("evaluating: %1 of %2 lengths").arg(done).arg(total));
-                    }
-                }, Qt::QueuedConnection);
-                return !cancel->load();
+    m_evalJob.start(
+        [model, lengths, samples](JobContext& job) {
+            return model.evaluate(lengths, samples, 1234, [&job](int done, int total) {
+                job.progress(done, total);
+                return !job.cancelled();
             });
-        } catch (const std::exception& e) {
-            *error = QString::fromUtf8(e.what()).section('\n', 0, 0);
-        }
-    });
-    connect(m_evalThread, &QThread::finished, this, [=, this] {
-        m_evalThread->deleteLater();
-        m_evalThread = nullptr;
-        m_evalCancel.reset();
-        if (!error->isEmpty()) {
-            showError(tr("Evaluation failed: %1").arg(*error));
-        } else {
-            const bool partial = !isVectorTask(m_model.config().task.kind) && result->lengths.size() < lengths.size();
+        },
+        [this, lengths, samples](const LengthCurve& result) {
+            const bool partial = !isVectorTask(m_model.config().task.kind) && result.lengths.size() < lengths.size();
             m_progress->setFormat(partial ? tr("evaluation cancelled") : tr("evaluated"));
-            if (!result->empty()) {
-                if (result->isError()) m_accuracy->setLiveCurve(*result);  // with its baselines
-                else m_accuracy->addCurve(tr("evaluation, step %1").arg(result->step), *result);
-                log(tr("Evaluation at step %1, %2 examples per point: %3").arg(result->step).arg(samples).arg(result->summary()));
+            if (!result.empty()) {
+                if (result.isError()) m_accuracy->setLiveCurve(result);  // with its baselines
+                else m_accuracy->addCurve(tr("evaluation, step %1").arg(result.step), result);
+                log(tr("Evaluation at step %1, %2 examples per point: %3").arg(result.step).arg(samples).arg(result.summary()));
             }
-            emit evaluationFinished(*result);
-        }
-        updateActions();
-    });
-    m_evalThread->start();
+            emit evaluationFinished(result);
+            updateActions();
+        },
+        [this](const QString& error) {
+            showError(tr("Evaluation failed: %1").arg(error));
+            updateActions();
+        });
     updateActions();
 }
 
 bool MainWindow::openCheckpoint(const QString& path)
 {
-    if (m_trainThread || m_evalThread || m_loadThread) {
+    if (m_trainThread || isEvaluating() || isOpening()) {
         showError(tr("Stop the running job before opening a checkpoint."));
         return false;
     }
@@ -785,42 +771,35 @@ bool MainWindow::openCheckpoint(const QString& path)
 
 void MainWindow::openCheckpointInBackground(const QString& path, std::function<void()> then)
 {
-    if (m_trainThread || m_evalThread || m_loadThread) {
+    if (m_trainThread || isEvaluating() || isOpening()) {
         showError(tr("Stop the running job before opening a checkpoint."));
         return;
     }
-    auto result = std::make_shared<Model>();
-    auto error = std::make_shared<QString>();
-    m_loadCancelled = false;
     m_progress->setRange(0, 0);  // busy: reading and converting has no steps to count
     m_progress->setFormat(tr("opening %1...").arg(QFileInfo(path).fileName()));
     log(tr("Opening %1 (Esc cancels)").arg(path));
-    m_loadThread = QThread::create([=] {
-        try {
-            *result = Model::load(path);
-        } catch (const std::exception& e) {
-            *error = QString::fromUtf8(e.what());
-        }
-    });
-    connect(m_loadThread, &QThread::finished, this, [=, this] {
-        m_loadThread->deleteLater();
-        m_loadThread = nullptr;
+    // Stop lets the read finish (it cannot be interrupted) and drops its model when it lands, so
+    // the window stays busy until then, as it would for a read that was not stopped.
+    const auto ended = [this, path, then](const Model* model, const QString& error) {
+        const bool cancelled = m_openJob.stopRequested();
         m_progress->setRange(0, 1000);
         m_progress->setValue(0);
-        if (m_loadCancelled) {
+        if (cancelled) {
             m_progress->setFormat(tr("opening cancelled"));
             log(tr("Opening %1 cancelled; the current model is kept.").arg(path));
-        } else if (!error->isEmpty()) {
+        } else if (!model) {
             m_progress->setFormat(tr("idle"));
-            showError(tr("Could not open the checkpoint.\n%1").arg(*error));
+            showError(tr("Could not open the checkpoint.\n%1").arg(error));
         } else {
-            applyCheckpoint(path, *result);
+            applyCheckpoint(path, *model);
             if (then) then();
         }
         updateActions();
-        emit checkpointOpened(!m_loadCancelled && error->isEmpty());
-    });
-    m_loadThread->start();
+        emit checkpointOpened(!cancelled && model);
+    };
+    m_openJob.start([path](JobContext&) { return Model::load(path); },
+                    [ended](const Model& model) { ended(&model, QString()); },
+                    [ended](const QString& error) { ended(nullptr, error); });
     updateActions();
 }
 
@@ -1011,7 +990,7 @@ void MainWindow::closeEvent(QCloseEvent* e)
         log(tr("Stopping training before closing; the last checkpoint is kept in %1").arg(m_runDir));
         stopWork();
     }
-    if (m_evalCancel) *m_evalCancel = true;
+    m_evalJob.stop();
     if (m_experiments->isRunning()) {
         log(tr("Stopping the sweep before closing; its finished runs are kept, and Run resumes it"));
         m_experiments->cancel();
@@ -1041,7 +1020,7 @@ void MainWindow::log(const QString& text)
 
 void MainWindow::updateActions()
 {
-    const bool busy = m_trainThread || m_evalThread || m_loadThread;
+    const bool busy = m_trainThread || isEvaluating() || isOpening();
     const bool trainable = m_settings->problems().isEmpty();
     m_train->setEnabled(!busy && trainable);
     m_trainAction->setEnabled(!busy && trainable);
@@ -1049,7 +1028,7 @@ void MainWindow::updateActions()
     m_stop->setEnabled(busy);
     m_stopAction->setEnabled(busy);
     m_evaluate->setEnabled(!busy && !m_model.isNull());
-    m_evalCancelButton->setEnabled(m_evalThread != nullptr);
+    m_evalCancelButton->setEnabled(isEvaluating());
     m_saveAction->setEnabled(!m_trainThread && !m_model.isNull());
     m_openAction->setEnabled(!busy);
     m_settings->setEnabled(!busy);

@@ -3,15 +3,14 @@
 // reports by queued signals; the window never waits on it except when closing.
 #pragma once
 
+#include "backgroundjob.h"
 #include "model.h"
 #include "types.h"
 
 #include <QMainWindow>
 #include <QPointer>
 
-#include <atomic>
 #include <functional>
-#include <memory>
 
 class QCustomPlot;
 class QDockWidget;
@@ -48,7 +47,7 @@ public:
     // Esc / Stop cancels (the current model is kept); `then` runs after a successful open, and
     // checkpointOpened reports how it ended.
     void openCheckpointInBackground(const QString& path, std::function<void()> then = {});
-    bool isOpening() const { return m_loadThread != nullptr; }
+    bool isOpening() const { return m_openJob.isRunning(); }
     bool saveCheckpoint(const QString& path);
     bool saveScreenshot(const QString& path);
     void startTraining();
@@ -57,7 +56,7 @@ public:
     void screenshotAtStep(long long step, const QString& path);
 
     bool isTraining() const { return m_trainThread != nullptr; }
-    bool isEvaluating() const { return m_evalThread != nullptr; }
+    bool isEvaluating() const { return m_evalJob.isRunning(); }
     const Model& model() const { return m_model; }
     QString runsFolder() const;
     QString currentRunDir() const { return m_runDir; }
@@ -167,12 +166,13 @@ private:
 
     Model m_model;
     QString m_runDir;
+    // Training keeps its own long-lived worker rather than a BackgroundJob: TrainWorker reports
+    // four kinds of signal (progress, curves, log lines, the outcome) and is paused and resumed
+    // while it runs, which a run-once function with a result does not model.
     QThread* m_trainThread = nullptr;
     QPointer<TrainWorker> m_worker;
-    QThread* m_evalThread = nullptr;
-    QThread* m_loadThread = nullptr;
-    bool m_loadCancelled = false;
-    std::shared_ptr<std::atomic<bool>> m_evalCancel;
+    BackgroundJob m_evalJob;
+    BackgroundJob m_openJob;  // File → Open, recent files, the inspector's "Open in Train tab"
     long long m_screenshotStep = -1;
     QString m_screenshotPath;
 };

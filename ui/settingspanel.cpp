@@ -18,7 +18,6 @@
 #include <QSpinBox>
 #include <QMenu>
 #include <QPushButton>
-#include <QThread>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -475,30 +474,24 @@ void SettingsPanel::matchSizeOf(const QString& kind)
     m_match->setEnabled(false);
     m_size->setText(tr("matching the size of %1…").arg(kind));
     // Bisection builds up to a dozen models: off the GUI thread.
-    auto result = std::make_shared<std::pair<ExperimentConfig, QString>>();
-    QThread* worker = QThread::create([mine, other, result] {
-        try {
+    m_matchJob.start(
+        [mine, other](JobContext&) {
             if (!validate(other).isEmpty()) throw Error(validate(other).join("; "));
-            result->first = Model::matchParameters(mine, Model::measure(other).parameters);
-        } catch (const Error& e) {
-            result->second = e.message();
-        }
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);  // even if the panel is gone
-    connect(worker, &QThread::finished, this, [this, result, kind] {
-        m_match->setEnabled(true);
-        if (!result->second.isEmpty()) {
+            return Model::matchParameters(mine, Model::measure(other).parameters);
+        },
+        [this, kind](const ExperimentConfig& sized) {
+            m_match->setEnabled(true);
+            m_dModel->setValue(sized.model.dModel);
+            m_sizeTimer->stop();
             updateSize();
-            emit errorMessage(tr("Match size of %1: %2").arg(kind, result->second));
-            return;
-        }
-        m_dModel->setValue(result->first.model.dModel);
-        m_sizeTimer->stop();
-        updateSize();
-        m_size->setText(m_size->text() + tr(" (matched to %1)").arg(kind));
-        emit matched(result->first.model.dModel);
-    });
-    worker->start();
+            m_size->setText(m_size->text() + tr(" (matched to %1)").arg(kind));
+            emit matched(sized.model.dModel);
+        },
+        [this, kind](const QString& error) {
+            m_match->setEnabled(true);
+            updateSize();
+            emit errorMessage(tr("Match size of %1: %2").arg(kind, error));
+        });
 }
 
 void SettingsPanel::showProblems()

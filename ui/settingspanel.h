@@ -2,6 +2,7 @@
 // ExperimentConfig; fields without a widget keep the values of the preset or checkpoint.
 #pragma once
 
+#include "backgroundjob.h"
 #include "config.h"
 
 #include <QWidget>
@@ -71,6 +72,7 @@ private:
     QLabel* m_size;     // parameters and state, updated as the options change
     QTimer* m_sizeTimer = nullptr;
     QToolButton* m_match;  // "Match size of" a family
+    BackgroundJob m_matchJob;
 };
 
 }  // namespace parrot
