@@ -10,6 +10,7 @@
 #include "kernels/selectivescan.h"
 #include "modelimpl.h"
 #include "train/adamw.h"
+#include "train/splitbackward.h"
 
 #include "diagnostics.h"
 
@@ -86,15 +87,12 @@ struct TrainStep {
     std::optional<Model> model;
     std::optional<FusedAdamW> fused;
     std::unique_ptr<torch::optim::AdamW> opt;
-    torch::Tensor idx, rows;
-    int64_t vocab = 0;
+    TokenBatch batch;  // the copy task's packed rows, as the trainer draws them
     TrainStep(const QString& kind, long long target)
     {
         ExperimentConfig base;
-        vocab = CopyVocab{base.task.vocabSize}.size();
-        const int64_t B = base.train.batchSize, T = base.task.contextLen;
-        idx = torch::randint(0, vocab, {B, T}, torch::kLong);
-        rows = (torch::arange(B).unsqueeze(1) * T + torch::arange(T / 2, T).unsqueeze(0)).view({-1});
+        std::mt19937_64 rng(1);
+        batch = TokenTask::create(base.task)->trainBatch(base.train.batchSize, rng);
         base.model.kind = kind;
         config = Model::matchParameters(base, target);
         model.emplace(Model::create(config));
@@ -103,18 +101,18 @@ struct TrainStep {
         else
             opt = std::make_unique<torch::optim::AdamW>(model->d->net->parameters(), torch::optim::AdamWOptions(1e-4));
     }
+    // The trainer's step: the loss and its backward (split over the cores where the trainer
+    // splits, train/splitbackward.h), then AdamW with clipping.
     void operator()()
     {
         auto& net = model->d->net;
-        namespace F = torch::nn::functional;
         if (fused) {
-            F::cross_entropy(net->forwardAt(idx, rows), idx.view({-1}).index_select(0, rows)).backward();
+            tokenLossBackward(net, batch, torch::kCPU, splitParts(batch, torch::kCPU));
             fused->step(1e-4, 1.0);
             return;
         }
-        auto loss = F::cross_entropy(net->forward(idx).view({-1, vocab}), idx.view({-1}));
         opt->zero_grad();
-        loss.backward();
+        tokenLossBackward(net, batch, torch::kCPU, 1);
         torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
         opt->step();
     }
