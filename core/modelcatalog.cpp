@@ -1,5 +1,6 @@
 #include "modelcatalog.h"
 
+#include "cataloguelookup.h"
 #include "config.h"
 #include "error.h"
 #include "models/builders.h"
@@ -136,19 +137,9 @@ const std::vector<PositionScheme>& positionSchemes()
     return schemes;
 }
 
-const ModelFamily* findFamily(const QString& id)
-{
-    for (const ModelFamily& f : modelFamilies())
-        if (f.id == id) return &f;
-    return nullptr;
-}
+const ModelFamily* findFamily(const QString& id) { return findById(modelFamilies(), id); }
 
-const PositionScheme* findPositions(const QString& id)
-{
-    for (const PositionScheme& p : positionSchemes())
-        if (p.id == id) return &p;
-    return nullptr;
-}
+const PositionScheme* findPositions(const QString& id) { return findById(positionSchemes(), id); }
 
 const ModelFamily& familyOf(const ModelConfig& m)
 {
@@ -165,19 +156,9 @@ double estimatedParameters(const ExperimentConfig& c)
     return V * C * (m.tieEmbeddings ? 1 : 2) + (positionTable ? m.maxPositions * C : 0.0) + m.layers * f.layerParameters(m, C);
 }
 
-QStringList familyIds()
-{
-    QStringList ids;
-    for (const ModelFamily& f : modelFamilies()) ids << f.id;
-    return ids;
-}
+QStringList familyIds() { return idsOf(modelFamilies()); }
 
-QStringList positionIds()
-{
-    QStringList ids;
-    for (const PositionScheme& p : positionSchemes()) ids << p.id;
-    return ids;
-}
+QStringList positionIds() { return idsOf(positionSchemes()); }
 
 QString architectureKey(const ModelConfig& m)
 {

@@ -1,5 +1,7 @@
 #include "tasks/taskcatalog.h"
 
+#include "cataloguelookup.h"
+
 #include <algorithm>
 
 namespace parrot {
@@ -166,19 +168,9 @@ const std::vector<TaskInfo>& taskCatalog()
     return tasks;
 }
 
-const TaskInfo* findTask(const QString& id)
-{
-    for (const TaskInfo& t : taskCatalog())
-        if (t.id == id) return &t;
-    return nullptr;
-}
+const TaskInfo* findTask(const QString& id) { return findById(taskCatalog(), id); }
 
-QStringList taskIds()
-{
-    QStringList ids;
-    for (const TaskInfo& t : taskCatalog()) ids << t.id;
-    return ids;
-}
+QStringList taskIds() { return idsOf(taskCatalog()); }
 
 bool isVectorTask(const QString& kind)
 {
