@@ -76,18 +76,26 @@ torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length
     return t.to(device);
 }
 
+torch::Tensor scoredTokenLoss(SequenceModel& net, const torch::Tensor& input, const torch::Tensor& target,
+                              const torch::Tensor& mask, double divisor)
+{
+    const auto rows = mask.reshape({-1}).nonzero().squeeze(1);  // (R)
+    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
+    const auto nll = torch::nn::functional::cross_entropy(net->forwardAt(input, rows), target.reshape({-1}).index_select(0, rows), none);
+    return nll.sum() / divisor;
+}
+
 torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device)
 {
     auto input = toTensor(b.input, b.batch, b.length, device);
     auto target = toTensor(b.target, b.batch, b.length, device);
     auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kFloat32);
-    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
     if (fastPaths()) {
         // Logits at the scored positions only (about half of a packed copy row): the same loss.
-        const auto rows = mask.view({-1}).nonzero().squeeze(1);                    // (R)
-        const auto nll = torch::nn::functional::cross_entropy(net->forwardAt(input, rows), target.view({-1}).index_select(0, rows), none);
-        return nll.sum() / std::max<double>(1.0, double(rows.size(0)));
+        const double scored = double(std::count(b.mask.begin(), b.mask.end(), uint8_t(1)));
+        return scoredTokenLoss(net, input, target, mask, std::max(1.0, scored));
     }
+    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
     auto logits = net->forward(input);  // (B, T, V)
     auto nll = torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), target.view({-1}), none);
     return (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);

@@ -33,17 +33,14 @@ double tokenLossBackward(SequenceModel& net, const TokenBatch& b, torch::Device 
     const auto target = toTensor(b.target, b.batch, b.length, device);
     const auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kBool);
     const double scored = std::max<double>(1.0, double(std::count(b.mask.begin(), b.mask.end(), uint8_t(1))));
-    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
     std::vector<double> partial(size_t(parts), 0.0);
     // Grain 1: block p on its own thread when there are as many threads as blocks.
     at::parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t r0 = b.batch * p / parts, rows = b.batch * (p + 1) / parts - r0;
-            const auto scoredRows = mask.narrow(0, r0, rows).reshape({-1}).nonzero().squeeze(1);  // (R)
-            const auto logits = net->forwardAt(input.narrow(0, r0, rows), scoredRows);              // (R, V)
-            const auto nll = torch::nn::functional::cross_entropy(
-                logits, target.narrow(0, r0, rows).reshape({-1}).index_select(0, scoredRows), none);
-            const auto loss = nll.sum() / scored;  // this block's share of the batch's mean
+            // this block's share of the batch's mean
+            const auto loss = scoredTokenLoss(net, input.narrow(0, r0, rows), target.narrow(0, r0, rows),
+                                              mask.narrow(0, r0, rows), scored);
             partial[size_t(p)] = loss.item<double>();
             if (std::isfinite(partial[size_t(p)])) loss.backward();
         }
