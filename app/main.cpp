@@ -163,22 +163,9 @@ int runGui(int argc, char** argv, const QStringList& args)
 
 }  // namespace
 
-// OpenMP's worker threads spin between parallel regions (libgomp: 300,000 rounds) before they
-// sleep. With torch on every core, any other work on the machine (the window's own thread,
-// plot updates, a compiler) takes a core from a spinning thread and each region waits for it:
-// a default training step measured 300-470 ms with two compiles running against 130-140 ms with
-// spinning cut short, and no slower on a quiet machine. libgomp reads its settings once, when it
-// is loaded, so the process starts itself again with a short spin unless the user chose one.
-static void shortenOpenMpSpin(char** argv)
-{
-    if (qEnvironmentVariableIsSet("OMP_WAIT_POLICY") || qEnvironmentVariableIsSet("GOMP_SPINCOUNT")) return;
-    setenv("GOMP_SPINCOUNT", "20000", 1);
-    execv("/proc/self/exe", argv);  // returns only on failure: carry on with the default spin
-}
-
 int main(int argc, char** argv)
 {
-    shortenOpenMpSpin(argv);
+    parrot::restartWithLibrarySettings(argv);  // OpenMP and OpenBLAS read theirs when they load
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     const QString command = parrot::commandOf(args);

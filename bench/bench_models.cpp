@@ -179,13 +179,7 @@ void profileTrainStep(const char* kind, int repeats, bool shapes)
 
 int main(int argc, char** argv)
 {
-    // As the app does (app/main.cpp): libgomp reads its spin count when it loads, so start again
-    // with a short one unless the user chose a wait policy; a long spin on a shared machine lets
-    // any other process stall every parallel region.
-    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
-        setenv("GOMP_SPINCOUNT", "20000", 1);
-        execv("/proc/self/exe", argv);
-    }
+    restartWithLibrarySettings(argv);  // as the app does: OpenMP's short spin, OpenBLAS's kernels
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
     // --threads N last: fewer threads than cores (timing one thread on a machine others share).
     int threads = 0;

@@ -11,7 +11,7 @@ struct Diagnostics {
     QString appVersion;
     QString qtVersion;
     QString torchVersion;
-    QString blas;      // the BLAS library actually loaded in this process
+    QString blas;      // the BLAS library actually loaded in this process, with OpenBLAS's kernels
     bool blasIsReference = false;
     int threads = 1;   // torch intra-op threads
     int cores = 1;
@@ -28,5 +28,18 @@ QJsonObject environmentJson();
 // call applyThreads() on their own worker threads.
 int configureThreads(int requested);
 int applyThreads();
+
+// Settings the libraries read once, when they are loaded, so they must be in the environment
+// before the process starts; call first thing in main(). Where one is missing the process sets
+// it and starts itself again (execv, once: the second start finds them set); a setting the user
+// made is never changed. The reasons are in the .cpp; `--diagnostics` shows what was chosen.
+//  - GOMP_SPINCOUNT=20000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set;
+//  - OPENBLAS_CORETYPE=SkylakeX unless set, when OpenBLAS runs its AVX2 kernels (Haswell, Zen)
+//    on a CPU with AVX-512 F, CD, BW, DQ and VL.
+void restartWithLibrarySettings(char** argv);
+
+// OpenBLAS's kernel set in this process ("SkylakeX", "Haswell", ...), or "" when the BLAS is
+// not OpenBLAS.
+QString openBlasCore();
 
 }  // namespace parrot
