@@ -12,6 +12,7 @@
 #include "train/adamw.h"
 #include "train/splitbackward.h"
 
+#include "blockcache.h"
 #include "diagnostics.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -188,6 +189,7 @@ int main(int argc, char** argv)
         argc -= 2;
     }
     configureThreads(threads);
+    const KeepFreedBlocks reuse;  // as a training run holds (core/blockcache.h)
     torch::manual_seed(0);
     const int64_t B = 32, D = 256, T = 256, N = 16;
     if (argc > 2 && std::string(argv[2]) == "--fused-only") {  // for profilers: the fused scan alone

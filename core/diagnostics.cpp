@@ -1,5 +1,6 @@
 #include "diagnostics.h"
 
+#include "blockcache.h"
 #include "version.h"
 #include "kernels/fastpaths.h"
 
@@ -11,7 +12,6 @@
 #include <thread>
 
 #include <dlfcn.h>
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -92,25 +92,6 @@ namespace {
 std::atomic<int> g_threads{0};
 }
 
-namespace {
-
-// Training allocates and frees the same large activations every step. glibc hands blocks above
-// its mmap threshold back to the kernel when freed, and trims the heap's top, so each step
-// page-faulted its activations in again (about a tenth of a training step's time in perf, in the
-// kernel's page-fault and clearing paths). Keeping freed memory in the heap avoids that; resident
-// memory stays at the run's peak, which it reaches in the first step anyway.
-void keepFreedMemory()
-{
-    static const bool once = [] {
-        if (!fastPaths()) return false;  // PARROT_REFERENCE_PATHS=1: the allocator as before, for A/B runs
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's upper limit on 64-bit
-        mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        return true;
-    }();
-    (void)once;
-}
-
-}  // namespace
 
 QString openBlasCore()
 {
@@ -163,7 +144,7 @@ void restartWithLibrarySettings(char** argv)
 
 int configureThreads(int requested)
 {
-    keepFreedMemory();
+    installBlockCache();  // large tensors reused from step to step (blockcache.h)
     g_threads = requested > 0 ? requested : int(std::max(1u, std::thread::hardware_concurrency()));
     return applyThreads();
 }

@@ -1,5 +1,6 @@
 #include "modelimpl.h"
 
+#include "blockcache.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "io/importers.h"
@@ -480,6 +481,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     }
     applyThreads();
     const EvalSession session(*d);
+    const uint64_t mark = blockCacheMark();
     LengthCurve curve;
     curve.samples = samples;
     curve.step = d->step;
@@ -498,6 +500,7 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
             const TokenBatch batch = task->evalBatch(len, std::min(perBatch, samples - done), rng);
             scoreBatch(d->net, batch, d->device, rows, right, answers);
         }
+        releaseCachedBlocksSince(mark);  // inside a training run: this length's sizes are not a step's (blockcache.h)
         curve.addAccuracy(len, rows, samples, right, answers);
         if (keepGoing && !keepGoing(i + 1, total)) break;
     }
@@ -510,6 +513,7 @@ LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int sample
     const std::unique_ptr<IclTask> task = IclTask::create(d->config.task);
     applyThreads();
     const EvalSession session(*d);
+    const uint64_t mark = blockCacheMark();
     LengthCurve curve;
     curve.samples = samples;
     curve.step = d->step;
@@ -540,6 +544,7 @@ LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int sample
             curve.charAccuracy.push_back(p);
             curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / std::max(1LL, asked)));
             curve.charStdErr.push_back(curve.stringStdErr.back());
+            releaseCachedBlocksSince(mark);  // as in evaluate(): this length's sizes are not a step's
             if (keepGoing && !keepGoing(li + 1, total)) break;
         }
         return curve;

@@ -3,7 +3,9 @@
 // for every position scheme it serves; whole Transformers and MambaFormers with the fast paths on
 // and off (logits and every parameter's gradient); FusedAdamW against torch's AdamW after
 // clip_grad_norm_; a batch split into row blocks on two threads against the whole batch; and
-// the default experiment trained 50 steps both ways.
+// the default experiment trained 50 steps both ways; and the block cache that replaces Torch's
+// CPU allocator (blockcache.h) against what it promises.
+#include "blockcache.h"
 #include "kernels/attention.h"
 #include "kernels/fastpaths.h"
 #include "models/factory.h"
@@ -91,7 +93,11 @@ std::vector<double> losses(const QString& run)
 class TestFastPaths : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() { torch::manual_seed(7); }
+    void initTestCase()
+    {
+        torch::manual_seed(7);
+        installBlockCache();  // as configureThreads() does in the app
+    }
 
     void attentionMatchesExplicit_data()
     {
@@ -356,6 +362,94 @@ private slots:
         for (size_t i = 0; i < 50; ++i) worst = std::max(worst, std::abs(runs[0][i] - runs[1][i]));
         QVERIFY2(worst < 1e-4, qPrintable(QString("losses differ by up to %1").arg(worst)));
         QVERIFY(runs[0].back() < runs[0].front() - 0.3);  // and it learned
+    }
+
+    void blockCacheReusesFreedBlocksWhileKept()
+    {
+        const BlockCacheStats start = blockCacheStats();
+        QCOMPARE(start.cachedBytes, size_t(0));
+        {
+            const KeepFreedBlocks keep;
+            auto a = torch::full({300000}, 1.5f);  // 1.2 MB: a large block
+            const void* p = a.data_ptr();
+            QCOMPARE(reinterpret_cast<uintptr_t>(p) % 64, uintptr_t(0));  // Torch's alignment
+            a = torch::Tensor();
+            QVERIFY(blockCacheStats().cachedBytes >= 1200000);
+            auto b = torch::zeros({290000});  // a little smaller: the same block serves it
+            QCOMPARE(static_cast<const void*>(b.data_ptr()), p);
+            QCOMPARE(b.sum().item<float>(), 0.0f);  // and it holds what was asked, not the old values
+            QCOMPARE(blockCacheStats().reused, start.reused + 1);
+            auto c = torch::ones({1000000});  // more than half as much again: a new block
+            QVERIFY(c.data_ptr() != p);
+            auto small = torch::ones({100});  // small ones go to the C library
+            QCOMPARE(blockCacheStats().mapped, start.mapped + 2);
+        }
+        QCOMPARE(blockCacheStats().cachedBytes, size_t(0));  // the last keeper gave everything back
+        auto d = torch::ones({300000});
+        d = torch::Tensor();
+        QCOMPARE(blockCacheStats().cachedBytes, size_t(0));  // no keeper: freed blocks are unmapped
+        auto empty = torch::empty({0});
+        QCOMPARE(empty.numel(), int64_t(0));
+    }
+
+    void blockCacheGivesBackOnlyWhatCameAfterAMark()
+    {
+        const KeepFreedBlocks keep;
+        auto step = torch::ones({500000});
+        const void* stepBlock = step.data_ptr();
+        step = torch::Tensor();  // a training step's tensor, cached
+        const uint64_t mark = blockCacheMark();
+        auto eval = torch::ones({700000});
+        eval = torch::Tensor();  // an evaluation's, cached after the mark
+        const size_t before = blockCacheStats().cachedBytes;
+        releaseCachedBlocksSince(mark);
+        const size_t after = blockCacheStats().cachedBytes;
+        QVERIFY(after < before && after >= 2000000);
+        step = torch::ones({500000});
+        QCOMPARE(static_cast<const void*>(step.data_ptr()), stepBlock);  // the step's block stayed
+    }
+
+    void blockCacheServesManyThreadsAtOnce()
+    {
+        // Threads allocating, writing, reading and freeing large tensors together: each sees its
+        // own values, and nothing is cached once the keeper is gone.
+        Threads threads(2);
+        std::atomic<int> wrong{0};
+        {
+            const KeepFreedBlocks keep;
+            at::parallel_for(0, 64, 1, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                    for (int r = 0; r < 20; ++r) {
+                        auto t = torch::full({int64_t(20000 + 997 * ((i + r) % 13))}, float(i * 100 + r));
+                        auto u = t * 2;
+                        if (u.min().item<float>() != float(2 * (i * 100 + r)) || u.max().item<float>() != u.min().item<float>())
+                            wrong += 1;
+                    }
+            });
+        }
+        QCOMPARE(wrong.load(), 0);
+        QCOMPARE(blockCacheStats().cachedBytes, size_t(0));
+    }
+
+    void trainingKeepsItsStepsMemoryAndGivesItBack()
+    {
+        // A short run with an evaluation: while it trains the cache serves the steps' tensors
+        // (reused, not mapped anew each step); afterwards nothing is left cached.
+        ExperimentConfig c;
+        c.train.steps = 20;
+        c.train.evalEvery = 10;
+        c.train.checkpointEvery = 0;
+        c.task.evalLengths = {5, 20};
+        c.task.evalSamples = 16;
+        Model m = Model::create(c);
+        const BlockCacheStats before = blockCacheStats();
+        TrainControl control;
+        const TrainOutcome o = train(m, QString(), control, {});
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        const BlockCacheStats after = blockCacheStats();
+        QCOMPARE(after.cachedBytes, size_t(0));
+        const size_t reused = after.reused - before.reused, mapped = after.mapped - before.mapped;
+        QVERIFY2(reused > 5 * mapped, qPrintable(QString("%1 blocks reused, %2 mapped").arg(reused).arg(mapped)));
     }
 };
 

@@ -3,6 +3,7 @@
 #include "tasks/icltask.h"
 
 #include "adamw.h"
+#include "blockcache.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "kernels/fastpaths.h"
@@ -129,6 +130,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
     auto log = [&](const QString& s) { if (cb.log) cb.log(s); };
     try {
         applyThreads();
+        const KeepFreedBlocks reuse;  // each step's tensors reuse the last step's memory (blockcache.h)
         std::optional<RunFolder> folder;
         if (!runDir.isEmpty()) folder.emplace(runDir, cfg, environmentJson());
         // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
