@@ -49,6 +49,9 @@ struct TrainProgress {
     double wallSeconds = 0;    // wall time since the run started, evaluations and checkpoints included, pauses excluded
     double etaSeconds = 0;
     bool paused = false;
+    // The loss of every step since the previous report, the last one at `step`: a live plot
+    // draws every step however rarely it is told.
+    std::vector<double> stepLosses;
 };
 
 struct TrainOutcome {

@@ -97,6 +97,14 @@ private slots:
         for (size_t i = 1; i < progress.size(); ++i) QVERIFY(progress[i].step >= progress[i - 1].step);
         QVERIFY(progress.back().loss < progress.front().loss / 4);
         QVERIFY(progress.back().examplesSeen > cfg.train.steps * cfg.train.batchSize);
+        // every step's loss reaches the listener once, in order, though reports are throttled
+        long long carried = 0;
+        for (const TrainProgress& p : progress) {
+            carried += (long long)p.stepLosses.size();
+            if (!p.stepLosses.empty()) QCOMPARE(p.stepLosses.back(), p.loss);
+            QCOMPARE(carried, p.step);
+        }
+        QVERIFY(progress.size() < size_t(cfg.train.steps));
         // periodic evaluations plus the final one
         QCOMPARE(int(evals.size()), cfg.train.steps / cfg.train.evalEvery);
         QCOMPARE(evals.back().step, cfg.train.steps);

@@ -611,7 +611,7 @@ void MainWindow::startTraining()
 void MainWindow::onProgress(const TrainProgress& p)
 {
     m_modelLabel->setText(tr("Model: %1, training: step %2").arg(m_model.summary().section(", step", 0, 0)).arg(p.step));
-    if (p.step > 0) m_loss->addPoint(double(p.step), p.loss);
+    if (!p.stepLosses.empty()) m_loss->addPoints(p.step - (long long)p.stepLosses.size() + 1, p.stepLosses);
     m_progress->setValue(p.totalSteps > 0 ? int(1000 * p.step / p.totalSteps) : 0);
     m_progress->setFormat(p.paused ? tr("paused at step %1 / %2").arg(p.step).arg(p.totalSteps)
                                    : tr("step %1 / %2").arg(p.step).arg(p.totalSteps));

@@ -70,14 +70,20 @@ void LossPlot::clear()
     scheduleReplot();
 }
 
-void LossPlot::addPoint(double step, double loss)
+void LossPlot::addPoint(double step, double loss) { addPoints((long long)step, {loss}); }
+
+void LossPlot::addPoints(long long firstStep, const std::vector<double>& losses)
 {
-    m_graph->addData(step, loss);
-    // in log space, so one spike does not dominate; ~20 reports of memory
-    const double l = std::log(std::max(loss, 1e-12));
-    m_ema = m_points == 0 ? l : 0.95 * m_ema + 0.05 * l;
-    m_smooth->addData(step, std::exp(m_ema));
-    ++m_points;
+    for (size_t i = 0; i < losses.size(); ++i) {
+        const double step = double(firstStep + (long long)i);
+        m_graph->addData(step, losses[i]);
+        // in log space, so one spike does not dominate; ~20 steps of memory
+        const double l = std::log(std::max(losses[i], 1e-12));
+        m_ema = m_points == 0 ? l : 0.95 * m_ema + 0.05 * l;
+        m_smooth->addData(step, std::exp(m_ema));
+        ++m_points;
+    }
+    if (losses.empty()) return;
     scheduleReplot();
     emit pointsAdded(m_points);
 }

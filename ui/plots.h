@@ -23,6 +23,8 @@ public:
 
     void clear();
     void addPoint(double step, double loss);
+    // Consecutive steps' losses, the first at firstStep.
+    void addPoints(long long firstStep, const std::vector<double>& losses);
     void setLogScale(bool on);
     bool logScale() const;
     int pointCount() const { return m_points; }

@@ -155,6 +155,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             if (!force && now - lastEmit < std::chrono::milliseconds(cb.progressIntervalMs)) return;
             lastEmit = now;
             if (cb.progress) cb.progress(p);
+            p.stepLosses.clear();
         };
         auto evaluateNow = [&](int samples) {
             LengthCurve c = model.evaluate(evaluationLengths(cfg.task), samples, uint64_t(cfg.seed) + 777,
@@ -225,6 +226,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             activeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
             p.step = s + 1;
             p.loss = lossValue;
+            p.stepLosses.push_back(lossValue);
             p.lr = lr;
             p.examplesSeen += b.examples;  // prompts, for vector tasks
             p.elapsedSeconds = activeSeconds;

@@ -18,7 +18,9 @@ struct TrainControl {
 };
 
 struct TrainCallbacks {
-    std::function<void(const TrainProgress&)> progress;  // at most every progressIntervalMs, and at the end
+    // At most every progressIntervalMs, and at the end; each report carries the losses of the
+    // steps since the last (TrainProgress::stepLosses).
+    std::function<void(const TrainProgress&)> progress;
     std::function<void(const LengthCurve&)> evaluated;   // after each periodic evaluation
     std::function<void(const QString&)> log;             // checkpoints written, warnings
     int progressIntervalMs = 50;
