@@ -336,6 +336,34 @@ private slots:
         useScanKernel("");
     }
 
+    // in_proj's two halves from one node against F::linear on each narrowed half: outputs, the
+    // input's and the weight's gradients, also when one output is not used (its rows' gradient 0).
+    void splitLinearMatchesReference_data()
+    {
+        QTest::addColumn<bool>("useBoth");
+        QTest::newRow("both halves used") << true;
+        QTest::newRow("second half unused") << false;
+    }
+    void splitLinearMatchesReference()
+    {
+        QFETCH(bool, useBoth);
+        torch::manual_seed(11);
+        const auto x0 = torch::randn({3, 7, 24}), w0 = torch::randn({50, 24});
+        const auto ga = torch::randn({3, 7, 30}), gb = torch::randn({3, 7, 20});
+        auto leaf = [](const torch::Tensor& t) { return t.detach().clone().set_requires_grad(true); };
+        auto xr = leaf(x0), wr = leaf(w0), xf = leaf(x0), wf = leaf(w0);
+        const auto r = splitLinearReference(xr, wr, 30), f = splitLinear(xf, wf, 30);
+        QVERIFY(f[0].grad_fn() && f[0].grad_fn()->name().find("SplitLinear") != std::string::npos);
+        QCOMPARE(f[0].sizes(), r[0].sizes());
+        QCOMPARE(f[1].sizes(), r[1].sizes());
+        QVERIFY(relError(f[0], r[0]) < 1e-6 && relError(f[1], r[1]) < 1e-6);
+        ((r[0] * ga).sum() + (useBoth ? (r[1] * gb).sum() : torch::zeros({}))).backward();
+        ((f[0] * ga).sum() + (useBoth ? (f[1] * gb).sum() : torch::zeros({}))).backward();
+        QVERIFY2(relError(xf.grad(), xr.grad()) < 1e-5, qPrintable(QString::number(relError(xf.grad(), xr.grad()))));
+        QVERIFY2(relError(wf.grad(), wr.grad()) < 1e-5, qPrintable(QString::number(relError(wf.grad(), wr.grad()))));
+        if (!useBoth) QCOMPARE(wf.grad().narrow(0, 30, 20).abs().max().item<float>(), 0.0f);
+    }
+
     // The channel-last mixer (fused conv, in_proj by halves, no transposed copies) against the
     // twin that forward() runs with the fast paths off: output and every parameter's gradient.
     void mambaMixerFastMatchesTwin()

@@ -406,7 +406,61 @@ struct NormFunction : public torch::autograd::Function<NormFunction> {
     }
 };
 
+// Two row blocks of one linear layer as one node (splitLinear in the header).
+struct SplitLinearFunction : public torch::autograd::Function<SplitLinearFunction> {
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor weight, int64_t first)
+    {
+        ctx->save_for_backward({x, weight});
+        ctx->saved_data["first"] = first;
+        const int64_t C = weight.size(1), O = weight.size(0);
+        const Tensor x2 = x.reshape({-1, C});
+        auto shape = x.sizes().vec();
+        shape.back() = first;
+        Tensor a = x2.mm(weight.narrow(0, 0, first).t()).view(shape);
+        shape.back() = O - first;
+        Tensor b = x2.mm(weight.narrow(0, first, O - first).t()).view(shape);
+        return {a, b};
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads)
+    {
+        const auto v = ctx->get_saved_variables();
+        const Tensor &x = v[0], &weight = v[1];
+        const int64_t first = ctx->saved_data["first"].toInt(), C = weight.size(1), O = weight.size(0);
+        const Tensor x2 = x.reshape({-1, C});
+        Tensor dW = torch::empty_like(weight), dx;
+        const int64_t offsets[2] = {0, first}, counts[2] = {first, O - first};
+        for (int i = 0; i < 2; ++i) {
+            Tensor rows = dW.narrow(0, offsets[i], counts[i]);  // a contiguous block of dW's rows
+            if (!grads[size_t(i)].defined()) {  // that output was not used
+                rows.zero_();
+                continue;
+            }
+            const Tensor g = grads[size_t(i)].reshape({-1, counts[i]});
+            at::mm_out(rows, g.t(), x2);
+            const Tensor w = weight.narrow(0, offsets[i], counts[i]);
+            if (dx.defined()) dx.addmm_(g, w);
+            else dx = g.mm(w);
+        }
+        if (!dx.defined()) dx = torch::zeros_like(x2);
+        return {dx.view(x.sizes()), dW, Tensor()};
+    }
+};
+
 }  // namespace
+
+std::vector<Tensor> splitLinearReference(const Tensor& x, const Tensor& weight, int64_t first)
+{
+    const int64_t O = weight.size(0);
+    return {F::linear(x, weight.narrow(0, 0, first)), F::linear(x, weight.narrow(0, first, O - first))};
+}
+
+std::vector<Tensor> splitLinear(const Tensor& x, const Tensor& weight, int64_t first)
+{
+    TORCH_CHECK(weight.dim() == 2 && x.size(-1) == weight.size(1) && first > 0 && first < weight.size(0),
+                "splitLinear: expected x (..., C), weight (O, C) and 0 < first < O");
+    return SplitLinearFunction::apply(x, weight, first);
+}
 
 std::vector<std::string> scanKernels()
 {

@@ -59,6 +59,15 @@ torch::Tensor causalConvSiluReference(const torch::Tensor& x, const torch::Tenso
 torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
 torch::Tensor rmsNormReference(const torch::Tensor& x, const torch::Tensor& weight, double eps);
 
+// x (..., C) times two row blocks of weight (O, C), rows [0, first) and [first, O): the two
+// outputs F::linear gives with each narrowed block (Mamba's in_proj into x and the gate z), from
+// one autograd node. Autograd would give each narrowed block a zero-filled (O, C) gradient with
+// its rows copied in, and add the two, and add the two gradients of x; here the weight's gradient
+// is written block by block into one tensor and x's is one product and one addmm. Any device;
+// the reference is F::linear on the narrowed blocks.
+std::vector<torch::Tensor> splitLinear(const torch::Tensor& x, const torch::Tensor& weight, int64_t first);
+std::vector<torch::Tensor> splitLinearReference(const torch::Tensor& x, const torch::Tensor& weight, int64_t first);
+
 // Whether this build has the CUDA kernel (nvcc was found when it was configured).
 bool cudaScanBuilt();
 

@@ -84,12 +84,9 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
     return out_proj(y.transpose(1, 2));  // (B, T, C)
 }
 
-ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& hidden, const torch::Tensor& z)
+ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& x, const torch::Tensor& z)
 {
-    const int64_t Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
-    // in_proj's x half alone (z is the caller's): contiguous (B, T, Di), and in the backward
-    // no (B, T, 2 Di) gradient of zeros for the two halves to be added into.
-    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di));  // (B, T, Di)
+    const int64_t N = m_o.dState, R = m_o.dtRank();
     auto u = causalConvSilu(x, conv1d->weight, conv1d->bias);      // (B, T, Di), fused conv + SiLU
     auto xdbl = x_proj(u);                                         // (B, T, R + 2N)
     auto dt = F::linear(xdbl.narrow(2, 0, R), dt_proj->weight);    // (B, T, Di), bias in the scan
@@ -101,8 +98,10 @@ ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& hidden, const to
 
 torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
 {
-    auto z = F::linear(hidden, in_proj->weight.narrow(0, m_o.dInner(), m_o.dInner()));  // (B, T, Di)
-    return out_proj(selectiveScan(channelLastScan(hidden, z)).transpose(1, 2));       // (B, T, C), no copy
+    // in_proj's halves as two contiguous (B, T, Di) tensors from one node: no (B, T, 2 Di)
+    // gradient of zeros for the halves to be added into, no full-size weight gradient per half.
+    const auto xz = splitLinear(hidden, in_proj->weight, m_o.dInner());                  // x, z: (B, T, Di)
+    return out_proj(selectiveScan(channelLastScan(xz[0], xz[1])).transpose(1, 2));  // (B, T, C), no copy
 }
 
 torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch::Tensor& rows)
@@ -111,7 +110,8 @@ torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch
     if (!m_o.selective || !fastPaths()) return pick(forward(hidden));
     // The scan without its gate (y = C.x + D u at every step), then the gate at the rows.
     const int64_t Di = m_o.dInner();
-    auto y = pick(selectiveScan(channelLastScan(hidden, torch::Tensor())).transpose(1, 2));  // (R, Di)
+    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di));                            // (B, T, Di)
+    auto y = pick(selectiveScan(channelLastScan(x, torch::Tensor())).transpose(1, 2));       // (R, Di)
     auto z = F::linear(pick(hidden), in_proj->weight.narrow(0, Di, Di));                   // (R, Di)
     return out_proj(y * F::silu(z));                                                        // (R, C)
 }

@@ -71,8 +71,8 @@ private:
     // The selective mixer channel-last throughout (fused convolution, no transposed copies):
     // forward() without probes when kernels/fastpaths.h is on; the same values as its twin.
     torch::Tensor forwardFast(const torch::Tensor& x);
-    // The channel-last mixer up to the scan (in_proj's x half, the fused convolution, x_proj,
-    // dt_proj), gated by z (B, T, Di) or, undefined, not.
+    // The channel-last mixer from in_proj's x half (B, T, Di) up to the scan (the fused
+    // convolution, x_proj, dt_proj), gated by z (B, T, Di) or, undefined, not.
     ScanInputs channelLastScan(const torch::Tensor& x, const torch::Tensor& z);
     MambaOptions m_o;
 };
