@@ -30,25 +30,46 @@ using namespace parrot;
 
 namespace {
 
-// Median seconds of each function, run in turn `repeats` times after one warm-up round: on a
-// shared machine the load changes over seconds, and interleaving gives every function the same
-// share of it, so their ratios mean something.
-std::vector<double> interleavedMedians(const std::vector<std::function<void()>>& fs, int repeats)
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Each function run in turn `repeats` times after one warm-up round: on a shared machine the
+// load changes over seconds, and interleaving gives every function the same share of it.
+struct Interleaved {
+    std::vector<std::vector<double>> seconds;  // [function][round]
+    double medianSeconds(size_t i) const { return median(seconds[i]); }
+    // Function i's time over function j's, round by round: each ratio compares runs a fraction
+    // of a second apart, so a slow spell of the machine cancels out; the median of the rounds,
+    // and their spread.
+    double medianRatio(size_t i, size_t j) const { return median(ratios(i, j)); }
+    std::pair<double, double> ratioRange(size_t i, size_t j) const
+    {
+        const auto r = ratios(i, j);
+        return {*std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end())};
+    }
+    std::vector<double> ratios(size_t i, size_t j) const
+    {
+        std::vector<double> r;
+        for (size_t k = 0; k < seconds[i].size(); ++k) r.push_back(seconds[i][k] / seconds[j][k]);
+        return r;
+    }
+};
+
+Interleaved interleaved(const std::vector<std::function<void()>>& fs, int repeats)
 {
     for (const auto& f : fs) f();
-    std::vector<std::vector<double>> t(fs.size());
+    Interleaved out;
+    out.seconds.resize(fs.size());
     for (int r = 0; r < repeats; ++r)
         for (size_t i = 0; i < fs.size(); ++i) {
             const auto a = std::chrono::steady_clock::now();
             fs[i]();
-            t[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+            out.seconds[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
         }
-    std::vector<double> medians;
-    for (auto& v : t) {
-        std::sort(v.begin(), v.end());
-        medians.push_back(v[v.size() / 2]);
-    }
-    return medians;
+    return out;
 }
 
 template <class F> double medianSeconds(F&& f, int repeats)
@@ -211,15 +232,17 @@ int main(int argc, char** argv)
     {
         torch::NoGradGuard g;
         const ScanInputs in = randomScan(B, D, T, N, false);
-        const auto m = interleavedMedians({[&] { selectiveScanReference(in); }, [&] { selectiveScanFused(in); }}, repeats);
-        std::printf("forward:            reference / fused = %7.1fx   (fused %.1f ms, goal >= 10x)\n", m[0] / m[1], m[1] * 1e3);
+        const auto m = interleaved({[&] { selectiveScanReference(in); }, [&] { selectiveScanFused(in); }}, repeats);
+        std::printf("forward:            reference / fused = %7.1fx   (fused %.1f ms, goal >= 10x)\n", m.medianRatio(0, 1),
+                    m.medianSeconds(1) * 1e3);
     }
     {
         const ScanInputs in = randomScan(B, D, T, N, true);
-        const auto m = interleavedMedians({[&] { selectiveScanReference(in).sum().backward(); },
-                                           [&] { selectiveScanFused(in).sum().backward(); }},
-                                          repeats);
-        std::printf("forward + backward: reference / fused = %7.1fx   (fused %.1f ms, goal >= 30x)\n", m[0] / m[1], m[1] * 1e3);
+        const auto m = interleaved({[&] { selectiveScanReference(in).sum().backward(); },
+                                    [&] { selectiveScanFused(in).sum().backward(); }},
+                                   repeats);
+        std::printf("forward + backward: reference / fused = %7.1fx   (fused %.1f ms, goal >= 30x)\n", m.medianRatio(0, 1),
+                    m.medianSeconds(1) * 1e3);
     }
 
     // One training step of each family on the copy task's rows of 64 tokens, every family widened
@@ -227,8 +250,9 @@ int main(int argc, char** argv)
     // in each round.
     const ExperimentConfig base;
     const long long target = 1000000;
-    std::printf("\ntraining step at ~%lld parameters, batch %d x %d tokens, %s (time relative to the Transformer):\n",
-                target, base.train.batchSize, base.task.contextLen, fastPaths() ? "fast paths" : "reference paths");
+    std::printf("\ntraining step at ~%lld parameters, batch %d x %d tokens, %s\n"
+                "(time relative to the Transformer's in the same round: median and range over %d rounds):\n",
+                target, base.train.batchSize, base.task.contextLen, fastPaths() ? "fast paths" : "reference paths", repeats);
     const QStringList kinds = familyIds();
     std::vector<std::unique_ptr<TrainStep>> steps;
     std::vector<std::function<void()>> fs;
@@ -236,9 +260,15 @@ int main(int argc, char** argv)
         steps.push_back(std::make_unique<TrainStep>(kind, target));
         fs.push_back([s = steps.back().get()] { (*s)(); });
     }
-    const auto m = interleavedMedians(fs, repeats);
-    for (qsizetype i = 0; i < kinds.size(); ++i)
-        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx  %8.0f tokens/s\n", qPrintable(kinds[i]), steps[i]->config.model.dModel,
-                    steps[i]->model->parameterCount(), m[i] / m[0], double(base.train.batchSize * base.task.contextLen) / m[i]);
+    const auto m = interleaved(fs, repeats);
+    const auto goal = [](const QString& kind) -> QString {
+        return kind == "mamba" ? "  goal <= 1.1x" : kind == "mambaformer" ? "  goal <= 1.3x" : "";
+    };
+    for (qsizetype i = 0; i < kinds.size(); ++i) {
+        const auto [lo, hi] = m.ratioRange(size_t(i), 0);
+        std::printf("  %-12s d_model %4d  %9lld params  %6.2fx (%.2f-%.2f)  %8.0f tokens/s%s\n", qPrintable(kinds[i]),
+                    steps[i]->config.model.dModel, steps[i]->model->parameterCount(), m.medianRatio(size_t(i), 0), lo, hi,
+                    double(base.train.batchSize * base.task.contextLen) / m.medianSeconds(size_t(i)), qPrintable(goal(kinds[i])));
+    }
     return 0;
 }

@@ -114,32 +114,11 @@ bool shortenOpenMpSpin()
     return true;
 }
 
-// Debian 12's OpenBLAS (0.3.21) picks its kernels by CPU model, and on AMD's Zen 4 and Zen 5,
-// which have AVX-512, it runs the AVX2 ones ("Haswell" or "Zen"). Its AVX-512 kernels
-// (SkylakeX) run on any CPU with AVX-512 F, CD, BW, DQ and VL; on a Zen 5 they did the training
-// step's matrix products in about half the time (sgemm [1024,208]x[208,832]: 3.3 -> 1.8 ms on
-// one thread; a default Transformer step 1.6x as fast). Newer OpenBLAS releases know these CPUs.
-bool chooseOpenBlasKernels()
-{
-    if (std::getenv("OPENBLAS_CORETYPE")) return false;
-    const QString core = openBlasCore();
-    if (core.compare("Haswell", Qt::CaseInsensitive) != 0 && core.compare("Zen", Qt::CaseInsensitive) != 0) return false;
-    __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                        __builtin_cpu_supports("avx512vl");
-    if (!avx512) return false;
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-    return true;
-}
-
 }  // namespace
 
 void restartWithLibrarySettings(char** argv)
 {
-    const bool spin = shortenOpenMpSpin();
-    const bool blas = chooseOpenBlasKernels();
-    if (spin || blas) execv("/proc/self/exe", argv);  // returns only on failure: carry on as loaded
+    if (shortenOpenMpSpin()) execv("/proc/self/exe", argv);  // returns only on failure: carry on as loaded
 }
 
 int configureThreads(int requested)

@@ -31,15 +31,13 @@ int applyThreads();
 
 // Settings the libraries read once, when they are loaded, so they must be in the environment
 // before the process starts; call first thing in main(). Where one is missing the process sets
-// it and starts itself again (execv, once: the second start finds them set); a setting the user
-// made is never changed. The reasons are in the .cpp; `--diagnostics` shows what was chosen.
-//  - GOMP_SPINCOUNT=20000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set;
-//  - OPENBLAS_CORETYPE=SkylakeX unless set, when OpenBLAS runs its AVX2 kernels (Haswell, Zen)
-//    on a CPU with AVX-512 F, CD, BW, DQ and VL.
+// it and starts itself again (execv, once: the second start finds it set); a setting the user
+// made is never changed. The reason is in the .cpp.
+//  - GOMP_SPINCOUNT=20000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 void restartWithLibrarySettings(char** argv);
 
-// OpenBLAS's kernel set in this process ("SkylakeX", "Haswell", ...), or "" when the BLAS is
-// not OpenBLAS.
+// OpenBLAS's kernel set in this process ("Cooperlake", "Haswell", ...; OPENBLAS_CORETYPE
+// overrides its own choice), or "" when the BLAS is not OpenBLAS. `--diagnostics` shows it.
 QString openBlasCore();
 
 }  // namespace parrot
