@@ -201,7 +201,7 @@ void profileTrainStep(const char* kind, int repeats, bool shapes)
 
 int main(int argc, char** argv)
 {
-    restartWithLibrarySettings(argv);  // as the app does: OpenMP's short spin, OpenBLAS's kernels
+    restartWithLibrarySettings(argv);  // as the app does: OpenMP's short spin
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
     // --threads N last: fewer threads than cores (timing one thread on a machine others share).
     int threads = 0;
@@ -227,6 +227,7 @@ int main(int argc, char** argv)
         std::printf("%s: %.2f ms per step\n", argv[3], medianSeconds(step, repeats) * 1e3);
         return 0;
     }
+    std::printf("%s\n", qPrintable(diagnostics().blas));
     std::printf("threads %d; selective scan at B %lld, D %lld, T %lld, N %lld (medians of %d, interleaved)\n",
                 at::get_num_threads(), (long long)B, (long long)D, (long long)T, (long long)N, repeats);
     {

@@ -59,6 +59,7 @@ for r in $(seq 1 "$REPEATS"); do
     printf '  [%d/%d] command line %7.1f ms/step   window %7.1f ms/step   window peak %d MB\n' "$r" "$REPEATS" \
         "${cli[-1]}" "${gui[-1]}" "$(( ${rss[-1]} / 1024 ))"
 done
+"$APP" --diagnostics | grep '^BLAS'
 c="$(printf '%s\n' "${cli[@]}" | median)"
 g="$(printf '%s\n' "${gui[@]}" | median)"
 m="$(printf '%s\n' "${rss[@]}" | median)"

@@ -197,4 +197,6 @@ fi
 
 echo
 echo "C++ (parrotscope) against plain PyTorch, medians, $THREADS threads; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Both sides load the same OpenBLAS, which picks its kernels by CPU unless OPENBLAS_CORETYPE names them.
+echo "$("$APP" --diagnostics | grep '^BLAS')${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE set for both sides)}"
 printf '%s\n' "${SUMMARY[@]}"
