@@ -119,15 +119,15 @@ struct TrainStep {
         config = Model::matchParameters(base, target);
         model.emplace(Model::create(config));
         if (fastPaths())
-            fused.emplace(std::vector<FusedAdamW::Group>{{model->d->net->parameters(), 0.0}}, 0.9, 0.999);
+            fused.emplace(std::vector<FusedAdamW::Group>{{ModelAccess::impl(*model).net->parameters(), 0.0}}, 0.9, 0.999);
         else
-            opt = std::make_unique<torch::optim::AdamW>(model->d->net->parameters(), torch::optim::AdamWOptions(1e-4));
+            opt = std::make_unique<torch::optim::AdamW>(ModelAccess::impl(*model).net->parameters(), torch::optim::AdamWOptions(1e-4));
     }
     // The trainer's step: the loss and its backward (split over the cores where the trainer
     // splits, train/splitbackward.h), then AdamW with clipping.
     void operator()()
     {
-        auto& net = model->d->net;
+        auto& net = ModelAccess::impl(*model).net;
         if (fused) {
             tokenLossBackward(net, batch, torch::kCPU, splitParts(batch, torch::kCPU));
             fused->step(1e-4, 1.0);

@@ -8,6 +8,7 @@
 //    twins: the attention alone forward + backward, and a whole training step.
 // Usage: bench_transformer [repeats]
 #include "modelimpl.h"
+#include "train/losses.h"
 
 #include "diagnostics.h"
 #include "kernels/attention.h"

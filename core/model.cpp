@@ -1,13 +1,11 @@
 #include "modelimpl.h"
 
-#include "blockcache.h"
-#include "diagnostics.h"
 #include "error.h"
+#include "eval/evaluate.h"
 #include "io/importers.h"
 #include "io/safetensors.h"
-#include "kernels/fastpaths.h"
 #include "modelcatalog.h"
-#include "tasks/iclbaselines.h"
+#include "train/losses.h"
 #include "version.h"
 
 #include <QFile>
@@ -22,112 +20,9 @@
 
 namespace parrot {
 
-void LengthCurve::addAccuracy(int length, long long rowsRight, int n, long long right, long long answers)
-{
-    const double p = double(rowsRight) / std::max(1, n), q = double(right) / double(std::max(1LL, answers));
-    lengths.push_back(length);
-    stringAccuracy.push_back(p);
-    charAccuracy.push_back(q);
-    stringStdErr.push_back(std::sqrt(p * (1 - p) / std::max(1, n)));
-    charStdErr.push_back(std::sqrt(q * (1 - q) / double(std::max(1LL, answers))));
-}
-
-double LengthCurve::stringAccuracyAt(int length, double fallback) const
-{
-    for (size_t i = 0; i < lengths.size(); ++i)
-        if (lengths[i] == length) return stringAccuracy[i];
-    return fallback;
-}
-
-QString LengthCurve::summary() const
-{
-    if (lengths.empty()) return "(no points)";
-    if (isError()) {
-        QString text = QString("error %1 with no examples, %2 after %3")
-                           .arg(error.front(), 0, 'f', 3).arg(error.back(), 0, 'f', 3).arg(lengths.back());
-        QStringList base;
-        for (size_t b = 0; b < baselineNames.size(); ++b)
-            base << QString("%1 %2").arg(baselineNames[b]).arg(baselineError[b].back(), 0, 'f', 3);
-        return base.isEmpty() ? text : text + " (" + base.join(", ") + ")";
-    }
-    QStringList parts;
-    for (size_t i = 0; i < lengths.size(); ++i) parts << QString("L%1 %2%").arg(lengths[i]).arg(100.0 * stringAccuracy[i], 0, 'f', 1);
-    return parts.join("  ");
-}
-
-QString statusName(TrainOutcome::Status s)
-{
-    switch (s) {
-    case TrainOutcome::Status::Finished: return "finished";
-    case TrainOutcome::Status::Cancelled: return "cancelled";
-    case TrainOutcome::Status::Diverged: return "diverged";
-    case TrainOutcome::Status::Failed: return "failed";
-    }
-    return "unknown";
-}
-
 torch::Device preferredDevice()
 {
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-}
-
-torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device)
-{
-    auto t = torch::from_blob(const_cast<int64_t*>(values.data()), {batch, length}, torch::kLong).clone();
-    return t.to(device);
-}
-
-torch::Tensor scoredTokenLoss(SequenceModel& net, const torch::Tensor& input, const torch::Tensor& target,
-                              const torch::Tensor& mask, double divisor)
-{
-    const auto rows = mask.reshape({-1}).nonzero().squeeze(1);  // (R)
-    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
-    const auto nll = torch::nn::functional::cross_entropy(net->forwardAt(input, rows), target.reshape({-1}).index_select(0, rows), none);
-    return nll.sum() / divisor;
-}
-
-torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device)
-{
-    auto input = toTensor(b.input, b.batch, b.length, device);
-    auto target = toTensor(b.target, b.batch, b.length, device);
-    auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kFloat32);
-    if (fastPaths()) {
-        // Logits at the scored positions only (about half of a packed copy row): the same loss.
-        const double scored = double(std::count(b.mask.begin(), b.mask.end(), uint8_t(1)));
-        return scoredTokenLoss(net, input, target, mask, std::max(1.0, scored));
-    }
-    const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
-    auto logits = net->forward(input);  // (B, T, V)
-    auto nll = torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), target.view({-1}), none);
-    return (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);
-}
-
-torch::Tensor predictVectors(SequenceModel& net, const VectorBatch& v, torch::Device device)
-{
-    auto input = torch::from_blob(const_cast<float*>(v.inputs.data()), {v.batch, 2 * v.pairs, v.d}, torch::kFloat).to(device);
-    return net->forwardVectors(input).slice(1, 0, 2 * v.pairs, 2);  // the x positions
-}
-
-torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device device)
-{
-    auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat).to(device);
-    auto scored = torch::from_blob(const_cast<uint8_t*>(v.scored.data()), {v.batch, v.pairs}, torch::kUInt8).to(device, torch::kFloat32);
-    auto error = (predictVectors(net, v, device) - target).pow(2).sum(-1) / double(v.d);  // (B, pairs): squared error / d
-    return (error * scored).sum() / scored.sum().clamp_min(1.0);
-}
-
-// Teacher-forced argmax at the masked (answer) positions of each row: rows all right, answers right.
-void scoreBatch(SequenceModel& net, const TokenBatch& b, torch::Device device, long long& rowsRight,
-                long long& answersRight, long long& answers)
-{
-    auto input = toTensor(b.input, b.batch, b.length, device);
-    auto target = toTensor(b.target, b.batch, b.length, device);
-    auto mask = torch::from_blob(const_cast<uint8_t*>(b.mask.data()), {b.batch, b.length}, torch::kUInt8).to(device, torch::kBool);
-    auto right = net->forward(input).argmax(-1).eq(target);   // (B, T)
-    auto rightAnswers = right.logical_and(mask);
-    answersRight += rightAnswers.sum().item<int64_t>();
-    answers += mask.sum().item<int64_t>();
-    rowsRight += right.logical_or(mask.logical_not()).all(1).sum().item<int64_t>();
 }
 
 namespace {
@@ -448,24 +343,6 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     return out;
 }
 
-namespace {
-
-// An evaluation over the shared weights: the model's lock, no gradients, eval mode, and back to
-// training mode when it ends, also when it throws.
-struct EvalSession {
-    explicit EvalSession(Model::Impl& m) : lock(m.mutex), net(m.net) { net->eval(); }
-    ~EvalSession() { net->train(); }
-    std::lock_guard<std::mutex> lock;
-    torch::NoGradGuard noGrad;
-    SequenceModel net;
-};
-
-}  // namespace
-
-namespace {
-constexpr int kEvalTokens = 4096;
-}
-
 LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                             const std::function<bool(int, int)>& keepGoing) const
 {
@@ -473,130 +350,8 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
     if (samples < 1) throw Error(QString("evaluation samples: expected >= 1, got %1").arg(samples));
     for (int len : lengths)
         if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
-    if (isVectorTask(d->config.task.kind)) return evaluateInContext(lengths, samples, seed, keepGoing);
-    const std::unique_ptr<TokenTask> task = TokenTask::create(evaluationTask(d->config.task));
-    for (int len : lengths) {
-        const QString problem = task->checkDifficulty(len);
-        if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));
-    }
-    applyThreads();
-    const EvalSession session(*d);
-    const uint64_t mark = blockCacheMark();
-    LengthCurve curve;
-    curve.samples = samples;
-    curve.step = d->step;
-    const int total = int(lengths.size());
-    for (int i = 0; i < total; ++i) {
-        const int len = lengths[i];
-        // Fixed examples per (seed, length): curves at different steps compare like with like.
-        std::mt19937_64 rng(seed * 1000003ULL + unsigned(len));
-        // About 4k tokens a batch (two default training batches). Measured on the bundled
-        // Hard-ALiBi model, 256 strings at 7 lengths up to 40: 32k tokens took 3.0 s and peaked at
-        // 489 MB resident (evaluation set the training run's peak), 8k 2.4 s / 364 MB, 4k 2.1 s /
-        // 279 MB, 2k 2.5 s / 233 MB. The examples and scores do not depend on the batch size.
-        const int perBatch = std::max(1, std::min(samples, kEvalTokens / task->maxTokens(len)));
-        long long rows = 0, right = 0, answers = 0;
-        for (int done = 0; done < samples; done += perBatch) {
-            const TokenBatch batch = task->evalBatch(len, std::min(perBatch, samples - done), rng);
-            scoreBatch(d->net, batch, d->device, rows, right, answers);
-        }
-        releaseCachedBlocksSince(mark);  // inside a training run: this length's sizes are not a step's (blockcache.h)
-        curve.addAccuracy(len, rows, samples, right, answers);
-        if (keepGoing && !keepGoing(i + 1, total)) break;
-    }
-    return curve;
-}
-
-LengthCurve Model::evaluateInContext(const std::vector<int>& lengths, int samples, unsigned long long seed,
-                                     const std::function<bool(int, int)>& keepGoing) const
-{
-    const std::unique_ptr<IclTask> task = IclTask::create(d->config.task);
-    applyThreads();
-    const EvalSession session(*d);
-    const uint64_t mark = blockCacheMark();
-    LengthCurve curve;
-    curve.samples = samples;
-    curve.step = d->step;
-    curve.metric = task->metric();
-    constexpr int kBatch = 64;
-    if (task->curveOverPairs()) {
-        // Vector MQAR: at each number of pairs, is the prediction at a query nearest (among the
-        // prompt's values) to the right value?
-        const int total = int(lengths.size());
-        for (int li = 0; li < total; ++li) {
-            const int pairs = lengths[size_t(li)];
-            std::mt19937_64 rng(seed * 1000003ULL + unsigned(pairs));
-            long long right = 0, asked = 0;
-            for (int done = 0; done < samples; done += kBatch) {
-                const VectorBatch v = task->batch(std::min(kBatch, samples - done), pairs, rng);
-                const auto pred = predictVectors(d->net, v, d->device).to(torch::kCPU).contiguous();
-                const auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat);
-                const auto values = target.narrow(1, 0, pairs);                               // (B, pairs, d)
-                const auto queries = pred.narrow(1, pairs, pairs), truth = target.narrow(1, pairs, pairs);
-                const auto nearest = torch::cdist(queries, values).argmin(-1);               // (B, pairs)
-                const auto chosen = torch::gather(values, 1, nearest.unsqueeze(-1).expand({-1, -1, v.dOut}));
-                right += chosen.eq(truth).all(-1).sum().item<int64_t>();
-                asked += int64_t(v.batch) * pairs;
-            }
-            const double p = double(right) / double(std::max(1LL, asked));
-            curve.lengths.push_back(pairs);
-            curve.stringAccuracy.push_back(p);
-            curve.charAccuracy.push_back(p);
-            curve.stringStdErr.push_back(std::sqrt(p * (1 - p) / std::max(1LL, asked)));
-            curve.charStdErr.push_back(curve.stringStdErr.back());
-            releaseCachedBlocksSince(mark);  // as in evaluate(): this length's sizes are not a step's
-            if (keepGoing && !keepGoing(li + 1, total)) break;
-        }
-        return curve;
-    }
-    // Regression and parity: prompts of the longest length asked for; the model's error (or
-    // sign accuracy) after each number of examples, and the baselines' on the same prompts.
-    const int pairs = *std::max_element(lengths.begin(), lengths.end());
-    std::mt19937_64 rng(seed * 1000003ULL + unsigned(pairs));
-    std::vector<double> sum(size_t(pairs), 0.0), sumSq(size_t(pairs), 0.0), count(size_t(pairs), 0.0);
-    std::vector<IclPrompt> all;
-    const int batches = (samples + kBatch - 1) / kBatch;
-    for (int bi = 0; bi < batches; ++bi) {
-        const std::vector<IclPrompt> ps = task->prompts(std::min(kBatch, samples - bi * kBatch), pairs, rng);
-        const VectorBatch v = task->batchOf(ps);
-        const auto pred = predictVectors(d->net, v, d->device).to(torch::kCPU).contiguous();  // (B, pairs, dOut)
-        const float* out = pred.data_ptr<float>();
-        for (int b = 0; b < v.batch; ++b)
-            for (int i = 0; i < pairs; ++i) {
-                const size_t k = size_t(b) * pairs + i;
-                if (!v.scored[k]) continue;
-                double value = 0;
-                if (curve.isError()) {  // squared error / d, as Garg et al. (zero estimator: about 1)
-                    for (int c = 0; c < v.dOut; ++c) value += std::pow(double(out[k * v.dOut + c]) - v.targets[k * v.dOut + c], 2) / v.d;
-                } else {
-                    value = (out[k] >= 0) == (v.targets[k] >= 0) ? 1.0 : 0.0;
-                }
-                sum[size_t(i)] += value;
-                sumSq[size_t(i)] += value * value;
-                count[size_t(i)] += 1;
-            }
-        all.insert(all.end(), ps.begin(), ps.end());
-        if (keepGoing && !keepGoing(bi + 1, batches + 1)) break;
-    }
-    for (int i = 0; i < pairs; ++i) {
-        const double n = std::max(1.0, count[size_t(i)]), mean = sum[size_t(i)] / n;
-        const double var = std::max(0.0, sumSq[size_t(i)] / n - mean * mean);
-        curve.lengths.push_back(i);
-        if (curve.isError()) {
-            curve.error.push_back(mean);
-            curve.errorStdErr.push_back(std::sqrt(var / n));
-        } else {
-            curve.stringAccuracy.push_back(mean);
-            curve.charAccuracy.push_back(mean);
-            curve.stringStdErr.push_back(std::sqrt(var / n));
-            curve.charStdErr.push_back(std::sqrt(var / n));
-        }
-    }
-    for (const BaselineCurve& b : iclBaselines(*task, all)) {
-        curve.baselineNames.push_back(b.name);
-        curve.baselineError.push_back(b.error);
-    }
-    return curve;
+    if (isVectorTask(d->config.task.kind)) return evaluateInContext(*d, lengths, samples, seed, keepGoing);
+    return evaluateTokens(*d, lengths, samples, seed, keepGoing);
 }
 
 }  // namespace parrot

@@ -68,14 +68,11 @@ public:
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
 
-    struct Impl;
-    std::shared_ptr<Impl> d;
+    struct Impl;  // the torch side (modelimpl.h)
 
 private:
-    LengthCurve evaluateInContext(const std::vector<int>& lengths, int samples, unsigned long long seed,
-                                  const std::function<bool(int, int)>& keepGoing) const;
-
-public:  // shared: copies of a Model are handles to the same weights
+    friend struct ModelAccess;  // the trainer's and the benchmarks' way in (modelimpl.h)
+    std::shared_ptr<Impl> d;    // shared: copies of a Model are handles to the same weights
 };
 
 }  // namespace parrot

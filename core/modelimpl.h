@@ -1,4 +1,5 @@
-// The torch side of parrot::Model, shared by the core's own sources only.
+// The torch side of parrot::Model, shared by the core's own sources (the trainer, the
+// evaluators) and the benchmarks; the UI and the command line see only model.h.
 #pragma once
 
 #include "model.h"
@@ -21,27 +22,13 @@ struct Model::Impl {
     mutable std::mutex mutex;
 };
 
+// The one way past the facade: a model's network, device, step and lock, for what trains or
+// times it (train/trainer.cpp, bench/). Holds no state of its own.
+struct ModelAccess {
+    static Model::Impl& impl(const Model& m) { return *m.d; }
+};
+
 // CUDA when this LibTorch has it and a GPU is present, else CPU.
 torch::Device preferredDevice();
-
-// (batch x length) int64 values -> a (B, T) tensor on `device`.
-torch::Tensor toTensor(const std::vector<int64_t>& values, int batch, int length, torch::Device device);
-
-// Next-token cross-entropy summed over the positions where `mask` (B, T) is nonzero, divided by
-// `divisor`; logits only at those positions (forwardAt). tokenLoss's fast path, and one block's
-// share of a split batch (train/splitbackward.h).
-torch::Tensor scoredTokenLoss(SequenceModel& net, const torch::Tensor& input, const torch::Tensor& target,
-                              const torch::Tensor& mask, double divisor);
-// Mean next-token cross-entropy over the masked targets (training's loss on token tasks).
-torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device device);
-// A vector batch's predictions at the x positions: (B, pairs, dOut).
-torch::Tensor predictVectors(SequenceModel& net, const VectorBatch& v, torch::Device device);
-// Mean squared error / d over the scored pairs, as evaluated (training's loss on in-context-learning tasks).
-torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device device);
-
-// The teacher-forced accuracy of one evaluation batch (one example per row, answers masked):
-// adds the rows with every answer right, the answers right, and the answers.
-void scoreBatch(SequenceModel& net, const TokenBatch& b, torch::Device device, long long& rowsRight,
-                long long& answersRight, long long& answers);
 
 }  // namespace parrot

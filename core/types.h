@@ -2,9 +2,11 @@
 // No torch here: the UI never holds a tensor (docs/ARCHITECTURE.md).
 #pragma once
 
+#include <QJsonObject>
 #include <QMetaType>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace parrot {
@@ -102,6 +104,16 @@ struct ModelProbes {
 };
 
 QString statusName(TrainOutcome::Status s);
+
+// The one JSON form of a LengthCurve: run folders' curves.json, `eval --json`. Keys: step, samples,
+// metric, lengths, then string_accuracy, char_accuracy and their _stderr, or error, error_stderr
+// and baselines (name -> values). Reading takes what older run folders wrote (no
+// char_accuracy_stderr); nullopt for a curve whose values do not match its lengths.
+QJsonObject lengthCurveJson(const LengthCurve& c);
+std::optional<LengthCurve> lengthCurveFromJson(const QJsonObject& o);
+
+// The binomial standard error of a fraction p of n trials, sqrt(p (1 - p) / n).
+double binomialStdErr(double p, double n);
 
 }  // namespace parrot
 

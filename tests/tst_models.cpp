@@ -2,6 +2,7 @@
 // schemes' definitions, and that each one learns a tiny copy task above chance.
 #include "error.h"
 #include "modelimpl.h"
+#include "train/losses.h"
 #include "models/hybrid.h"
 #include "models/lstm.h"
 #include "models/mamba.h"

@@ -7,6 +7,7 @@
 #include "train/trainer.h"
 
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -58,6 +59,47 @@ private slots:
     }
 
     // The bar: a tiny run really learns to copy strings of length <= 8.
+    // The one JSON form of a curve: both kinds round-trip every field, and a run folder written
+    // before char_accuracy_stderr was kept still reads.
+    void lengthCurveJsonRoundTrips()
+    {
+        LengthCurve a;
+        a.step = 7;
+        a.samples = 64;
+        a.addAccuracy(5, 60, 64, 300, 320);
+        a.addAccuracy(10, 20, 64, 500, 640);
+        const auto ra = lengthCurveFromJson(lengthCurveJson(a));
+        QVERIFY(ra.has_value());
+        QCOMPARE(ra->lengths, a.lengths);
+        QCOMPARE(ra->stringAccuracy, a.stringAccuracy);
+        QCOMPARE(ra->charAccuracy, a.charAccuracy);
+        QCOMPARE(ra->stringStdErr, a.stringStdErr);
+        QCOMPARE(ra->charStdErr, a.charStdErr);
+        QCOMPARE(ra->step, 7LL);
+        QCOMPARE(ra->samples, 64);
+        QCOMPARE(a.stringStdErr[0], std::sqrt(60.0 / 64 * (4.0 / 64) / 64));
+        LengthCurve e;
+        e.metric = "error";
+        e.lengths = {0, 1, 2};
+        e.error = {1.0, 0.5, 0.25};
+        e.errorStdErr = {0.1, 0.05, 0.01};
+        e.baselineNames = {"least squares"};
+        e.baselineError = {{1.0, 0.4, 0.0}};
+        const auto re = lengthCurveFromJson(lengthCurveJson(e));
+        QVERIFY(re.has_value() && re->isError());
+        QCOMPARE(re->error, e.error);
+        QCOMPARE(re->errorStdErr, e.errorStdErr);
+        QCOMPARE(re->baselineNames, e.baselineNames);
+        QCOMPARE(re->baselineError, e.baselineError);
+        QJsonObject old = lengthCurveJson(a);
+        old.remove("char_accuracy_stderr");
+        const auto ro = lengthCurveFromJson(old);
+        QVERIFY(ro.has_value() && ro->charStdErr.empty() && ro->stringAccuracy == a.stringAccuracy);
+        QJsonObject broken = lengthCurveJson(a);
+        broken.insert("string_accuracy", QJsonArray{0.5});
+        QVERIFY(!lengthCurveFromJson(broken).has_value());
+    }
+
     void learnsToCopyShortStrings()
     {
         QTemporaryDir dir;

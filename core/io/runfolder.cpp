@@ -71,26 +71,7 @@ void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
 
 void RunFolder::appendCurve(const LengthCurve& c)
 {
-    auto array = [](const std::vector<double>& v) {
-        QJsonArray a;
-        for (double x : v) a.append(x);
-        return a;
-    };
-    QJsonArray lengths;
-    for (int l : c.lengths) lengths.append(l);
-    QJsonObject o{{"step", c.step}, {"samples", c.samples}, {"lengths", lengths}, {"metric", c.metric}};
-    if (c.isError()) {
-        o.insert("error", array(c.error));
-        o.insert("error_stderr", array(c.errorStdErr));
-        QJsonObject baselines;
-        for (size_t b = 0; b < c.baselineNames.size(); ++b) baselines.insert(c.baselineNames[b], array(c.baselineError[b]));
-        o.insert("baselines", baselines);
-    } else {
-        o.insert("string_accuracy", array(c.stringAccuracy));
-        o.insert("char_accuracy", array(c.charAccuracy));
-        o.insert("string_accuracy_stderr", array(c.stringStdErr));
-    }
-    m_curves.append(o);
+    m_curves.append(lengthCurveJson(c));
     QSaveFile f(QDir(m_dir).filePath("curves.json"));
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson()) < 0
         || !f.commit())
@@ -146,35 +127,8 @@ RunRecord loadRun(const QString& dir)
     r.status = runStatus(dir);
     QFile cf(QDir(dir).filePath("curves.json"));
     if (cf.open(QIODevice::ReadOnly)) {
-        auto doubles = [](const QJsonValue& v) {
-            std::vector<double> out;
-            for (const auto x : v.toArray()) out.push_back(x.toDouble());
-            return out;
-        };
-        for (const auto v : QJsonDocument::fromJson(cf.readAll()).object()["length_curves"].toArray()) {
-            const QJsonObject o = v.toObject();
-            LengthCurve c;
-            c.step = o["step"].toInteger();
-            c.samples = o["samples"].toInt();
-            c.metric = o["metric"].toString("accuracy");
-            for (const auto l : o["lengths"].toArray()) c.lengths.push_back(l.toInt());
-            if (c.isError()) {
-                c.error = doubles(o["error"]);
-                c.errorStdErr = doubles(o["error_stderr"]);
-                const QJsonObject b = o["baselines"].toObject();
-                for (auto it = b.begin(); it != b.end(); ++it) {
-                    c.baselineNames.push_back(it.key());
-                    c.baselineError.push_back(doubles(it.value()));
-                }
-                if (c.error.size() != c.lengths.size()) continue;
-            } else {
-                c.stringAccuracy = doubles(o["string_accuracy"]);
-                c.charAccuracy = doubles(o["char_accuracy"]);
-                c.stringStdErr = doubles(o["string_accuracy_stderr"]);
-                if (c.stringAccuracy.size() != c.lengths.size()) continue;
-            }
-            r.curves.push_back(std::move(c));
-        }
+        for (const auto v : QJsonDocument::fromJson(cf.readAll()).object()["length_curves"].toArray())
+            if (auto c = lengthCurveFromJson(v.toObject())) r.curves.push_back(std::move(*c));
     }
     QFile mf(QDir(dir).filePath("metrics.csv"));
     if (mf.open(QIODevice::ReadOnly | QIODevice::Text)) {

@@ -1,7 +1,7 @@
 #include "train/splitbackward.h"
 
 #include "kernels/fastpaths.h"
-#include "modelimpl.h"
+#include "train/losses.h"
 
 #include <ATen/Parallel.h>
 

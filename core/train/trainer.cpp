@@ -9,6 +9,7 @@
 #include "kernels/fastpaths.h"
 #include "io/runfolder.h"
 #include "modelimpl.h"
+#include "train/losses.h"
 #include "train/splitbackward.h"
 
 #include <QDir>
@@ -139,7 +140,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         std::unique_ptr<IclTask> iclTask;
         if (isVectorTask(cfg.task.kind)) iclTask = IclTask::create(cfg.task);
         else tokenTask = TokenTask::create(cfg.task);
-        Model::Impl& m = *model.d;
+        Model::Impl& m = ModelAccess::impl(model);
         Optimizer opt(m.net, tc);
         std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
         m.net->train();
