@@ -13,6 +13,7 @@
 #include "presets.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
+#include "trainpanel.h"
 #include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 #include "train/trainworker.h"
@@ -64,16 +65,6 @@
 
 namespace parrot {
 
-namespace {
-
-QString duration(double s)
-{
-    if (s >= 3600) return QString("%1 h %2 min").arg(int(s / 3600)).arg(int(s / 60) % 60);
-    if (s >= 60) return QString("%1 min %2 s").arg(int(s / 60)).arg(int(s) % 60);
-    return QString("%1 s").arg(int(s + 0.5));
-}
-
-}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
@@ -94,63 +85,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     settingsDock->setMinimumWidth(330);
     addDockWidget(Qt::LeftDockWidgetArea, settingsDock);
 
-    // Centre: controls, progress, the two live plots, evaluation.
-    auto* central = new QWidget(this);
-    auto* v = new QVBoxLayout(central);
-    auto* controls = new QHBoxLayout;
-    m_train = new QPushButton(tr("Train"), this);
-    m_train->setObjectName("train");
-    m_train->setToolTip(tr("Train a new model with these settings (F5)"));
-    m_pause = new QPushButton(tr("Pause"), this);
-    m_pause->setObjectName("pause");
-    m_stop = new QPushButton(tr("Stop"), this);
-    m_stop->setObjectName("stop");
-    m_stop->setToolTip(tr("Stop after the current step and save a checkpoint (Esc)"));
-    m_progress = new QProgressBar(this);
-    m_progress->setRange(0, 1000);
-    m_progress->setValue(0);
-    m_progress->setTextVisible(true);
-    m_progress->setFormat(tr("idle"));
-    m_progressText = new QLabel(this);
-    m_progressText->setMinimumWidth(360);
-    controls->addWidget(m_train);
-    controls->addWidget(m_pause);
-    controls->addWidget(m_stop);
-    controls->addWidget(m_progress, 1);
-    controls->addWidget(m_progressText);
-    v->addLayout(controls);
-    m_modelLabel = new QLabel(this);
-    m_modelLabel->setObjectName("modelLabel");
-    m_modelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    v->addWidget(m_modelLabel);
-
-    auto* plots = new QSplitter(Qt::Horizontal, this);
-    m_loss = new LossPlot(this);
-    m_accuracy = new AccuracyPlot(this);
-    plots->addWidget(m_loss);
-    plots->addWidget(m_accuracy);
-    v->addWidget(plots, 1);
-
-    auto* evalBox = new QGroupBox(tr("Evaluate the current model"), this);
-    auto* eh = new QHBoxLayout(evalBox);
-    m_evalLengths = new QLineEdit("10, 20, 30, 40, 60, 80", this);
-    m_evalLengths->setObjectName("evalLengths");
-    m_evalLengths->setToolTip(tr("Lengths to test (string length, entries or pairs, by task), e.g. up to 4x the training range; "
-                                 "set to the task's evaluation lengths when the task changes"));
-    m_evalSamples = new QSpinBox(this);
-    m_evalSamples->setRange(1, 100000);
-    m_evalSamples->setValue(128);
-    m_evalSamples->setObjectName("evalSamples");
-    m_evaluate = new QPushButton(tr("Evaluate"), this);
-    m_evaluate->setObjectName("evaluate");
-    m_evalCancelButton = new QPushButton(tr("Cancel"), this);
-    eh->addWidget(new QLabel(tr("Lengths"), this));
-    eh->addWidget(m_evalLengths, 1);
-    eh->addWidget(new QLabel(tr("Examples per length"), this));
-    eh->addWidget(m_evalSamples);
-    eh->addWidget(m_evaluate);
-    eh->addWidget(m_evalCancelButton);
-    v->addWidget(evalBox);
+    // Centre: the Train tab (controls, progress, the two live plots, evaluation).
+    m_trainPanel = new TrainPanel(this);
     // The experiment presets (sweeps), their figure and results table.
     m_experiments = new ExperimentsPanel(this);
     // The workspace: four docks tabbed together (Train, Experiments, Explore, Inspect), which can be
@@ -158,8 +94,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_explorer = new ExplorerPanel(this);  // look inside models (attention, implicit attention, states) and the construction
     m_explorer->setCurrentModelProvider([this] { return m_model; });
     m_inspector = new InspectorPanel(this);  // any checkpoint file, read (never run) and shown tensor by tensor
-    central->setObjectName("trainPanel");
-    const std::pair<QWidget*, QString> pages[] = {{central, tr("Train")}, {m_experiments, tr("Experiments")},
+    const std::pair<QWidget*, QString> pages[] = {{m_trainPanel, tr("Train")}, {m_experiments, tr("Experiments")},
                                                   {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")}};
     const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock"};
     for (size_t i = 0; i < 4; ++i) {
@@ -217,12 +152,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
                     log(tr("%1 has no evaluation to overlay").arg(dir));
                     continue;
                 }
-                if (r.curves.back().isError() != m_accuracy->errorMode()) {
+                if (r.curves.back().isError() != m_trainPanel->accuracyPlot()->errorMode()) {
                     showError(tr("%1: its curve (%2) does not share the plot's axis; pick the same kind of task first")
                                   .arg(QDir(m_runs->folder()).relativeFilePath(dir), r.config.task.kind));
                     continue;
                 }
-                m_accuracy->addCurve(QString("%1 (%2)").arg(QFileInfo(dir).fileName(), r.architecture()), r.curves.back());
+                m_trainPanel->accuracyPlot()->addCurve(QString("%1 (%2)").arg(QFileInfo(dir).fileName(), r.architecture()), r.curves.back());
             } catch (const Error& e) {
                 showError(e.message());
             }
@@ -242,21 +177,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     qApp->installEventFilter(this);  // right-click on any plot or table: export, copy
 
     buildMenus();
-    connect(m_train, &QPushButton::clicked, this, &MainWindow::startTraining);
-    connect(m_pause, &QPushButton::clicked, this, &MainWindow::togglePause);
-    connect(m_stop, &QPushButton::clicked, this, &MainWindow::stopWork);
-    connect(m_evaluate, &QPushButton::clicked, this, &MainWindow::startEvaluation);
-    connect(m_evalCancelButton, &QPushButton::clicked, &m_evalJob, &BackgroundJob::stop);
+    connect(m_trainPanel->trainButton(), &QPushButton::clicked, this, &MainWindow::startTraining);
+    connect(m_trainPanel->pauseButton(), &QPushButton::clicked, this, &MainWindow::togglePause);
+    connect(m_trainPanel->stopButton(), &QPushButton::clicked, this, &MainWindow::stopWork);
+    connect(m_trainPanel->evaluateButton(), &QPushButton::clicked, this, &MainWindow::startEvaluation);
+    connect(m_trainPanel->evalCancelButton(), &QPushButton::clicked, &m_evalJob, &BackgroundJob::stop);
     connect(&m_evalJob, &BackgroundJob::progress, this, [this](int done, int total) {
-        m_progress->setValue(1000 * done / std::max(1, total));
-        m_progress->setFormat(tr("evaluating: %1 of %2 lengths").arg(done).arg(total));
+        m_trainPanel->setStatus(tr("evaluating: %1 of %2 lengths").arg(done).arg(total), 1000 * done / std::max(1, total));
     });
     connect(m_settings, &SettingsPanel::changed, this, &MainWindow::updateActions);
-    connect(m_settings, &SettingsPanel::changed, this, [this] { setPlotTask(m_settings->config().task); });
+    connect(m_settings, &SettingsPanel::changed, this, [this] { m_trainPanel->setTask(m_settings->config().task); });
     connect(m_settings, &SettingsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_settings, &SettingsPanel::presetLoaded, this, [this](const QString& name) {
         const ExperimentConfig c = m_settings->config();
-        setPlotTask(c.task);
+        m_trainPanel->setTask(c.task);
         log(tr("Preset %1 loaded.").arg(name));
     });
     updateStatus();
@@ -559,11 +493,18 @@ QString MainWindow::runsFolder() const
 
 bool MainWindow::loadPreset(const QString& name) { return m_settings->selectPreset(name); }
 
+LossPlot* MainWindow::lossPlot() const { return m_trainPanel->lossPlot(); }
+AccuracyPlot* MainWindow::accuracyPlot() const { return m_trainPanel->accuracyPlot(); }
+QPushButton* MainWindow::trainButton() const { return m_trainPanel->trainButton(); }
+QPushButton* MainWindow::pauseButton() const { return m_trainPanel->pauseButton(); }
+QPushButton* MainWindow::stopButton() const { return m_trainPanel->stopButton(); }
+QLineEdit* MainWindow::evalLengthsEdit() const { return m_trainPanel->evalLengthsEdit(); }
+QPushButton* MainWindow::evaluateButton() const { return m_trainPanel->evaluateButton(); }
+
 void MainWindow::setModel(const Model& m)
 {
     m_model = m;
-    m_modelLabel->setText(m.isNull() ? tr("No model yet: press Train, or open a checkpoint (Ctrl+O).")
-                                     : tr("Model: %1").arg(m.summary()));
+    m_trainPanel->showModel(m);
     updateActions();
 }
 
@@ -588,11 +529,7 @@ void MainWindow::startTraining()
     }
     setModel(model);
     m_runDir = runDir;
-    m_loss->clear();
-    m_accuracy->clearCurves();
-    setPlotTask(c.task);
-    m_progress->setValue(0);
-    m_progress->setFormat(tr("starting..."));
+    m_trainPanel->startFresh(c.task, tr("starting..."));
     log(tr("Training %1 on copy (lengths %2-%3); run folder %4").arg(model.summary()).arg(c.task.minLen).arg(c.task.maxLen).arg(runDir));
 
     m_worker = new TrainWorker(model, runDir);
@@ -610,14 +547,7 @@ void MainWindow::startTraining()
 
 void MainWindow::onProgress(const TrainProgress& p)
 {
-    m_modelLabel->setText(tr("Model: %1, training: step %2").arg(m_model.summary().section(", step", 0, 0)).arg(p.step));
-    if (!p.stepLosses.empty()) m_loss->addPoints(p.step - (long long)p.stepLosses.size() + 1, p.stepLosses);
-    m_progress->setValue(p.totalSteps > 0 ? int(1000 * p.step / p.totalSteps) : 0);
-    m_progress->setFormat(p.paused ? tr("paused at step %1 / %2").arg(p.step).arg(p.totalSteps)
-                                   : tr("step %1 / %2").arg(p.step).arg(p.totalSteps));
-    m_progressText->setText(tr("loss %1 · lr %2 · %3 tok/s · elapsed %4 · ETA %5")
-                                .arg(p.loss, 0, 'f', 4).arg(p.lr, 0, 'e', 1).arg(p.tokensPerSecond, 0, 'f', 0)
-                                .arg(duration(p.elapsedSeconds), duration(p.etaSeconds)));
+    m_trainPanel->showProgress(p, m_model);
     // At the last step, wait for the final evaluation (onTrainingFinished takes the shot).
     if (m_screenshotStep >= 0 && p.step >= m_screenshotStep && p.step < p.totalSteps) {
         m_screenshotStep = -1;
@@ -626,23 +556,9 @@ void MainWindow::onProgress(const TrainProgress& p)
     }
 }
 
-void MainWindow::setPlotTask(const TaskConfig& t)
-{
-    const TaskInfo* info = findTask(t.kind);
-    const bool errorCurves = info && info->metric == "error";
-    m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen, errorCurves);
-    // A new task brings its own evaluation lengths (copy's string lengths mean nothing for MQAR).
-    if (t.kind != m_plotTaskKind) {
-        m_plotTaskKind = t.kind;
-        QStringList lengths;
-        for (int l : evaluationLengths(t)) lengths << QString::number(l);
-        m_evalLengths->setText(lengths.join(", "));
-    }
-}
-
 void MainWindow::onEvaluated(const LengthCurve& c)
 {
-    m_accuracy->setLiveCurve(c);
+    m_trainPanel->showCurve(c);
     if (c.isError() || (isVectorTask(m_settings->config().task.kind) && !c.lengths.empty())) {
         statusBar()->showMessage(tr("step %1: %2").arg(c.step).arg(c.summary()));
         return;
@@ -661,8 +577,8 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
     m_trainThread->deleteLater();
     m_trainThread = nullptr;
     m_worker = nullptr;
-    m_pause->setText(tr("Pause"));
-    m_progress->setFormat(tr("%1 at step %2").arg(statusName(o.status)).arg(o.step));
+    m_trainPanel->setPaused(false);
+    m_trainPanel->setStatus(tr("%1 at step %2").arg(statusName(o.status)).arg(o.step));
     setModel(m_model);  // refresh the summary: the step changed
     m_runs->refresh();  // the run just written
     if (o.status == TrainOutcome::Status::Finished || o.status == TrainOutcome::Status::Cancelled)
@@ -670,7 +586,7 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
     else
         showError(o.message);
     if (!o.finalCurve.empty()) {
-        m_accuracy->setLiveCurve(o.finalCurve);
+        m_trainPanel->showCurve(o.finalCurve);
         log(tr("Final evaluation: %1").arg([&] {
             return o.finalCurve.summary();
         }()));
@@ -688,11 +604,11 @@ void MainWindow::togglePause()
     if (!m_worker) return;
     if (m_worker->isPaused()) {
         m_worker->resume();
-        m_pause->setText(tr("Pause"));
+        m_trainPanel->setPaused(false);
         log(tr("Resumed."));
     } else {
         m_worker->pause();
-        m_pause->setText(tr("Resume"));
+        m_trainPanel->setPaused(true);
         log(tr("Paused."));
     }
 }
@@ -702,12 +618,12 @@ void MainWindow::stopWork()
     if (m_worker) {
         m_worker->resume();
         m_worker->cancel();
-        m_progress->setFormat(tr("stopping..."));
+        m_trainPanel->setStatus(tr("stopping..."));
     }
     m_evalJob.stop();  // the lengths measured so far are still shown
     if (isOpening()) {  // the read cannot be interrupted: it finishes in the background, and its model is dropped
         m_openJob.stop();
-        m_progress->setFormat(tr("cancelling..."));
+        m_trainPanel->setStatus(tr("cancelling..."));
     }
 }
 
@@ -720,15 +636,14 @@ void MainWindow::startEvaluation()
     }
     std::vector<int> lengths;
     try {
-        lengths = parseLengthList(m_evalLengths->text(), tr("Evaluation lengths"));
+        lengths = m_trainPanel->evaluationLengths();
     } catch (const Error& e) {
         showError(e.message());
         return;
     }
     const Model model = m_model;
-    const int samples = m_evalSamples->value();
-    m_progress->setValue(0);
-    m_progress->setFormat(tr("evaluating..."));
+    const int samples = m_trainPanel->evaluationSamples();
+    m_trainPanel->setStatus(tr("evaluating..."), 0);
     m_evalJob.start(
         [model, lengths, samples](JobContext& job) {
             return model.evaluate(lengths, samples, 1234, [&job](int done, int total) {
@@ -738,10 +653,9 @@ void MainWindow::startEvaluation()
         },
         [this, lengths, samples](const LengthCurve& result) {
             const bool partial = !isVectorTask(m_model.config().task.kind) && result.lengths.size() < lengths.size();
-            m_progress->setFormat(partial ? tr("evaluation cancelled") : tr("evaluated"));
+            m_trainPanel->setStatus(partial ? tr("evaluation cancelled") : tr("evaluated"));
             if (!result.empty()) {
-                if (result.isError()) m_accuracy->setLiveCurve(result);  // with its baselines
-                else m_accuracy->addCurve(tr("evaluation, step %1").arg(result.step), result);
+                m_trainPanel->addEvaluation(result);
                 log(tr("Evaluation at step %1, %2 examples per point: %3").arg(result.step).arg(samples).arg(result.summary()));
             }
             emit evaluationFinished(result);
@@ -775,20 +689,19 @@ void MainWindow::openCheckpointInBackground(const QString& path, std::function<v
         showError(tr("Stop the running job before opening a checkpoint."));
         return;
     }
-    m_progress->setRange(0, 0);  // busy: reading and converting has no steps to count
-    m_progress->setFormat(tr("opening %1...").arg(QFileInfo(path).fileName()));
+    m_trainPanel->setBusy(true);  // reading and converting has no steps to count
+    m_trainPanel->setStatus(tr("opening %1...").arg(QFileInfo(path).fileName()));
     log(tr("Opening %1 (Esc cancels)").arg(path));
     // Stop lets the read finish (it cannot be interrupted) and drops its model when it lands, so
     // the window stays busy until then, as it would for a read that was not stopped.
     const auto ended = [this, path, then](const Model* model, const QString& error) {
         const bool cancelled = m_openJob.stopRequested();
-        m_progress->setRange(0, 1000);
-        m_progress->setValue(0);
+        m_trainPanel->setBusy(false);
         if (cancelled) {
-            m_progress->setFormat(tr("opening cancelled"));
+            m_trainPanel->setStatus(tr("opening cancelled"));
             log(tr("Opening %1 cancelled; the current model is kept.").arg(path));
         } else if (!model) {
-            m_progress->setFormat(tr("idle"));
+            m_trainPanel->setStatus(tr("idle"));
             showError(tr("Could not open the checkpoint.\n%1").arg(error));
         } else {
             applyCheckpoint(path, *model);
@@ -807,10 +720,7 @@ void MainWindow::applyCheckpoint(const QString& path, const Model& m)
 {
     setModel(m);
     m_settings->setConfig(m.config());
-    m_loss->clear();
-    m_accuracy->clearCurves();
-    setPlotTask(m.config().task);
-    m_progress->setFormat(tr("loaded"));
+    m_trainPanel->startFresh(m.config().task, tr("loaded"));
     log(tr("Opened %1: %2").arg(path, m.summary()));
     QSettings settings;
     settings.setValue("lastCheckpoint", path);
@@ -1022,13 +932,9 @@ void MainWindow::updateActions()
 {
     const bool busy = m_trainThread || isEvaluating() || isOpening();
     const bool trainable = m_settings->problems().isEmpty();
-    m_train->setEnabled(!busy && trainable);
+    m_trainPanel->setAvailable(!busy && trainable, m_trainThread != nullptr, busy, !busy && !m_model.isNull(), isEvaluating());
     m_trainAction->setEnabled(!busy && trainable);
-    m_pause->setEnabled(m_trainThread != nullptr);
-    m_stop->setEnabled(busy);
     m_stopAction->setEnabled(busy);
-    m_evaluate->setEnabled(!busy && !m_model.isNull());
-    m_evalCancelButton->setEnabled(isEvaluating());
     m_saveAction->setEnabled(!m_trainThread && !m_model.isNull());
     m_openAction->setEnabled(!busy);
     m_settings->setEnabled(!busy);

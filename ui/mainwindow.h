@@ -33,6 +33,7 @@ class InspectorPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
+class TrainPanel;
 class TrainWorker;
 
 class MainWindow : public QMainWindow {
@@ -62,8 +63,9 @@ public:
     QString currentRunDir() const { return m_runDir; }
 
     SettingsPanel* settings() const { return m_settings; }
-    LossPlot* lossPlot() const { return m_loss; }
-    AccuracyPlot* accuracyPlot() const { return m_accuracy; }
+    TrainPanel* trainPanel() const { return m_trainPanel; }
+    LossPlot* lossPlot() const;
+    AccuracyPlot* accuracyPlot() const;
     RunBrowser* runBrowser() const { return m_runs; }
     ExperimentsPanel* experiments() const { return m_experiments; }
     void showExperiments();  // the Experiments tab
@@ -95,11 +97,11 @@ public:
     static constexpr int kLayoutVersion = 2;
     // Whether a view is still loading in the background (the explorer's models and probes).
     bool busyLoading() const;  // also the inspector reading a file
-    QPushButton* trainButton() const { return m_train; }
-    QPushButton* pauseButton() const { return m_pause; }
-    QPushButton* stopButton() const { return m_stop; }
-    QLineEdit* evalLengthsEdit() const { return m_evalLengths; }
-    QPushButton* evaluateButton() const { return m_evaluate; }
+    QPushButton* trainButton() const;
+    QPushButton* pauseButton() const;
+    QPushButton* stopButton() const;
+    QLineEdit* evalLengthsEdit() const;
+    QPushButton* evaluateButton() const;
 
 signals:
     void trainingFinished(const parrot::TrainOutcome& outcome);
@@ -113,10 +115,8 @@ protected:
     void showEvent(QShowEvent* e) override;
 
 private:
-    QString m_plotTaskKind;  // the task whose evaluation lengths the evaluate box holds
     void buildMenus();
     void onProgress(const TrainProgress& p);
-    void setPlotTask(const TaskConfig& t);  // the accuracy plot's axis, title and training range
     void onEvaluated(const LengthCurve& c);
     void onTrainingFinished(const TrainOutcome& o);
     void togglePause();
@@ -138,8 +138,7 @@ private:
     void applyCheckpoint(const QString& path, const Model& m);
 
     SettingsPanel* m_settings;
-    LossPlot* m_loss;
-    AccuracyPlot* m_accuracy;
+    TrainPanel* m_trainPanel;
     RunBrowser* m_runs = nullptr;
     ExperimentsPanel* m_experiments = nullptr;
     ExplorerPanel* m_explorer = nullptr;
@@ -154,12 +153,6 @@ private:
     QByteArray m_defaultLayout;
     QLabel* m_statusJob = nullptr;
     QAction* m_exportAction = nullptr;
-    QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancelButton;
-    QProgressBar* m_progress;
-    QLabel* m_progressText;
-    QLabel* m_modelLabel;
-    QLineEdit* m_evalLengths;
-    QSpinBox* m_evalSamples;
     QPlainTextEdit* m_log;
     QLabel* m_statusDevice;
     QAction *m_saveAction, *m_openAction, *m_trainAction, *m_stopAction;

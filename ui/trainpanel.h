@@ -1,0 +1,72 @@
+// The Train tab: Train / Pause / Stop with the progress bar, the model line, the live loss and
+// accuracy plots, and the box that evaluates the current model at chosen lengths. It shows what
+// the window hands it (the model, progress snapshots, curves, job states); MainWindow owns the
+// model, the training worker and the jobs, and connects the buttons to them.
+#pragma once
+
+#include "model.h"
+#include "types.h"
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace parrot {
+
+class AccuracyPlot;
+class LossPlot;
+
+class TrainPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainPanel(QWidget* parent = nullptr);
+
+    QPushButton* trainButton() const { return m_train; }
+    QPushButton* pauseButton() const { return m_pause; }
+    QPushButton* stopButton() const { return m_stop; }
+    QPushButton* evaluateButton() const { return m_evaluate; }
+    QPushButton* evalCancelButton() const { return m_evalCancel; }
+    QLineEdit* evalLengthsEdit() const { return m_evalLengths; }
+    LossPlot* lossPlot() const { return m_loss; }
+    AccuracyPlot* accuracyPlot() const { return m_accuracy; }
+
+    // The model line: the model's summary, or how to get one.
+    void showModel(const Model& m);
+    // A new run or a newly opened model on task `t`: the plots cleared, the accuracy plot's axis
+    // and training range set, and the progress bar saying `status`.
+    void startFresh(const TaskConfig& t, const QString& status);
+    // The accuracy plot's axis, title and training range; a new task also brings its own
+    // evaluation lengths into the evaluate box (copy's string lengths mean nothing for MQAR).
+    void setTask(const TaskConfig& t);
+    // A training snapshot: every step's loss on the plot, the step and the rates on the bar.
+    void showProgress(const TrainProgress& p, const Model& m);
+    void showCurve(const LengthCurve& c);  // the live evaluation curve
+    void addEvaluation(const LengthCurve& c);  // an evaluation the user asked for, beside the others
+    // The bar's text (and value in thousandths, or -1 to keep it); busy: no steps to count.
+    void setStatus(const QString& text, int permille = -1);
+    void setBusy(bool busy);
+    void setPaused(bool paused);
+    // Which controls work now.
+    void setAvailable(bool canTrain, bool training, bool canStop, bool canEvaluate, bool evaluating);
+
+    // The evaluate box: the lengths (throws parrot::Error naming the field) and examples per length.
+    std::vector<int> evaluationLengths() const;
+    int evaluationSamples() const;
+
+private:
+    QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancel;
+    QProgressBar* m_progress;
+    QLabel* m_progressText;
+    QLabel* m_modelLabel;
+    LossPlot* m_loss;
+    AccuracyPlot* m_accuracy;
+    QLineEdit* m_evalLengths;
+    QSpinBox* m_evalSamples;
+    QString m_taskKind;  // the task whose evaluation lengths the evaluate box holds
+};
+
+}  // namespace parrot
