@@ -26,7 +26,6 @@
 
 #include <QCoreApplication>
 #include <QDir>
-#include <QDirIterator>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QTimer>
@@ -578,11 +577,7 @@ int cmdInspect(Args& a)
         RunRecord run;
         run.dir = subject.name();
         run.config = subject.model().config();
-        const TaskConfig& t = run.config.task;
-        std::vector<int> lengths = t.evalLengths;
-        if (std::find(lengths.begin(), lengths.end(), t.maxLen) == lengths.end()) lengths.push_back(t.maxLen);
-        std::sort(lengths.begin(), lengths.end());
-        run.curves.push_back(subject.model().evaluate(lengths, samples, static_cast<unsigned long long>(seed)));
+        run.curves.push_back(subject.model().evaluate(evaluationLengths(run.config.task), samples, static_cast<unsigned long long>(seed)));
         run.status = "finished";
         renderComparison({run}, "capacity", outFile, width, height, {}, style);
         out() << subject.name() << ": " << run.curves.back().summary() << "\n";
@@ -745,16 +740,11 @@ int cmdExport(Args& a)
         QCustomPlot loss, eval;
         loss.setObjectName("loss");
         eval.setObjectName(icl ? "icl" : "length");
-        const QString lossCsv = drawComparison(loss, runs, "loss", options), evalCsv = drawComparison(eval, runs, icl ? "icl" : "length", options);
-        if (outFile.endsWith(".csv", Qt::CaseInsensitive)) {
-            QString csv = "plot,series,x,y,std\n";
-            for (const auto& [name, body] : {std::pair{QString("loss"), lossCsv}, std::pair{eval.objectName(), evalCsv}})
-                for (const QString& line : body.split('\n', Qt::SkipEmptyParts).mid(1)) csv += name + "," + line + "\n";
-            writeTextFile(outFile, csv, "the figure");
-        } else {
-            exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
-                        outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());
-        }
+        drawComparison(loss, runs, "loss", options);
+        drawComparison(eval, runs, eval.objectName(), options);
+        // CSV too: the schema of every figure of several plots (plot,series,x,y,value)
+        exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
+                    outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());
     } else {
         renderComparison(runs, figure == "accuracy" ? "length" : figure, outFile, width, height, options, style);
     }
@@ -780,24 +770,16 @@ int cmdRuns(Args& a)
         out() << t.toText() << "\n" << gradeRules() << "\n";
         return 0;
     }
+    int skipped = 0;
     QJsonArray all;
-    QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
-    QStringList found;
-    while (it.hasNext()) found << it.next();
-    found.sort();
-    for (const QString& cfgPath : found) {
-        QFile f(cfgPath);
-        if (!f.open(QIODevice::ReadOnly)) continue;
-        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
-        if (!doc.contains("parrotscope_run")) continue;  // a sweep's configs/, or something else
-        const QString runDir = QFileInfo(cfgPath).absolutePath();
-        const QJsonObject e = doc["experiment"].toObject();
-        QFile r(QDir(runDir).filePath("result.json"));
-        const QJsonObject result = r.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(r.readAll()).object() : QJsonObject();
-        all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(runDir)}, {"task", e["task"].toObject()["kind"]},
-                               {"model", e["model"].toObject()["kind"]}, {"positions", e["model"].toObject()["positions"]},
-                               {"seed", e["seed"]}, {"steps", result["step"]},
-                               {"status", result.isEmpty() ? QJsonValue("unfinished") : result["status"]},
+    for (const RunRecord& r : loadRunsUnder(dir, &skipped)) {
+        // the step and final evaluation as result.json has them (a run stopped early has no final curve)
+        QFile f(QDir(r.dir).filePath("result.json"));
+        const QJsonObject result = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(r.dir)}, {"task", r.config.task.kind},
+                               {"model", r.config.model.kind}, {"positions", r.config.model.positions},
+                               {"seed", r.config.seed}, {"steps", result["step"]},
+                               {"status", r.status.isEmpty() ? QString("unfinished") : r.status},
                                {"final", result["final"]}});
     }
     if (json) {
@@ -814,7 +796,7 @@ int cmdRuns(Args& a)
                      .arg(model, -22).arg(o["seed"].toInt()).arg(o["status"].toString(), -10)
                      .arg(o["final"].toObject()["summary"].toString());
     }
-    out() << all.size() << " runs\n";
+    out() << all.size() << " runs" << (skipped ? QString(", %1 unreadable skipped").arg(skipped) : QString()) << "\n";
     return 0;
 }
 
