@@ -54,85 +54,6 @@ QTextStream& out()
     return s;
 }
 
-const char* kUsage = R"(Usage: parrotscope [COMMAND] [OPTIONS]
-
-Without a command, opens the Parrotscope window on its default experiment.
-
-Commands:
-  presets                          list the bundled experiment presets
-  models [--json]                  list the model families, their options and defaults
-  tasks [--json]                   list the tasks, their options and defaults
-  sample [--task NAME | --preset NAME | --config FILE] [--set KEY=VALUE]...
-         [--count N] [--length D] [--seed S] [--json]
-                                   print generated examples of a task, answers marked
-  config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]
-                                   print the fully resolved configuration as JSON
-  train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
-        [--set KEY=VALUE]...       train and write a run folder (config.json,
-                                   metrics.csv, curves.json, checkpoints/)
-  eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
-                                   accuracy (or in-context error) of a checkpoint
-  sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]
-        [--set KEY=VALUE]...       run a grid of experiments, resumable; or print one
-                                   independent command per unfinished run; --set
-                                   changes every run (e.g. train.steps=100 for a quick look)
-  inspect (--checkpoint FILE | --bundled hard-alibi|mamba | --construction N [--letters K])
-          [--input LETTERS | --length L --seed S [--repeat-ngram]] [--json]
-                                   attention heads on a copy input: n-gram lookup
-                                   scores (n = 1..8) and a label per head
-  inspect ... --figure attention|implicit|state|delta --out FILE [--layer L] [--head H]
-          [--log] [--size WxH]     render a view (default: the strongest lookup head,
-                                   the last block) to PNG, PDF, SVG or CSV
-  inspect ... --figure capacity --out FILE
-                                   the model's state against the bound, its longest copy
-  inspect --construction N --figure construction --out FILE [--lengths 10,50,200]
-          [--samples S]            the construction's accuracy for n-3..n vs the bound
-  info FILE [--json]               what a checkpoint file is (format, architecture, tensors
-                                   with mean/std/min/max, config), whether the app runs it,
-                                   and if not why; exit code 2 when it cannot
-  runs --dir DIR [--json]          list the runs under DIR with their final results
-  runs --dir DIR --table [--at in-range|longest]
-                                   tasks x models graded pass / partial / fail (like
-                                   Park et al.'s Table 1), seeds averaged
-  compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity
-          --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]
-                                   overlay runs as a figure, without a display
-  export --run DIR --figure loss|accuracy|length|efficiency|efficiency-time|icl|capacity|panel|table
-         --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT] [--line-width PT]
-         [--log x|y|xy]            a run's (or every run's under DIR) figure for a paper:
-                                   panel = loss beside accuracy in one figure; table = the
-                                   graded results table as CSV. --dpi, --font-size and
-                                   --line-width also work for compare and inspect --figure
-
-Options:
-  --threads N                      torch threads (default: all cores)
-  --set KEY=VALUE                  override a config field by its dotted path,
-                                   e.g. --set model.layers=4 --set task.max_len=30
-  --match-params N|FAMILY          (config, train) choose model.d_model so the model has
-                                   N parameters, or as many as FAMILY with the same
-                                   settings, e.g. --set model.kind=mamba --match-params transformer
-  --screenshot FILE [--preset NAME] [--set KEY=VALUE]...
-                                   open the window, save it as PNG, exit
-  (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
-                                   open the window on that experiment
-  (no command) --inspect FILE       open the Inspect tab on a checkpoint file
-  (no command) --tab train|experiments|explore|inspect
-                                   open on that tab (default: Explore, or the tab the
-                                   other options show)
-  (no command) --theme system|light|dark
-                                   the window's theme (default: Edit → Preferences; system
-                                   follows the desktop's palette); exports stay white
-  (no command) --layout NAME | --fresh-layout
-                                   open with a layout saved with View → Save layout, or
-                                   with the default one instead of the last session's
-  (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]
-                                   open the Experiments tab on a bundled sweep (its
-                                   figure, or results table, from DIR), optionally run it
-  --version                        print the version
-  --diagnostics                    print versions, BLAS, threads and device
-  --help                           print this help
-)";
-
 QString seconds(double s)
 {
     if (s >= 3600) return QString("%1h%2m").arg(int(s / 3600)).arg(int(s / 60) % 60, 2, 10, QChar('0'));
@@ -178,6 +99,8 @@ ExperimentConfig experimentFrom(Args& a)
 
 TrainControl* g_control = nullptr;
 void onSigint(int) { if (g_control) g_control->cancel = true; }
+
+}  // namespace
 
 int cmdTrain(Args& a)
 {
@@ -291,6 +214,8 @@ int cmdEval(Args& a)
     return 0;
 }
 
+namespace {
+
 QString roleName(Role r)
 {
     switch (r) {
@@ -303,6 +228,8 @@ QString roleName(Role r)
     }
     return "?";
 }
+
+}  // namespace
 
 int cmdTasks(Args& a)
 {
@@ -337,6 +264,8 @@ int cmdTasks(Args& a)
     out() << "choose one with --set task.kind=KIND; parrotscope sample --task KIND shows examples\n";
     return 0;
 }
+
+namespace {
 
 // In-context prompts: one line per pair, x then y (scored pairs marked), or JSON.
 int printVectorSamples(const TaskConfig& t, int count, int length, std::mt19937_64& rng, bool json)
@@ -373,6 +302,8 @@ int printVectorSamples(const TaskConfig& t, int count, int length, std::mt19937_
     if (json) out() << QJsonDocument(all).toJson(QJsonDocument::Compact) << "\n";
     return 0;
 }
+
+}  // namespace
 
 int cmdSample(Args& a)
 {
@@ -424,6 +355,8 @@ int cmdSample(Args& a)
     return 0;
 }
 
+namespace {
+
 // A word as a POSIX shell reads it back: bare when safe, else single-quoted.
 QString shellQuote(const QString& w)
 {
@@ -433,6 +366,8 @@ QString shellQuote(const QString& w)
     q.replace("'", "'\\''");
     return "'" + q + "'";
 }
+
+}  // namespace
 
 int cmdSweep(Args& a)
 {
@@ -481,7 +416,8 @@ int cmdSweep(Args& a)
     return runner.failedCount() == 0 ? 0 : 2;
 }
 
-// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
+namespace {
+
 // "WIDTHxHEIGHT" in pixels, or the defaults when empty.
 std::pair<int, int> parseSize(const QString& size, int width, int height)
 {
@@ -496,7 +432,6 @@ std::pair<int, int> parseSize(const QString& size, int width, int height)
     return {width, height};
 }
 
-// The copy paper's construction measured against its bound (inspect --construction --figure construction).
 // --dpi, --font-size and --line-width of every figure command.
 ExportOptions figureStyle(Args& a)
 {
@@ -507,6 +442,7 @@ ExportOptions figureStyle(Args& a)
     return o;
 }
 
+// The copy paper's construction measured against its bound (inspect --construction --figure construction).
 void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height,
                               const ExportOptions& style)
 {
@@ -524,6 +460,9 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
     for (size_t i = 0; i < c.orders.size(); ++i) out() << "n = " << c.orders[i] << ": " << c.curves[i].summary() << "\n";
 }
 
+}  // namespace
+
+// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
@@ -800,119 +739,56 @@ int cmdRuns(Args& a)
     return 0;
 }
 
-}  // namespace
-
-QString commandOf(const QStringList& args)
+int cmdPresets(Args& a)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "export", "inspect", "info"};
-    // the command is the first argument, after a leading --threads N if there is one; a command's
-    // name later on is a value (--tab train, a file called export), not a command
-    for (qsizetype i = 1; i < args.size(); ++i) {
-        if (args[i] == "--threads") {
-            ++i;
-            continue;
-        }
-        if (args[i].startsWith("--threads=")) continue;
-        return commands.contains(args[i]) ? args[i] : QString();
+    a.done();
+    for (const QString& name : presetNames()) {
+        const ExperimentConfig c = loadPreset(name);
+        // first sentence; "et al." does not end one
+        static const QRegularExpression sentenceEnd("(?<!al)\\.\\s");
+        const QRegularExpressionMatch m = sentenceEnd.match(c.description);
+        const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
+        out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
     }
-    return {};
+    out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
+    for (const QString& name : sweepPresetNames()) {
+        QFile f(sweepPresetFile(name));
+        f.open(QIODevice::ReadOnly);
+        out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
+    }
+    return 0;
 }
 
-bool isHeadless(const QStringList& args)
+int cmdModels(Args& a)
 {
-    for (const QString& a : args.mid(1))
-        if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
-    return !commandOf(args).isEmpty();
+    const bool json = a.flag("--json");
+    a.done();
+    const QJsonArray catalog = modelCatalogJson();
+    if (json) {
+        out() << QJsonDocument(catalog).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    for (const auto v : catalog) {
+        const QJsonObject f = v.toObject();
+        out() << QString("%1  %2\n").arg(f["kind"].toString(), -12).arg(f["description"].toString());
+        QStringList opts;
+        const QJsonObject o = f["options"].toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            opts << QString("%1=%2").arg(it.key(), QString::fromUtf8(QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
+        out() << QString(14, ' ') << "options: " << opts.join(" ") << "\n";
+        for (const auto p : f["positions"].toArray())
+            out() << QString(14, ' ') << QString("positions=%1: %2\n").arg(p.toObject()["positions"].toString(), p.toObject()["description"].toString());
+    }
+    out() << "choose one with --set model.kind=KIND (and its options with --set model.OPTION=VALUE)\n";
+    return 0;
 }
 
-int runCli(QStringList argv)
+int cmdConfig(Args& a)
 {
-    try {
-        Args a(argv.mid(1));
-        const int threads = a.integer("--threads", 0, 0, 4096);
-        configureThreads(threads);
-        if (a.flag("--help") || a.flag("-h")) {
-            out() << kUsage;
-            return 0;
-        }
-        if (a.flag("--version")) {
-            out() << "parrotscope " << appVersion() << "\n";
-            return 0;
-        }
-        if (a.flag("--diagnostics")) {
-            a.done();
-            out() << diagnosticsText(diagnostics());
-            return 0;
-        }
-        const QString command = commandOf(argv);
-        QStringList remaining = argv.mid(1);
-        remaining.removeOne(command);
-        Args args(remaining);
-        args.integer("--threads", 0, 0, 4096);
-        if (command == "presets") {
-            args.done();
-            for (const QString& name : presetNames()) {
-                const ExperimentConfig c = loadPreset(name);
-                // first sentence; "et al." does not end one
-                static const QRegularExpression sentenceEnd("(?<!al)\\.\\s");
-                const QRegularExpressionMatch m = sentenceEnd.match(c.description);
-                const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
-                out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
-            }
-            out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
-            for (const QString& name : sweepPresetNames()) {
-                QFile f(sweepPresetFile(name));
-                f.open(QIODevice::ReadOnly);
-                out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
-            }
-            return 0;
-        }
-        if (command == "models") {
-            const bool json = args.flag("--json");
-            args.done();
-            const QJsonArray catalog = modelCatalogJson();
-            if (json) {
-                out() << QJsonDocument(catalog).toJson(QJsonDocument::Indented);
-                return 0;
-            }
-            for (const auto v : catalog) {
-                const QJsonObject f = v.toObject();
-                out() << QString("%1  %2\n").arg(f["kind"].toString(), -12).arg(f["description"].toString());
-                QStringList opts;
-                const QJsonObject o = f["options"].toObject();
-                for (auto it = o.begin(); it != o.end(); ++it)
-                    opts << QString("%1=%2").arg(it.key(), QString::fromUtf8(QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
-                out() << QString(14, ' ') << "options: " << opts.join(" ") << "\n";
-                for (const auto p : f["positions"].toArray())
-                    out() << QString(14, ' ') << QString("positions=%1: %2\n").arg(p.toObject()["positions"].toString(), p.toObject()["description"].toString());
-            }
-            out() << "choose one with --set model.kind=KIND (and its options with --set model.OPTION=VALUE)\n";
-            return 0;
-        }
-        if (command == "config") {
-            const ExperimentConfig c = experimentFrom(args);
-            args.done();
-            out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
-            return 0;
-        }
-        if (command == "tasks") return cmdTasks(args);
-        if (command == "sweep") return cmdSweep(args);
-        if (command == "runs") return cmdRuns(args);
-        if (command == "compare") return cmdCompare(args);
-        if (command == "export") return cmdExport(args);
-        if (command == "sample") return cmdSample(args);
-        if (command == "train") return cmdTrain(args);
-        if (command == "eval") return cmdEval(args);
-        if (command == "inspect") return cmdInspect(args);
-        if (command == "info") return cmdInfo(args);
-        throw Error("no command given (see parrotscope --help)");
-    } catch (const Error& e) {
-        QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        QTextStream(stderr) << "parrotscope: error: " << QString::fromUtf8(e.what()).section('\n', 0, 0) << "\n";
-        return 1;
-    }
+    const ExperimentConfig c = experimentFrom(a);
+    a.done();
+    out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
+    return 0;
 }
 
 }  // namespace parrot
