@@ -122,9 +122,9 @@ QString helpLines(const std::vector<Usage>& usage)
     for (const Usage& u : usage) {
         QStringList lines;
         for (const QString& s : u.synopsis) lines << "  " + s;
-        int first = 0;
-        if (!u.summary.isEmpty() && lines.last().size() <= kColumn - 2) lines.last() = lines.last().leftJustified(kColumn) + u.summary[first++];
-        for (; first < u.summary.size(); ++first) lines << QString(kColumn, ' ') + u.summary[first];
+        QStringList summary = u.summary;
+        if (!summary.isEmpty() && lines.last().size() <= kColumn - 2) lines.last() = lines.last().leftJustified(kColumn) + summary.takeFirst();
+        for (const QString& s : summary) lines << QString(kColumn, ' ') + s;
         text += lines.join('\n') + '\n';
     }
     return text;
@@ -201,7 +201,7 @@ int runCommand(const Command& command, const QStringList& argv)
         QStringList rest = argv.mid(1);
         rest.removeOne(command.name);
         Args args(rest);
-        args.integer("--threads", 0, 0, 4096);  // read above
+        args.integer("--threads", 0, 0, 4096);  // applied above
         return command.run(args);
     } catch (const Error& e) {
         QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";

@@ -1,7 +1,7 @@
-// parrotscope: the window when no command is given, else a headless command (presets, train,
-// export, ...) or --version / --diagnostics / --help. Every command, the window included, is an
-// entry of the command table in app/commands.cpp, which main() dispatches through and `--help`
-// is written from; this file holds the window's entry.
+// parrotscope: the window when no command is given, else one of the headless commands, or
+// --version / --diagnostics / --help. The commands, the window among them, are the entries of
+// the command table (app/commands.cpp), which main() dispatches through and `--help` is written
+// from; this file holds the window's entry.
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
