@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "args.h"
+
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
 #include "constructionview.h"
@@ -24,7 +26,6 @@
 
 #include <QCoreApplication>
 #include <QDir>
-#include <QDirIterator>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QTimer>
@@ -52,161 +53,6 @@ QTextStream& out()
     static QTextStream s(stdout);
     return s;
 }
-
-const char* kUsage = R"(Usage: parrotscope [COMMAND] [OPTIONS]
-
-Without a command, opens the Parrotscope window on its default experiment.
-
-Commands:
-  presets                          list the bundled experiment presets
-  models [--json]                  list the model families, their options and defaults
-  tasks [--json]                   list the tasks, their options and defaults
-  sample [--task NAME | --preset NAME | --config FILE] [--set KEY=VALUE]...
-         [--count N] [--length D] [--seed S] [--json]
-                                   print generated examples of a task, answers marked
-  config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]
-                                   print the fully resolved configuration as JSON
-  train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]
-        [--set KEY=VALUE]...       train and write a run folder (config.json,
-                                   metrics.csv, curves.json, checkpoints/)
-  eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]
-                                   accuracy (or in-context error) of a checkpoint
-  sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]
-        [--set KEY=VALUE]...       run a grid of experiments, resumable; or print one
-                                   independent command per unfinished run; --set
-                                   changes every run (e.g. train.steps=100 for a quick look)
-  inspect (--checkpoint FILE | --bundled hard-alibi|mamba | --construction N [--letters K])
-          [--input LETTERS | --length L --seed S [--repeat-ngram]] [--json]
-                                   attention heads on a copy input: n-gram lookup
-                                   scores (n = 1..8) and a label per head
-  inspect ... --figure attention|implicit|state|delta --out FILE [--layer L] [--head H]
-          [--log] [--size WxH]     render a view (default: the strongest lookup head,
-                                   the last block) to PNG, PDF, SVG or CSV
-  inspect ... --figure capacity --out FILE
-                                   the model's state against the bound, its longest copy
-  inspect --construction N --figure construction --out FILE [--lengths 10,50,200]
-          [--samples S]            the construction's accuracy for n-3..n vs the bound
-  info FILE [--json]               what a checkpoint file is (format, architecture, tensors
-                                   with mean/std/min/max, config), whether the app runs it,
-                                   and if not why; exit code 2 when it cannot
-  runs --dir DIR [--json]          list the runs under DIR with their final results
-  runs --dir DIR --table [--at in-range|longest]
-                                   tasks x models graded pass / partial / fail (like
-                                   Park et al.'s Table 1), seeds averaged
-  compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity
-          --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]
-                                   overlay runs as a figure, without a display
-  export --run DIR --figure loss|accuracy|length|efficiency|efficiency-time|icl|capacity|panel|table
-         --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT] [--line-width PT]
-         [--log x|y|xy]            a run's (or every run's under DIR) figure for a paper:
-                                   panel = loss beside accuracy in one figure; table = the
-                                   graded results table as CSV. --dpi, --font-size and
-                                   --line-width also work for compare and inspect --figure
-
-Options:
-  --threads N                      torch threads (default: all cores)
-  --set KEY=VALUE                  override a config field by its dotted path,
-                                   e.g. --set model.layers=4 --set task.max_len=30
-  --match-params N|FAMILY          (config, train) choose model.d_model so the model has
-                                   N parameters, or as many as FAMILY with the same
-                                   settings, e.g. --set model.kind=mamba --match-params transformer
-  --screenshot FILE [--preset NAME] [--set KEY=VALUE]...
-                                   open the window, save it as PNG, exit
-  (no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]
-                                   open the window on that experiment
-  (no command) --inspect FILE       open the Inspect tab on a checkpoint file
-  (no command) --tab train|experiments|explore|inspect
-                                   open on that tab (default: Explore, or the tab the
-                                   other options show)
-  (no command) --theme system|light|dark
-                                   the window's theme (default: Edit → Preferences; system
-                                   follows the desktop's palette); exports stay white
-  (no command) --layout NAME | --fresh-layout
-                                   open with a layout saved with View → Save layout, or
-                                   with the default one instead of the last session's
-  (no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]
-                                   open the Experiments tab on a bundled sweep (its
-                                   figure, or results table, from DIR), optionally run it
-  --version                        print the version
-  --diagnostics                    print versions, BLAS, threads and device
-  --help                           print this help
-)";
-
-// A small strict parser: every option must be consumed, or it is an error.
-class Args {
-public:
-    explicit Args(QStringList a) : m_args(std::move(a)) {}
-    bool flag(const QString& name) { return m_args.removeAll(name) > 0; }
-    // Every value of a repeatable option (`--name VALUE` or `--name=VALUE`), in order.
-    QStringList values(const QString& name)
-    {
-        QStringList all;
-        for (qsizetype i = 0; i < m_args.size();) {
-            if (m_args[i] == name) {
-                if (i + 1 >= m_args.size() || m_args[i + 1].startsWith("--"))
-                    throw Error(QString("%1: expects a value").arg(name));
-                all << m_args[i + 1];
-                m_args.remove(i, 2);
-            } else if (m_args[i].startsWith(name + "=")) {
-                all << m_args[i].mid(name.size() + 1);
-                m_args.remove(i);
-            } else {
-                ++i;
-            }
-        }
-        return all;
-    }
-    // `--name A B C`: the words after the option up to the next option.
-    QStringList list(const QString& name)
-    {
-        QStringList all;
-        const qsizetype i = m_args.indexOf(name);
-        if (i < 0) return all;
-        qsizetype j = i + 1;
-        while (j < m_args.size() && !m_args[j].startsWith("--")) all << m_args[j++];
-        if (all.isEmpty()) throw Error(QString("%1: expects one or more values").arg(name));
-        m_args.remove(i, j - i);
-        return all;
-    }
-    // The first word that is not an option (a file name), removed; "" when there is none.
-    QString positional()
-    {
-        for (qsizetype i = 0; i < m_args.size(); ++i)
-            if (!m_args[i].startsWith("--")) return m_args.takeAt(i);
-        return {};
-    }
-    QString value(const QString& name)
-    {
-        const QStringList all = values(name);
-        if (all.size() > 1) throw Error(QString("%1: given %2 times, expected once").arg(name).arg(all.size()));
-        return all.isEmpty() ? QString() : all.first();
-    }
-    double number(const QString& name, double fallback, double lo, double hi)
-    {
-        const QString v = value(name);
-        if (v.isNull()) return fallback;
-        bool ok = false;
-        const double x = v.toDouble(&ok);
-        if (!ok || !(x >= lo && x <= hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
-        return x;
-    }
-    int integer(const QString& name, int fallback, int lo, int hi)
-    {
-        const QString v = value(name);
-        if (v.isNull()) return fallback;
-        bool ok = false;
-        const int n = v.toInt(&ok);
-        if (!ok || n < lo || n > hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
-        return n;
-    }
-    void done()
-    {
-        if (!m_args.isEmpty()) throw Error(QString("unexpected argument '%1' (see parrotscope --help)").arg(m_args.first()));
-    }
-
-private:
-    QStringList m_args;
-};
 
 QString seconds(double s)
 {
@@ -253,6 +99,8 @@ ExperimentConfig experimentFrom(Args& a)
 
 TrainControl* g_control = nullptr;
 void onSigint(int) { if (g_control) g_control->cancel = true; }
+
+}  // namespace
 
 int cmdTrain(Args& a)
 {
@@ -366,6 +214,8 @@ int cmdEval(Args& a)
     return 0;
 }
 
+namespace {
+
 QString roleName(Role r)
 {
     switch (r) {
@@ -378,6 +228,8 @@ QString roleName(Role r)
     }
     return "?";
 }
+
+}  // namespace
 
 int cmdTasks(Args& a)
 {
@@ -412,6 +264,8 @@ int cmdTasks(Args& a)
     out() << "choose one with --set task.kind=KIND; parrotscope sample --task KIND shows examples\n";
     return 0;
 }
+
+namespace {
 
 // In-context prompts: one line per pair, x then y (scored pairs marked), or JSON.
 int printVectorSamples(const TaskConfig& t, int count, int length, std::mt19937_64& rng, bool json)
@@ -448,6 +302,8 @@ int printVectorSamples(const TaskConfig& t, int count, int length, std::mt19937_
     if (json) out() << QJsonDocument(all).toJson(QJsonDocument::Compact) << "\n";
     return 0;
 }
+
+}  // namespace
 
 int cmdSample(Args& a)
 {
@@ -499,6 +355,8 @@ int cmdSample(Args& a)
     return 0;
 }
 
+namespace {
+
 // A word as a POSIX shell reads it back: bare when safe, else single-quoted.
 QString shellQuote(const QString& w)
 {
@@ -508,6 +366,8 @@ QString shellQuote(const QString& w)
     q.replace("'", "'\\''");
     return "'" + q + "'";
 }
+
+}  // namespace
 
 int cmdSweep(Args& a)
 {
@@ -556,7 +416,8 @@ int cmdSweep(Args& a)
     return runner.failedCount() == 0 ? 0 : 2;
 }
 
-// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
+namespace {
+
 // "WIDTHxHEIGHT" in pixels, or the defaults when empty.
 std::pair<int, int> parseSize(const QString& size, int width, int height)
 {
@@ -571,7 +432,6 @@ std::pair<int, int> parseSize(const QString& size, int width, int height)
     return {width, height};
 }
 
-// The copy paper's construction measured against its bound (inspect --construction --figure construction).
 // --dpi, --font-size and --line-width of every figure command.
 ExportOptions figureStyle(Args& a)
 {
@@ -582,6 +442,7 @@ ExportOptions figureStyle(Args& a)
     return o;
 }
 
+// The copy paper's construction measured against its bound (inspect --construction --figure construction).
 void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height,
                               const ExportOptions& style)
 {
@@ -599,6 +460,9 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
     for (size_t i = 0; i < c.orders.size(); ++i) out() << "n = " << c.orders[i] << ": " << c.curves[i].summary() << "\n";
 }
 
+}  // namespace
+
+// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
@@ -652,11 +516,7 @@ int cmdInspect(Args& a)
         RunRecord run;
         run.dir = subject.name();
         run.config = subject.model().config();
-        const TaskConfig& t = run.config.task;
-        std::vector<int> lengths = t.evalLengths;
-        if (std::find(lengths.begin(), lengths.end(), t.maxLen) == lengths.end()) lengths.push_back(t.maxLen);
-        std::sort(lengths.begin(), lengths.end());
-        run.curves.push_back(subject.model().evaluate(lengths, samples, static_cast<unsigned long long>(seed)));
+        run.curves.push_back(subject.model().evaluate(evaluationLengths(run.config.task), samples, static_cast<unsigned long long>(seed)));
         run.status = "finished";
         renderComparison({run}, "capacity", outFile, width, height, {}, style);
         out() << subject.name() << ": " << run.curves.back().summary() << "\n";
@@ -819,16 +679,11 @@ int cmdExport(Args& a)
         QCustomPlot loss, eval;
         loss.setObjectName("loss");
         eval.setObjectName(icl ? "icl" : "length");
-        const QString lossCsv = drawComparison(loss, runs, "loss", options), evalCsv = drawComparison(eval, runs, icl ? "icl" : "length", options);
-        if (outFile.endsWith(".csv", Qt::CaseInsensitive)) {
-            QString csv = "plot,series,x,y,std\n";
-            for (const auto& [name, body] : {std::pair{QString("loss"), lossCsv}, std::pair{eval.objectName(), evalCsv}})
-                for (const QString& line : body.split('\n', Qt::SkipEmptyParts).mid(1)) csv += name + "," + line + "\n";
-            writeTextFile(outFile, csv, "the figure");
-        } else {
-            exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
-                        outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());
-        }
+        drawComparison(loss, runs, "loss", options);
+        drawComparison(eval, runs, eval.objectName(), options);
+        // CSV too: the schema of every figure of several plots (plot,series,x,y,value)
+        exportPlots({{&loss, QRect(0, 0, width / 2, height), "loss"}, {&eval, QRect(width / 2, 0, width - width / 2, height), eval.objectName()}},
+                    outFile, style, "Parrotscope: " + QFileInfo(dir).fileName());
     } else {
         renderComparison(runs, figure == "accuracy" ? "length" : figure, outFile, width, height, options, style);
     }
@@ -854,24 +709,16 @@ int cmdRuns(Args& a)
         out() << t.toText() << "\n" << gradeRules() << "\n";
         return 0;
     }
+    int skipped = 0;
     QJsonArray all;
-    QDirIterator it(dir, {"config.json"}, QDir::Files, QDirIterator::Subdirectories);
-    QStringList found;
-    while (it.hasNext()) found << it.next();
-    found.sort();
-    for (const QString& cfgPath : found) {
-        QFile f(cfgPath);
-        if (!f.open(QIODevice::ReadOnly)) continue;
-        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
-        if (!doc.contains("parrotscope_run")) continue;  // a sweep's configs/, or something else
-        const QString runDir = QFileInfo(cfgPath).absolutePath();
-        const QJsonObject e = doc["experiment"].toObject();
-        QFile r(QDir(runDir).filePath("result.json"));
-        const QJsonObject result = r.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(r.readAll()).object() : QJsonObject();
-        all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(runDir)}, {"task", e["task"].toObject()["kind"]},
-                               {"model", e["model"].toObject()["kind"]}, {"positions", e["model"].toObject()["positions"]},
-                               {"seed", e["seed"]}, {"steps", result["step"]},
-                               {"status", result.isEmpty() ? QJsonValue("unfinished") : result["status"]},
+    for (const RunRecord& r : loadRunsUnder(dir, &skipped)) {
+        // the step and final evaluation as result.json has them (a run stopped early has no final curve)
+        QFile f(QDir(r.dir).filePath("result.json"));
+        const QJsonObject result = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(r.dir)}, {"task", r.config.task.kind},
+                               {"model", r.config.model.kind}, {"positions", r.config.model.positions},
+                               {"seed", r.config.seed}, {"steps", result["step"]},
+                               {"status", r.status.isEmpty() ? QString("unfinished") : r.status},
                                {"final", result["final"]}});
     }
     if (json) {
@@ -888,123 +735,60 @@ int cmdRuns(Args& a)
                      .arg(model, -22).arg(o["seed"].toInt()).arg(o["status"].toString(), -10)
                      .arg(o["final"].toObject()["summary"].toString());
     }
-    out() << all.size() << " runs\n";
+    out() << all.size() << " runs" << (skipped ? QString(", %1 unreadable skipped").arg(skipped) : QString()) << "\n";
     return 0;
 }
 
-}  // namespace
-
-QString commandOf(const QStringList& args)
+int cmdPresets(Args& a)
 {
-    static const QStringList commands = {"train", "eval", "config", "presets", "models", "tasks", "sample", "sweep", "runs", "compare", "export", "inspect", "info"};
-    // the command is the first argument, after a leading --threads N if there is one; a command's
-    // name later on is a value (--tab train, a file called export), not a command
-    for (qsizetype i = 1; i < args.size(); ++i) {
-        if (args[i] == "--threads") {
-            ++i;
-            continue;
-        }
-        if (args[i].startsWith("--threads=")) continue;
-        return commands.contains(args[i]) ? args[i] : QString();
+    a.done();
+    for (const QString& name : presetNames()) {
+        const ExperimentConfig c = loadPreset(name);
+        // first sentence; "et al." does not end one
+        static const QRegularExpression sentenceEnd("(?<!al)\\.\\s");
+        const QRegularExpressionMatch m = sentenceEnd.match(c.description);
+        const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
+        out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
     }
-    return {};
+    out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
+    for (const QString& name : sweepPresetNames()) {
+        QFile f(sweepPresetFile(name));
+        f.open(QIODevice::ReadOnly);
+        out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
+    }
+    return 0;
 }
 
-bool isHeadless(const QStringList& args)
+int cmdModels(Args& a)
 {
-    for (const QString& a : args.mid(1))
-        if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
-    return !commandOf(args).isEmpty();
+    const bool json = a.flag("--json");
+    a.done();
+    const QJsonArray catalog = modelCatalogJson();
+    if (json) {
+        out() << QJsonDocument(catalog).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    for (const auto v : catalog) {
+        const QJsonObject f = v.toObject();
+        out() << QString("%1  %2\n").arg(f["kind"].toString(), -12).arg(f["description"].toString());
+        QStringList opts;
+        const QJsonObject o = f["options"].toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            opts << QString("%1=%2").arg(it.key(), QString::fromUtf8(QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
+        out() << QString(14, ' ') << "options: " << opts.join(" ") << "\n";
+        for (const auto p : f["positions"].toArray())
+            out() << QString(14, ' ') << QString("positions=%1: %2\n").arg(p.toObject()["positions"].toString(), p.toObject()["description"].toString());
+    }
+    out() << "choose one with --set model.kind=KIND (and its options with --set model.OPTION=VALUE)\n";
+    return 0;
 }
 
-int runCli(QStringList argv)
+int cmdConfig(Args& a)
 {
-    try {
-        Args a(argv.mid(1));
-        const int threads = a.integer("--threads", 0, 0, 4096);
-        configureThreads(threads);
-        if (a.flag("--help") || a.flag("-h")) {
-            out() << kUsage;
-            return 0;
-        }
-        if (a.flag("--version")) {
-            out() << "parrotscope " << appVersion() << "\n";
-            return 0;
-        }
-        if (a.flag("--diagnostics")) {
-            a.done();
-            out() << diagnosticsText(diagnostics());
-            return 0;
-        }
-        const QString command = commandOf(argv);
-        QStringList remaining = argv.mid(1);
-        remaining.removeOne(command);
-        Args args(remaining);
-        args.integer("--threads", 0, 0, 4096);
-        if (command == "presets") {
-            args.done();
-            for (const QString& name : presetNames()) {
-                const ExperimentConfig c = loadPreset(name);
-                // first sentence; "et al." does not end one
-                static const QRegularExpression sentenceEnd("(?<!al)\\.\\s");
-                const QRegularExpressionMatch m = sentenceEnd.match(c.description);
-                const QString first = m.hasMatch() ? c.description.left(m.capturedStart() + 1) : c.description;
-                out() << QString("%1  %2").arg(name, -18).arg(first) << (name == defaultPresetName() ? "  [default]" : "") << "\n";
-            }
-            out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
-            for (const QString& name : sweepPresetNames()) {
-                QFile f(sweepPresetFile(name));
-                f.open(QIODevice::ReadOnly);
-                out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
-            }
-            return 0;
-        }
-        if (command == "models") {
-            const bool json = args.flag("--json");
-            args.done();
-            const QJsonArray catalog = modelCatalogJson();
-            if (json) {
-                out() << QJsonDocument(catalog).toJson(QJsonDocument::Indented);
-                return 0;
-            }
-            for (const auto v : catalog) {
-                const QJsonObject f = v.toObject();
-                out() << QString("%1  %2\n").arg(f["kind"].toString(), -12).arg(f["description"].toString());
-                QStringList opts;
-                const QJsonObject o = f["options"].toObject();
-                for (auto it = o.begin(); it != o.end(); ++it)
-                    opts << QString("%1=%2").arg(it.key(), QString::fromUtf8(QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact)).mid(1).chopped(1));
-                out() << QString(14, ' ') << "options: " << opts.join(" ") << "\n";
-                for (const auto p : f["positions"].toArray())
-                    out() << QString(14, ' ') << QString("positions=%1: %2\n").arg(p.toObject()["positions"].toString(), p.toObject()["description"].toString());
-            }
-            out() << "choose one with --set model.kind=KIND (and its options with --set model.OPTION=VALUE)\n";
-            return 0;
-        }
-        if (command == "config") {
-            const ExperimentConfig c = experimentFrom(args);
-            args.done();
-            out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
-            return 0;
-        }
-        if (command == "tasks") return cmdTasks(args);
-        if (command == "sweep") return cmdSweep(args);
-        if (command == "runs") return cmdRuns(args);
-        if (command == "compare") return cmdCompare(args);
-        if (command == "export") return cmdExport(args);
-        if (command == "sample") return cmdSample(args);
-        if (command == "train") return cmdTrain(args);
-        if (command == "eval") return cmdEval(args);
-        if (command == "inspect") return cmdInspect(args);
-        if (command == "info") return cmdInfo(args);
-        throw Error("no command given (see parrotscope --help)");
-    } catch (const Error& e) {
-        QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        QTextStream(stderr) << "parrotscope: error: " << QString::fromUtf8(e.what()).section('\n', 0, 0) << "\n";
-        return 1;
-    }
+    const ExperimentConfig c = experimentFrom(a);
+    a.done();
+    out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);
+    return 0;
 }
 
 }  // namespace parrot

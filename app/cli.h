@@ -1,16 +1,25 @@
-// Headless subcommands: the same core as the GUI, no display needed.
+// What the command table (commands.cpp) runs: one function per headless command, on the same
+// core as the window (cli.cpp), and the window itself (main.cpp). Each reads its options from
+// `a`, calls a.done() so that an option it does not know is an error, and returns the exit code.
 #pragma once
-
-#include <QStringList>
 
 namespace parrot {
 
-// True when argv asks for a headless command rather than the window.
-bool isHeadless(const QStringList& args);
-// The command of a command line ("train", "export", …): its first argument after a leading
-// --threads N; "" when there is none (the window opens).
-QString commandOf(const QStringList& args);
-// Runs it; returns the process exit code. Errors are one line on stderr.
-int runCli(QStringList args);
+class Args;
+
+int cmdPresets(Args& a);
+int cmdModels(Args& a);
+int cmdTasks(Args& a);
+int cmdSample(Args& a);
+int cmdConfig(Args& a);
+int cmdTrain(Args& a);
+int cmdEval(Args& a);
+int cmdSweep(Args& a);
+int cmdInspect(Args& a);
+int cmdInfo(Args& a);
+int cmdRuns(Args& a);
+int cmdCompare(Args& a);
+int cmdExport(Args& a);
+int runWindow(Args& a);
 
 }  // namespace parrot

@@ -1,7 +1,10 @@
-// parrotscope: the window by default; headless subcommands when asked (presets, models, tasks,
-// sample, config, train, eval, sweep, inspect, info, runs, compare, export; app/cli.cpp, whose
-// usage text is `--help`), and --version / --diagnostics, without touching the display.
+// parrotscope: the window when no command is given, else one of the headless commands, or
+// --version / --diagnostics / --help. The commands, the window among them, are the entries of
+// the command table (app/commands.cpp), which main() dispatches through and `--help` is written
+// from; this file holds the window's entry.
+#include "args.h"
 #include "cli.h"
+#include "commands.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "settingspanel.h"
@@ -13,6 +16,7 @@
 #include "version.h"
 
 #include <QApplication>
+#include <QFileInfo>
 #include <QIcon>
 #include <QSettings>
 #include <QTextStream>
@@ -23,93 +27,63 @@
 
 #include <unistd.h>
 
-namespace {
+namespace parrot {
 
-int runGui(int argc, char** argv, const QStringList& args)
+int runWindow(Args& a)
 {
-    QApplication app(argc, argv);
     QApplication::setApplicationName("Parrotscope");
     QApplication::setOrganizationName("Parrotscope");
-    QApplication::setApplicationVersion(parrot::appVersion());
+    QApplication::setApplicationVersion(appVersion());
     QApplication::setDesktopFileName("io.github.parrotscope.Parrotscope");  // matches the installed .desktop entry
     QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
-    QString preset, screenshot, checkpoint, error;
-    QStringList sets;
-    int threads = QSettings().value("threads", 0).toInt();
+    const int threads = a.integer("--threads", QSettings().value("threads", 0).toInt(), 0, 4096);
+    const QString preset = a.value("--preset");
+    const QStringList sets = a.values("--set");
+    const QString screenshot = a.value("--screenshot");
+    const bool train = a.flag("--train");
+    const QString experiment = a.value("--experiment");
+    const QString sweepDir = a.value("--sweep-dir");
+    const bool runSweep = a.flag("--run-sweep");
+    const bool resultsTable = a.flag("--results-table");
+    QString tab = a.value("--tab");
+    const QString inspectFile = a.value("--inspect");
+    QString theme = a.value("--theme");
+    if (theme.isNull()) theme = QSettings().value("theme", "system").toString();
+    const QString layout = a.value("--layout");
+    const bool restore = !a.flag("--fresh-layout");
+    const QString stepText = a.value("--screenshot-at-step");
+    const QString checkpoint = a.positional();
+    a.done();
     long long screenshotStep = -1;
-    bool train = false, runSweep = false, resultsTable = false;
-    QString experiment, sweepDir, tab, inspectFile, layout;
-    QString theme = QSettings().value("theme", "system").toString();
-    bool restore = true;
-    for (qsizetype i = 1; i < args.size(); ++i) {
-        const QString& a = args[i];
-        auto next = [&]() -> QString {
-            if (i + 1 >= args.size()) { error = a + ": expects a value"; return {}; }
-            return args[++i];
-        };
-        if (a == "--preset") preset = next();
-        else if (a == "--set") sets << next();
-        else if (a == "--screenshot") screenshot = next();
-        else if (a == "--threads") {
-            bool ok = false;
-            threads = next().toInt(&ok);
-            if (!ok || threads < 0) error = "--threads: expected a non-negative integer";
-        } else if (a == "--train") train = true;
-        else if (a == "--experiment") experiment = next();
-        else if (a == "--sweep-dir") sweepDir = next();
-        else if (a == "--run-sweep") runSweep = true;
-        else if (a == "--results-table") resultsTable = true;
-        else if (a == "--tab") tab = next();
-        else if (a == "--inspect") inspectFile = next();
-        else if (a == "--theme") theme = next();
-        else if (a == "--layout") layout = next();
-        else if (a == "--fresh-layout") restore = false;
-        else if (a == "--screenshot-at-step") {
-            bool ok = false;
-            screenshotStep = next().toLongLong(&ok);
-            if (!ok || screenshotStep < 0) error = "--screenshot-at-step: expected a step number";
-        } else if (!a.startsWith("--") && checkpoint.isEmpty()) checkpoint = a;
-        else error = QString("unexpected argument '%1' (see parrotscope --help)").arg(a);
-        if (!error.isEmpty()) break;
+    if (!stepText.isNull()) {
+        bool ok = false;
+        screenshotStep = stepText.toLongLong(&ok);
+        if (!ok || screenshotStep < 0) throw Error("--screenshot-at-step: expected a step number");
     }
-    if (error.isEmpty() && !preset.isEmpty() && !parrot::presetNames().contains(preset))
-        error = QString("unknown preset '%1' (available: %2)").arg(preset, parrot::presetNames().join(", "));
-    if (error.isEmpty() && !experiment.isEmpty() && !parrot::sweepPresetNames().contains(experiment))
-        error = QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, parrot::sweepPresetNames().join(", "));
-    if (error.isEmpty() && (!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
-        error = "--sweep-dir, --run-sweep and --results-table need --experiment NAME";
-    if (error.isEmpty() && !tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect")
-        error = QString("--tab: expected train, experiments, explore or inspect, not '%1'").arg(tab);
-    if (error.isEmpty() && theme != "system" && theme != "light" && theme != "dark")
-        error = QString("--theme: expected system, light or dark, not '%1'").arg(theme);
-    if (!error.isEmpty()) {
-        QTextStream(stderr) << "parrotscope: error: " << error << "\n";
-        return 1;
-    }
-    parrot::ExperimentConfig config;
-    if (error.isEmpty()) {
-        try {
-            config = parrot::loadPreset(preset.isEmpty() ? parrot::defaultPresetName() : preset);
-            parrot::applyOverrides(config, sets);
-        } catch (const parrot::Error& e) {
-            error = e.message();
-        }
-    }
-    if (!error.isEmpty()) {
-        QTextStream(stderr) << "parrotscope: error: " << error << "\n";
-        return 1;
-    }
-    parrot::configureThreads(threads);
+    // a word that is neither a command nor a file is most likely a mistyped command
+    if (!checkpoint.isEmpty() && !QFileInfo::exists(checkpoint))
+        throw Error(QString("%1: no such command or file (see parrotscope --help)").arg(checkpoint));
+    if (!preset.isEmpty() && !presetNames().contains(preset))
+        throw Error(QString("unknown preset '%1' (available: %2)").arg(preset, presetNames().join(", ")));
+    if (!experiment.isEmpty() && !sweepPresetNames().contains(experiment))
+        throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, sweepPresetNames().join(", ")));
+    if ((!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
+        throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
+    if (!tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect")
+        throw Error(QString("--tab: expected train, experiments, explore or inspect, not '%1'").arg(tab));
+    if (theme != "system" && theme != "light" && theme != "dark")
+        throw Error(QString("--theme: expected system, light or dark, not '%1'").arg(theme));
+    ExperimentConfig config = loadPreset(preset.isEmpty() ? defaultPresetName() : preset);
+    applyOverrides(config, sets);
+    configureThreads(threads);
 
-    parrot::MainWindow::applyTheme(theme);
-    parrot::MainWindow window;
+    MainWindow::applyTheme(theme);
+    MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)
     const bool restored = restore && screenshot.isEmpty() && window.restoreSession();
-    if (!layout.isEmpty() && !window.restoreLayout(layout)) {
-        QTextStream(stderr) << "parrotscope: error: no saved layout '" << layout << "' (saved: " << window.savedLayouts().join(", ") << ")\n";
-        return 1;
-    }
+    if (!layout.isEmpty() && !window.restoreLayout(layout))
+        throw Error(QString("no saved layout '%1' (saved: %2)").arg(layout, window.savedLayouts().join(", ")));
     window.loadPreset(config.name);
     if (!sets.isEmpty()) window.settings()->setConfig(config);
     if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
@@ -158,25 +132,24 @@ int runGui(int argc, char** argv, const QStringList& args)
     } else if (!QSettings().value("welcomed", false).toBool() && qEnvironmentVariableIsEmpty("CI")) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
     }
-    return app.exec();
+    return QApplication::exec();
 }
 
-}  // namespace
+}  // namespace parrot
 
 int main(int argc, char** argv)
 {
     parrot::restartWithLibrarySettings(argv);  // OpenMP and OpenBLAS read theirs when they load
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
-    const QString command = parrot::commandOf(args);
-    if (command == "compare" || command == "export" || (command == "inspect" && args.contains("--figure"))) {  // draws figures: widgets, but never a window
-        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-        QApplication app(argc, argv);
-        return parrot::runCli(args);
-    }
-    if (parrot::isHeadless(args)) {
+    const parrot::Command& command = parrot::commandFor(args);
+    const parrot::Widgets widgets = parrot::widgetsFor(command, args);
+    if (widgets == parrot::Widgets::None) {
         QCoreApplication app(argc, argv);
-        return parrot::runCli(args);
+        return parrot::runCommand(command, args);
     }
-    return runGui(argc, argv, args);
+    // figures are drawn with widgets, but never shown
+    if (widgets == parrot::Widgets::Figures && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    return parrot::runCommand(command, args);
 }

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <QDateTime>
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
@@ -39,6 +40,52 @@ private slots:
         for (const char* word : {"Qt:", "LibTorch:", "BLAS:", "Device:"}) QVERIFY2(d.out.contains(word), word);
         QVERIFY2(d.out.contains("Threads:  1 of"), qPrintable(d.out));
         QVERIFY(run({"--diagnostics"}).out.contains(QString("Threads:  %1 of").arg(QThread::idealThreadCount())));
+    }
+
+    // The command table (app/commands.cpp) is what --help lists and what runs: each command in
+    // the help reaches its own strict parser, and the README's "Command line" examples name
+    // exactly those commands.
+    void everyCommandIsInTheHelpAndTheReadme()
+    {
+        const Result h = run({"--help"});
+        QCOMPARE(h.code, 0);
+        const QString commandsPart = h.out.section("\nCommands:\n", 1).section("\n\nOptions:\n", 0, 0);
+        QStringList inHelp;
+        static const QRegularExpression commandLine("^  ([a-z]+)\\b");
+        for (const QString& line : commandsPart.split('\n')) {
+            const QRegularExpressionMatch m = commandLine.match(line);
+            if (m.hasMatch() && !inHelp.contains(m.captured(1))) inHelp << m.captured(1);
+        }
+        QVERIFY2(inHelp.size() >= 13, qPrintable(h.out));
+        for (const QString& name : inHelp)
+            expectError(run({name, "--no-such-option"}), "unexpected argument '--no-such-option'");
+
+        QFile readme(QStringLiteral(PARROT_SOURCE_DIR) + "/README.md");
+        QVERIFY(readme.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QString text = QString::fromUtf8(readme.readAll());
+        const qsizetype section = text.indexOf("\n## Command line\n");
+        QVERIFY(section >= 0);
+        const qsizetype begin = text.indexOf("```sh\n", section);
+        const qsizetype end = text.indexOf("\n```", begin + 1);
+        QVERIFY(begin >= 0 && end > begin);
+        QStringList inReadme;
+        for (const QString& line : text.mid(begin, end - begin).split('\n')) {
+            const QStringList words = line.split(' ', Qt::SkipEmptyParts);
+            if (words.size() > 1 && words[0] == "parrotscope" && !words[1].startsWith('-') && !inReadme.contains(words[1]))
+                inReadme << words[1];
+        }
+        for (const QString& name : inReadme) QVERIFY2(inHelp.contains(name), qPrintable("README names an unknown command: " + name));
+        for (const QString& name : inHelp) QVERIFY2(inReadme.contains(name), qPrintable("README's Command line lacks: " + name));
+    }
+
+    // A mistyped command or option is a one-line error, never a window.
+    void unknownCommandsAndOptionsAreOneLineErrors()
+    {
+        expectError(run({"trian", "--preset", "copy-tiny"}), "trian: no such command or file");
+        expectError(run({"--no-such-option"}), "unexpected argument '--no-such-option'");
+        expectError(run({"--threads", "2", "--preset"}), "--preset: expects a value");
+        expectError(run({"--tab", "plots"}), "--tab: expected train, experiments, explore or inspect");
+        expectError(run({"--threads", "many"}), "--threads: expected an integer");
     }
 
     void presetsAreListed()

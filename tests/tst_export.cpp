@@ -420,7 +420,7 @@ private slots:
                 if (ext == "csv") {
                     const QStringList rows = readText(out).split('\n', Qt::SkipEmptyParts);
                     QVERIFY(rows.size() > 1);
-                    QCOMPARE(rows.first(), figure == "panel" ? QString("plot,series,x,y,std") : QString("series,x,y,std"));
+                    QCOMPARE(rows.first(), figure == "panel" ? QString("plot,series,x,y,value") : QString("series,x,y,std"));
                 }
             }
         r = test::runCli({"export", "--run", run, "--figure", "table", "--out", path("table.csv")});

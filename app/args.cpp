@@ -1,0 +1,76 @@
+#include "args.h"
+
+#include "error.h"
+
+namespace parrot {
+
+QStringList Args::values(const QString& name)
+{
+    QStringList all;
+    for (qsizetype i = 0; i < m_args.size();) {
+        if (m_args[i] == name) {
+            if (i + 1 >= m_args.size() || m_args[i + 1].startsWith("--")) throw Error(QString("%1: expects a value").arg(name));
+            all << m_args[i + 1];
+            m_args.remove(i, 2);
+        } else if (m_args[i].startsWith(name + "=")) {
+            all << m_args[i].mid(name.size() + 1);
+            m_args.remove(i);
+        } else {
+            ++i;
+        }
+    }
+    return all;
+}
+
+QString Args::value(const QString& name)
+{
+    const QStringList all = values(name);
+    if (all.size() > 1) throw Error(QString("%1: given %2 times, expected once").arg(name).arg(all.size()));
+    return all.isEmpty() ? QString() : all.first();
+}
+
+QStringList Args::list(const QString& name)
+{
+    QStringList all;
+    const qsizetype i = m_args.indexOf(name);
+    if (i < 0) return all;
+    qsizetype j = i + 1;
+    while (j < m_args.size() && !m_args[j].startsWith("--")) all << m_args[j++];
+    if (all.isEmpty()) throw Error(QString("%1: expects one or more values").arg(name));
+    m_args.remove(i, j - i);
+    return all;
+}
+
+QString Args::positional()
+{
+    for (qsizetype i = 0; i < m_args.size(); ++i)
+        if (!m_args[i].startsWith("--")) return m_args.takeAt(i);
+    return {};
+}
+
+double Args::number(const QString& name, double fallback, double lo, double hi)
+{
+    const QString v = value(name);
+    if (v.isNull()) return fallback;
+    bool ok = false;
+    const double x = v.toDouble(&ok);
+    if (!ok || !(x >= lo && x <= hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+    return x;
+}
+
+int Args::integer(const QString& name, int fallback, int lo, int hi)
+{
+    const QString v = value(name);
+    if (v.isNull()) return fallback;
+    bool ok = false;
+    const int n = v.toInt(&ok);
+    if (!ok || n < lo || n > hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+    return n;
+}
+
+void Args::done() const
+{
+    if (!m_args.isEmpty()) throw Error(QString("unexpected argument '%1' (see parrotscope --help)").arg(m_args.first()));
+}
+
+}  // namespace parrot

@@ -1,0 +1,215 @@
+#include "commands.h"
+
+#include "args.h"
+#include "cli.h"
+#include "diagnostics.h"
+#include "error.h"
+#include "version.h"
+
+#include <QTextStream>
+
+#include <algorithm>
+
+namespace parrot {
+
+const std::vector<Command>& commands()
+{
+    static const std::vector<Command> table{
+        {"presets", {{{"presets"}, {"list the bundled experiment presets"}}}, Widgets::None, cmdPresets},
+        {"models", {{{"models [--json]"}, {"list the model families, their options and defaults"}}}, Widgets::None, cmdModels},
+        {"tasks", {{{"tasks [--json]"}, {"list the tasks, their options and defaults"}}}, Widgets::None, cmdTasks},
+        {"sample",
+         {{{"sample [--task NAME | --preset NAME | --config FILE] [--set KEY=VALUE]...",
+            "       [--count N] [--length D] [--seed S] [--json]"},
+           {"print generated examples of a task, answers marked"}}},
+         Widgets::None, cmdSample},
+        {"config",
+         {{{"config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]"},
+           {"print the fully resolved configuration as JSON"}}},
+         Widgets::None, cmdConfig},
+        {"train",
+         {{{"train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]", "      [--set KEY=VALUE]..."},
+           {"train and write a run folder (config.json,", "metrics.csv, curves.json, checkpoints/)"}}},
+         Widgets::None, cmdTrain},
+        {"eval",
+         {{{"eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]"},
+           {"accuracy (or in-context error) of a checkpoint"}}},
+         Widgets::None, cmdEval},
+        {"sweep",
+         {{{"sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]", "      [--set KEY=VALUE]..."},
+           {"run a grid of experiments, resumable; or print one", "independent command per unfinished run; --set",
+            "changes every run (e.g. train.steps=100 for a quick look)"}}},
+         Widgets::None, cmdSweep},
+        {"inspect",
+         {{{"inspect (--checkpoint FILE | --bundled hard-alibi|mamba | --construction N [--letters K])",
+            "        [--input LETTERS | --length L --seed S [--repeat-ngram]] [--json]"},
+           {"attention heads on a copy input: n-gram lookup", "scores (n = 1..8) and a label per head"}},
+          {{"inspect ... --figure attention|implicit|state|delta --out FILE [--layer L] [--head H]", "        [--log] [--size WxH]"},
+           {"render a view (default: the strongest lookup head,", "the last block) to PNG, PDF, SVG or CSV"}},
+          {{"inspect ... --figure capacity --out FILE"}, {"the model's state against the bound, its longest copy"}},
+          {{"inspect --construction N --figure construction --out FILE [--lengths 10,50,200]", "        [--samples S]"},
+           {"the construction's accuracy for n-3..n vs the bound"}}},
+         Widgets::FigureOption, cmdInspect},
+        {"info",
+         {{{"info FILE [--json]"},
+           {"what a checkpoint file is (format, architecture, tensors", "with mean/std/min/max, config), whether the app runs it,",
+            "and if not why; exit code 2 when it cannot"}}},
+         Widgets::None, cmdInfo},
+        {"runs",
+         {{{"runs --dir DIR [--json]"}, {"list the runs under DIR with their final results"}},
+          {{"runs --dir DIR --table [--at in-range|longest]"},
+           {"tasks x models graded pass / partial / fail (like", "Park et al.'s Table 1), seeds averaged"}}},
+         Widgets::None, cmdRuns},
+        {"compare",
+         {{{"compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity",
+            "        --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]"},
+           {"overlay runs as a figure, without a display"}}},
+         Widgets::Figures, cmdCompare},
+        {"export",
+         {{{"export --run DIR --figure loss|accuracy|length|efficiency|efficiency-time|icl|capacity|panel|table",
+            "       --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT] [--line-width PT]",
+            "       [--log x|y|xy]"},
+           {"a run's (or every run's under DIR) figure for a paper:", "panel = loss beside accuracy in one figure; table = the",
+            "graded results table as CSV. --dpi, --font-size and", "--line-width also work for compare and inspect --figure"}}},
+         Widgets::Figures, cmdExport},
+        {"",
+         {{{"--screenshot FILE [--preset NAME] [--set KEY=VALUE]..."}, {"open the window, save it as PNG, exit"}},
+          {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
+          {{"(no command) --inspect FILE"}, {"open the Inspect tab on a checkpoint file"}},
+          {{"(no command) --tab train|experiments|explore|inspect"},
+           {"open on that tab (default: Explore, or the tab the", "other options show)"}},
+          {{"(no command) --theme system|light|dark"},
+           {"the window's theme (default: Edit → Preferences; system", "follows the desktop's palette); exports stay white"}},
+          {{"(no command) --layout NAME | --fresh-layout"},
+           {"open with a layout saved with View → Save layout, or", "with the default one instead of the last session's"}},
+          {{"(no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]"},
+           {"open the Experiments tab on a bundled sweep (its", "figure, or results table, from DIR), optionally run it"}}},
+         Widgets::Window, runWindow},
+    };
+    return table;
+}
+
+namespace {
+
+// The options every command shares, listed around the window's in `--help`.
+const std::vector<Usage> kSharedOptions{
+    {{"--threads N"}, {"torch threads (default: all cores)"}},
+    {{"--set KEY=VALUE"}, {"override a config field by its dotted path,", "e.g. --set model.layers=4 --set task.max_len=30"}},
+    {{"--match-params N|FAMILY"},
+     {"(config, train) choose model.d_model so the model has", "N parameters, or as many as FAMILY with the same",
+      "settings, e.g. --set model.kind=mamba --match-params transformer"}},
+};
+const std::vector<Usage> kInfoOptions{
+    {{"--version"}, {"print the version"}},
+    {{"--diagnostics"}, {"print versions, BLAS, threads and device"}},
+    {{"--help"}, {"print this help"}},
+};
+
+// Options that print something about the app instead of running a command or the window.
+bool asksAbout(const QStringList& argv)
+{
+    for (const QString& a : argv.mid(1))
+        if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
+    return false;
+}
+
+// Two columns: the synopsis, then the summary from column 35 (on the synopsis's last line when
+// that leaves room).
+QString helpLines(const std::vector<Usage>& usage)
+{
+    constexpr int kColumn = 35;
+    QString text;
+    for (const Usage& u : usage) {
+        QStringList lines;
+        for (const QString& s : u.synopsis) lines << "  " + s;
+        QStringList summary = u.summary;
+        if (!summary.isEmpty() && lines.last().size() <= kColumn - 2) lines.last() = lines.last().leftJustified(kColumn) + summary.takeFirst();
+        for (const QString& s : summary) lines << QString(kColumn, ' ') + s;
+        text += lines.join('\n') + '\n';
+    }
+    return text;
+}
+
+}  // namespace
+
+const Command& commandFor(const QStringList& argv)
+{
+    const std::vector<Command>& all = commands();
+    const Command& window = *std::find_if(all.begin(), all.end(), [](const Command& c) { return c.name.isEmpty(); });
+    // the command is the first argument, after a leading --threads N if there is one; a command's
+    // name later on is a value (--tab train, a file called export), not a command
+    for (qsizetype i = 1; i < argv.size(); ++i) {
+        if (argv[i] == "--threads") {
+            ++i;
+            continue;
+        }
+        if (argv[i].startsWith("--threads=")) continue;
+        for (const Command& c : all)
+            if (!c.name.isEmpty() && c.name == argv[i]) return c;
+        break;
+    }
+    return window;
+}
+
+Widgets widgetsFor(const Command& command, const QStringList& argv)
+{
+    if (asksAbout(argv)) return Widgets::None;
+    if (command.widgets != Widgets::FigureOption) return command.widgets;
+    for (const QString& a : argv)
+        if (a == "--figure" || a.startsWith("--figure=")) return Widgets::Figures;
+    return Widgets::None;
+}
+
+QString helpText()
+{
+    QString text = "Usage: parrotscope [COMMAND] [OPTIONS]\n\n"
+                   "Without a command, opens the Parrotscope window on its default experiment.\n\n"
+                   "Commands:\n";
+    const Command* window = nullptr;
+    for (const Command& c : commands()) {
+        if (c.name.isEmpty()) window = &c;
+        else text += helpLines(c.usage);
+    }
+    text += "\nOptions:\n" + helpLines(kSharedOptions);
+    if (window) text += helpLines(window->usage);
+    return text + helpLines(kInfoOptions);
+}
+
+int runCommand(const Command& command, const QStringList& argv)
+{
+    try {
+        // the window reads --threads itself: without it, the count set in Preferences
+        if (command.name.isEmpty() && !asksAbout(argv)) {
+            Args a(argv.mid(1));
+            return command.run(a);
+        }
+        Args a(argv.mid(1));
+        configureThreads(a.integer("--threads", 0, 0, 4096));
+        if (a.flag("--help") || a.flag("-h")) {
+            QTextStream(stdout) << helpText();
+            return 0;
+        }
+        if (a.flag("--version")) {
+            QTextStream(stdout) << "parrotscope " << appVersion() << "\n";
+            return 0;
+        }
+        if (a.flag("--diagnostics")) {
+            a.done();
+            QTextStream(stdout) << diagnosticsText(diagnostics());
+            return 0;
+        }
+        QStringList rest = argv.mid(1);
+        rest.removeOne(command.name);
+        Args args(rest);
+        args.integer("--threads", 0, 0, 4096);  // applied above
+        return command.run(args);
+    } catch (const Error& e) {
+        QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        QTextStream(stderr) << "parrotscope: error: " << QString::fromUtf8(e.what()).section('\n', 0, 0) << "\n";
+        return 1;
+    }
+}
+
+}  // namespace parrot

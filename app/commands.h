@@ -1,0 +1,49 @@
+// The command table: every way parrotscope can be started (the window and each headless
+// command) in one list, which main() dispatches through, `--help` is written from, and
+// tests/tst_cli.cpp holds the README against.
+#pragma once
+
+#include <QStringList>
+
+#include <vector>
+
+namespace parrot {
+
+class Args;
+
+// What a command needs from Qt besides the core; main() makes the application object for it.
+enum class Widgets {
+    None,          // a QCoreApplication: no display is touched
+    Figures,       // draws figures: a QApplication on the offscreen platform, never a window
+    FigureOption,  // as Figures when --figure is given, else None
+    Window,        // the window
+};
+
+// One usage of a command as `--help` shows it: the command line (continuation lines keep
+// their indentation) and what it does, in the help's right-hand column.
+struct Usage {
+    QStringList synopsis;
+    QStringList summary;
+};
+
+struct Command {
+    QString name;  // the first argument; "" for the window, which runs when no command is given
+    std::vector<Usage> usage;
+    Widgets widgets = Widgets::None;
+    int (*run)(Args&) = nullptr;  // the exit code; throws parrot::Error for anything wrong
+};
+
+// Every command, in the order `--help` lists them; the window last.
+const std::vector<Command>& commands();
+// The command of a command line (its first argument, after a leading --threads N), or the
+// window when that is not a command's name.
+const Command& commandFor(const QStringList& argv);
+// What running `argv` with `command` needs: None, Figures or Window.
+Widgets widgetsFor(const Command& command, const QStringList& argv);
+// The `--help` text.
+QString helpText();
+// Runs the command, after the options every command shares (--threads, --help, --version,
+// --diagnostics); returns the process's exit code. Errors are one line on stderr.
+int runCommand(const Command& command, const QStringList& argv);
+
+}  // namespace parrot
