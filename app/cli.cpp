@@ -156,25 +156,14 @@ int cmdEval(Args& a)
     const std::vector<int> lengths = requested.empty() ? evaluationLengths(model.config().task) : requested;
     const LengthCurve c = model.evaluate(lengths, samples > 0 ? samples : model.config().task.evalSamples, unsigned(seed));
     const TaskInfo* info = findTask(model.config().task.kind);
+    if (json) {  // the one JSON form of a curve (lengthCurveJson, as run folders' curves.json), with its task and file
+        QJsonObject o = lengthCurveJson(c);
+        o.insert("task", model.config().task.kind);
+        o.insert("checkpoint", QFileInfo(path).absoluteFilePath());
+        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
+        return 0;
+    }
     if (c.isError()) {  // in-context regression: error after each number of examples, and the baselines
-        if (json) {
-            auto array = [](const std::vector<double>& v) {
-                QJsonArray a;
-                for (double x : v) a.append(x);
-                return a;
-            };
-            QJsonArray l;
-            for (int x : c.lengths) l.append(x);
-            QJsonObject baselines;
-            for (size_t b = 0; b < c.baselineNames.size(); ++b) baselines.insert(c.baselineNames[b], array(c.baselineError[b]));
-            out() << QJsonDocument(QJsonObject{{"task", model.config().task.kind}, {"metric", "error"}, {"examples", l},
-                                               {"error", array(c.error)}, {"error_stderr", array(c.errorStdErr)},
-                                               {"baselines", baselines}, {"samples", c.samples}, {"step", c.step},
-                                               {"checkpoint", QFileInfo(path).absoluteFilePath()}})
-                         .toJson(QJsonDocument::Compact)
-                  << "\n";
-            return 0;
-        }
         out() << model.summary() << "\n";
         out() << "task: " << info->label << "; squared error / dimension after each number of in-context examples\n";
         QString head = QString("%1  %2").arg("examples", 8).arg("model", 15);
@@ -188,20 +177,7 @@ int cmdEval(Args& a)
         out() << "(" << c.samples << " prompts)\n";
         return 0;
     }
-    if (json) {
-        QJsonArray l, s, ch, se, ce;
-        for (size_t i = 0; i < c.lengths.size(); ++i) {
-            l.append(c.lengths[i]);
-            s.append(c.stringAccuracy[i]);
-            ch.append(c.charAccuracy[i]);
-            se.append(c.stringStdErr[i]);
-            ce.append(c.charStdErr[i]);
-        }
-        const QJsonObject o{{"task", model.config().task.kind}, {"lengths", l}, {"string_accuracy", s},
-                            {"char_accuracy", ch}, {"string_accuracy_stderr", se}, {"char_accuracy_stderr", ce},
-                            {"samples", c.samples}, {"step", c.step}, {"checkpoint", QFileInfo(path).absoluteFilePath()}};
-        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
-    } else {
+    {
         out() << model.summary() << "\n";
         out() << "task: " << info->label << "; accuracy of whole answers and of answer tokens, +- one standard error\n";
         out() << QString("%1  %2  %3\n").arg(info->difficulty, 16).arg("answer acc", 16).arg("token acc", 16);
