@@ -108,6 +108,7 @@ int cmdTrain(Args& a)
     const QString outDir = a.value("--out");
     a.done();
     if (outDir.isEmpty()) throw Error("train: --out DIR is required (the run folder to write)");
+    RunFolder::checkFree(outDir);  // before anything is printed or built
     Model model = Model::create(c);
     out() << "training " << model.summary() << "\n";
     const TaskInfo* info = findTask(c.task.kind);

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <QFileInfo>
+
 #include "args.h"
 #include "cli.h"
 #include "diagnostics.h"
@@ -149,6 +151,46 @@ const Command& commandFor(const QStringList& argv)
         break;
     }
     return window;
+}
+
+namespace {
+
+int editDistance(const QString& a, const QString& b)
+{
+    std::vector<int> row(size_t(b.size()) + 1);
+    for (size_t j = 0; j < row.size(); ++j) row[j] = int(j);
+    for (qsizetype i = 1; i <= a.size(); ++i) {
+        int diagonal = row[0];
+        row[0] = int(i);
+        for (qsizetype j = 1; j <= b.size(); ++j) {
+            const int above = row[size_t(j)];
+            row[size_t(j)] = std::min({above + 1, row[size_t(j - 1)] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row.back();
+}
+
+}  // namespace
+
+QString mistypedCommand(const QStringList& argv)
+{
+    if (!commandFor(argv).name.isEmpty()) return {};
+    qsizetype i = 1;
+    while (i < argv.size() && (argv[i] == "--threads" || argv[i].startsWith("--threads="))) i += argv[i] == "--threads" ? 2 : 1;
+    if (i >= argv.size()) return {};
+    const QString word = argv[i];
+    // a file to open (the window's checkpoint argument) or an option: not a command
+    if (word.startsWith('-') || word.contains('/') || word.contains('.') || QFileInfo::exists(word)) return {};
+    QString best;
+    int bestDistance = 1 << 30;
+    for (const Command& c : commands())
+        if (!c.name.isEmpty() && editDistance(word, c.name) < bestDistance) {
+            best = c.name;
+            bestDistance = editDistance(word, c.name);
+        }
+    const bool close = bestDistance <= std::max(1, int(best.size()) / 2);
+    return QString("'%1' is not a command%2 (see parrotscope --help)").arg(word, close ? QString("; did you mean '%1'?").arg(best) : QString());
 }
 
 Widgets widgetsFor(const Command& command, const QStringList& argv)

@@ -38,6 +38,10 @@ const std::vector<Command>& commands();
 // The command of a command line (its first argument, after a leading --threads N), or the
 // window when that is not a command's name.
 const Command& commandFor(const QStringList& argv);
+// For a command line whose first word is neither a command, an option nor a file: the one-line
+// error naming it and the command it is closest to ("'trian' is not a command; did you mean
+// 'train'?"); else "". Checked before any application object exists, so it needs no display.
+QString mistypedCommand(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
 // The `--help` text.

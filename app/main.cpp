@@ -16,6 +16,8 @@
 #include "version.h"
 
 #include <QApplication>
+
+#include <cstdio>
 #include <QFileInfo>
 #include <QIcon>
 #include <QSettings>
@@ -142,6 +144,10 @@ int main(int argc, char** argv)
     parrot::restartWithLibrarySettings(argv);  // OpenMP and OpenBLAS read theirs when they load
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+    if (const QString mistyped = parrot::mistypedCommand(args); !mistyped.isEmpty()) {
+        std::fprintf(stderr, "parrotscope: error: %s\n", qPrintable(mistyped));
+        return 2;
+    }
     const parrot::Command& command = parrot::commandFor(args);
     const parrot::Widgets widgets = parrot::widgetsFor(command, args);
     if (widgets == parrot::Widgets::None) {

@@ -81,7 +81,22 @@ private slots:
     // A mistyped command or option is a one-line error, never a window.
     void unknownCommandsAndOptionsAreOneLineErrors()
     {
-        expectError(run({"trian", "--preset", "copy-tiny"}), "trian: no such command or file");
+        // named with the closest command, exit 2, without a display (QT_QPA_PLATFORM unset: no
+        // application object is made before the check)
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("QT_QPA_PLATFORM");
+        env.remove("DISPLAY");
+        env.remove("WAYLAND_DISPLAY");
+        p.setProcessEnvironment(env);
+        p.start(PARROT_EXE, {"trian", "--preset", "copy-tiny"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QCOMPARE(QString::fromUtf8(p.readAllStandardError()).trimmed(),
+                 QString("parrotscope: error: 'trian' is not a command; did you mean 'train'? (see parrotscope --help)"));
+        expectError(run({"evl", "--checkpoint", "x"}), "'evl' is not a command; did you mean 'eval'?");
+        expectError(run({"zzzzzz"}), "'zzzzzz' is not a command (see parrotscope --help)");
+        expectError(run({"no-such-file.safetensors"}), "no-such-file.safetensors: no such command or file");
         expectError(run({"--no-such-option"}), "unexpected argument '--no-such-option'");
         expectError(run({"--threads", "2", "--preset"}), "--preset: expects a value");
         expectError(run({"--tab", "plots"}), "--tab: expected train, experiments, explore or inspect");
@@ -349,7 +364,9 @@ private slots:
 
         // the run folder is not overwritten by a second run
         const QByteArray before = parrot::test::readAll(out + "/metrics.csv");
-        expectError(run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "5"}), "already holds a run");
+        const Result occupied = run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "5"});
+        expectError(occupied, "already holds a run");
+        QVERIFY2(occupied.out.isEmpty(), qPrintable(occupied.out));  // refused before "training ..." is printed
         QCOMPARE(parrot::test::readAll(out + "/metrics.csv"), before);
         // and the run's config.json trains again as --config
         const Result again = run({"config", "--config", out + "/config.json"});

@@ -16,12 +16,18 @@
 
 namespace parrot {
 
+void RunFolder::checkFree(const QString& dir)
+{
+    const QDir d(dir);
+    if (d.exists("config.json") || d.exists("metrics.csv"))
+        throw Error(QString("%1: already holds a run (config.json or metrics.csv); choose a new folder").arg(d.absolutePath()));
+}
+
 RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment)
     : m_dir(QDir(dir).absolutePath()), m_evalLengths(evaluationLengths(config.task))
 {
     QDir d(m_dir);
-    if (d.exists("config.json") || d.exists("metrics.csv"))
-        throw Error(QString("%1: already holds a run (config.json or metrics.csv); choose a new folder").arg(m_dir));
+    checkFree(m_dir);
     if (!d.mkpath("checkpoints")) throw Error(QString("%1: cannot create the run folder").arg(m_dir));
 
     QSaveFile cfg(d.filePath("config.json"));

@@ -18,6 +18,8 @@ public:
     // Creates `dir` (and parents) and writes config.json. Refuses a folder that already
     // holds a run (config.json or metrics.csv), so nothing a user had is overwritten.
     RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment);
+    // Throws parrot::Error when `dir` already holds a run (what the constructor refuses).
+    static void checkFree(const QString& dir);
 
     QString dir() const { return m_dir; }
     QString checkpointPath() const;  // checkpoints/last.safetensors
