@@ -30,15 +30,6 @@
 
 namespace parrot {
 
-const std::vector<BundledCheckpoint>& bundledCheckpoints()
-{
-    static const std::vector<BundledCheckpoint> all{
-        {"hard-alibi", "Hard-ALiBi Transformer (bundled)", ":/checkpoints/copy-hard-alibi.safetensors"},
-        {"mamba", "Mamba (bundled)", ":/checkpoints/copy-mamba.safetensors"},
-    };
-    return all;
-}
-
 QStringList viewsOf(const ModelProbes& p)
 {
     QStringList v;

@@ -11,6 +11,15 @@
 
 namespace parrot {
 
+const std::vector<BundledCheckpoint>& bundledCheckpoints()
+{
+    static const std::vector<BundledCheckpoint> all{
+        {"hard-alibi", "Hard-ALiBi Transformer (bundled)", ":/checkpoints/copy-hard-alibi.safetensors"},
+        {"mamba", "Mamba (bundled)", ":/checkpoints/copy-mamba.safetensors"},
+    };
+    return all;
+}
+
 InsideSubject::InsideSubject(const Model& model, const QString& name) : m_model(model), m_name(name) {}
 
 InsideSubject::InsideSubject(const ConstructionOptions& options)
