@@ -1,5 +1,7 @@
-// The n-gram lookup analysis on constructed attention patterns with known answers.
+// The n-gram lookup analysis on constructed attention patterns with known answers, and a copy
+// scored.
 #include "analysis/capacity.h"
+#include "analysis/inside.h"
 #include "analysis/lookup.h"
 #include "error.h"
 #include "tasks/tokentask.h"
@@ -127,6 +129,40 @@ private slots:
         QCOMPARE(longestCopied(c, 0.4), 16);
         c.stringAccuracy = {0.95, 0.2, 0.93, 0.5};
         QCOMPARE(longestCopied(c), 0);
+    }
+
+    // The answers of `$ s | s .` are the letters of the second s: a wrong `.` after them is not
+    // counted, a wrong letter is, and the construction misses only where a 3-gram repeats.
+    void copyScoredOnTheAnswersAlone()
+    {
+        const std::vector<int> tokens = copyTokens("abcdefabcxyz");  // 12 letters
+        const int sep = 13, last = int(tokens.size()) - 2;           // the last letter predicts `.`
+        std::vector<int> perfect(tokens.begin() + 1, tokens.end());
+        perfect.push_back(CopyVocab::Pad);
+        CopyScore s = scoreCopy(tokens, perfect);
+        QCOMPARE(s.answers, 12);
+        QCOMPARE(s.right, 12);
+        QCOMPARE(s.wrong.size(), tokens.size());
+        std::vector<int> predictions = perfect;
+        predictions[size_t(last)] = CopyVocab::FirstLetter;  // not `.`: not an answer
+        predictions[2] = CopyVocab::Eos;                     // in the prompt: not an answer either
+        predictions[size_t(sep + 4)] = CopyVocab::Eos;       // the fifth answer letter
+        s = scoreCopy(tokens, predictions);
+        QCOMPARE(s.answers, 12);
+        QCOMPARE(s.right, 11);
+        for (size_t t = 0; t < tokens.size(); ++t) QCOMPARE(bool(s.wrong[t]), int(t) == sep + 4);
+        // without the end `.` the last letter is an answer too
+        const std::vector<int> open(tokens.begin(), tokens.end() - 1);
+        QCOMPARE(scoreCopy(open, std::vector<int>(perfect.begin(), perfect.end() - 1)).answers, 12);
+        QCOMPARE(scoreCopy(std::vector<int>(tokens.begin(), tokens.begin() + sep), std::vector<int>(size_t(sep), 0)).answers, 0);
+        QVERIFY_THROWS_EXCEPTION(Error, scoreCopy(tokens, open));
+        // the construction (n = 3) after the copy's second `a b c`, which the prompt follows with
+        // d and x and the copy with d again: it reads d; everywhere else it is right
+        const CopyScore c = scoreCopy(tokens, InsideSubject(ConstructionOptions{3, 26}).predictions(tokens));
+        QCOMPARE(c.answers, 12);
+        QVERIFY(c.wrong[22]);
+        for (size_t t = 0; t < tokens.size(); ++t)
+            if (t != 16 && t != 22) QVERIFY2(!c.wrong[t], qPrintable(QString("query %1").arg(t)));
     }
 
     void badInputIsAnError()

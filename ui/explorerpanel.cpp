@@ -51,7 +51,7 @@ QString viewTitle(const QString& view)
 
 namespace {
 
-QStringList tokenLabels(const std::vector<QString>& tokens, const std::vector<int>& wrong = {})
+QStringList tokenLabels(const std::vector<QString>& tokens, const std::vector<bool>& wrong = {})
 {
     QStringList l;
     for (size_t i = 0; i < tokens.size(); ++i) l << (i < wrong.size() && wrong[i] ? tokens[i] + " ✗" : tokens[i]);
@@ -77,13 +77,8 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     if (!viewsOf(p).contains(view)) throw Error(QString("this model has no %1 view").arg(viewTitle(view).toLower()));
     InsideView v;
     v.view = view;
-    // a query row is marked when the model's prediction there is a wrong answer
-    std::vector<int> wrong(p.tokens.size(), 0);
-    if (!tokens.empty() && predictions.size() == tokens.size()) {
-        const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
-        for (size_t t = size_t(sep - tokens.begin()); t + 1 < tokens.size() && sep != tokens.end(); ++t)
-            wrong[t] = predictions[t] != tokens[t + 1];
-    }
+    // predictions made for another input (a pane whose input changed while it was loading) mark nothing
+    const std::vector<bool> wrong = predictions.size() == tokens.size() ? scoreCopy(tokens, predictions).wrong : std::vector<bool>{};
     const QStringList rows = tokenLabels(p.tokens, wrong), cols = tokenLabels(p.tokens);
     if (view == "attention" || view == "implicit") {
         const AttentionMaps& a = view == "attention" ? p.attention : p.implicitAttention;
@@ -578,11 +573,8 @@ void InsidePane::showMap()
     }
     // the model's answers
     if (m_predictions.size() == m_tokens.size()) {
-        const auto sep = std::find(m_tokens.begin(), m_tokens.end(), int(CopyVocab::Sep));
-        int right = 0, total = 0;
-        for (size_t t = size_t(sep - m_tokens.begin()); sep != m_tokens.end() && t + 2 < m_tokens.size(); ++t, ++total)
-            right += m_predictions[t] == m_tokens[t + 1];
-        info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(right).arg(total);
+        const CopyScore score = scoreCopy(m_tokens, m_predictions);
+        info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
     }
     m_info->setText(info);
     std::vector<std::pair<int, int>> marks, warnings;

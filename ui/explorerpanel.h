@@ -46,7 +46,8 @@ struct InsideView {
 // The views a subject's probes have ("attention" when there are attention maps, and so on).
 QStringList viewsOf(const ModelProbes& p);
 // Builds a view (throws parrot::Error for a view the probes do not have). `analysis` labels the
-// attention heads when given; all-zero heads (the construction's unused ones) are left out.
+// attention heads when given; all-zero heads (the construction's unused ones) are left out. Rows
+// where the prediction is a wrong answer (scoreCopy) are marked ✗.
 InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<int>& predictions,
                      const std::vector<int>& tokens);
 QString viewTitle(const QString& view);

@@ -125,4 +125,19 @@ std::vector<int> randomCopyInput(int length, int letters, unsigned long long see
     return task->example(length, rng).tokens;
 }
 
+CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& predictions)
+{
+    if (predictions.size() != tokens.size())
+        throw Error(QString("copy score: %1 predictions for %2 tokens").arg(predictions.size()).arg(tokens.size()));
+    CopyScore s;
+    s.wrong.assign(tokens.size(), false);
+    const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
+    const auto end = std::find(sep, tokens.end(), int(CopyVocab::Eos));
+    for (auto t = size_t(sep - tokens.begin()), last = size_t(end - tokens.begin()); t + 1 < last; ++t, ++s.answers) {
+        s.wrong[t] = predictions[t] != tokens[t + 1];
+        s.right += !s.wrong[t];
+    }
+    return s;
+}
+
 }  // namespace parrot

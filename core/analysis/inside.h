@@ -1,6 +1,7 @@
 // What the look-inside views open: a model (a checkpoint, a bundled one, the one being trained)
 // or the copy paper's two-layer construction. Both answer the same questions for a copy input
-// `$ s | s .`: the probes (attention, implicit attention, states) and the model's predictions.
+// `$ s | s .`: the probes (attention, implicit attention, states) and the model's predictions,
+// and how much of the copy those predictions get right.
 #pragma once
 
 #include "analysis/construction.h"
@@ -53,5 +54,16 @@ std::vector<int> copyInput(const QString& text, int letters);
 // A random copy example of `length` letters ("copy"), or one with an n-gram planted twice
 // ("copy_dup_ngram", n = `ngram`). Throws parrot::Error for a length the task cannot make.
 std::vector<int> randomCopyInput(int length, int letters, unsigned long long seed, const QString& kind = "copy", int ngram = 3);
+
+// Predictions (as InsideSubject::predictions) scored against the copy they should produce. The
+// answers are the tokens between the separator `|` and the end `.` (or the row's end): the letters
+// of the second s, which is what evaluation scores (a TokenTask example's Role::Answer). The `.`
+// is not an answer, so the query at the last letter is not scored. Without `|` there are none.
+struct CopyScore {
+    std::vector<bool> wrong;  // per query t: it predicts an answer (t + 1), and wrongly
+    int right = 0, answers = 0;
+};
+// Throws parrot::Error unless there is one prediction per token.
+CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& predictions);
 
 }  // namespace parrot
