@@ -93,7 +93,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
                 if (analysis && view == "attention") {
                     const HeadLookup& hl = analysis->heads[size_t(l) * a.heads + h];
                     caption += "\n" + hl.label;
-                    lookup = hl.label.startsWith("n-gram lookup");
+                    lookup = hl.kind == HeadKind::NgramLookup;
                 }
                 d.title = view == "attention" ? QString("attention, layer %1 head %2").arg(block).arg(h)
                                               : QString("implicit attention of block %1 (mean |α| over channels)").arg(block);
@@ -127,19 +127,6 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     return v;
 }
 
-void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<std::pair<int, int>>& marks,
-                 std::vector<std::pair<int, int>>& warnings)
-{
-    marks.clear();
-    warnings.clear();
-    const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
-    if (sep == tokens.end()) return;
-    for (int t = int(sep - tokens.begin()); t + 1 < int(tokens.size()); ++t) {
-        const std::vector<int> found = earlierOccurrences(tokens, t, n);
-        for (int j : found) (found.size() == 1 ? marks : warnings).emplace_back(t, match ? j : j + 1);
-    }
-}
-
 QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile)
 {
     checkFigureFile(outFile, r.width, r.height);
@@ -168,12 +155,9 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
             if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
         if (index < 0) throw Error(QString("no %1 map at layer %2, head %3 (%4 heads per layer)").arg(view).arg(r.layer).arg(std::max(0, r.head)).arg(heads));
     } else if (analysis) {
-        double best = -1;
-        for (size_t i = 0; i < v.maps.size(); ++i) {
-            const HeadLookup& h = analysis->heads[size_t(v.layers[i]) * p.attention.heads + size_t(v.heads[i])];
-            const double score = *std::max_element(h.lookup.begin() + 1, h.lookup.end());
-            if (score > best) best = score, index = int(i);
-        }
+        std::vector<int> shown;  // the maps' heads, as indices into the analysis
+        for (size_t i = 0; i < v.maps.size(); ++i) shown.push_back(v.layers[i] * p.attention.heads + v.heads[i]);
+        index = int(std::find(shown.begin(), shown.end(), strongestLookupHead(*analysis, shown)) - shown.begin());
     } else {
         index = int(v.maps.size()) - 1;
     }
@@ -188,7 +172,7 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     if (analysis) {
         const HeadLookup& h = analysis->heads[size_t(v.layers[size_t(index)]) * p.attention.heads + size_t(v.heads[size_t(index)])];
         order = h.order;
-        match = h.label.startsWith("n-gram match");
+        match = h.kind == HeadKind::NgramMatch;
     }
     if (view == "attention" || view == "implicit") {
         std::vector<std::pair<int, int>> marks, warnings;
@@ -547,7 +531,7 @@ void InsidePane::showMap()
                                                 size_t(m_view.heads[size_t(m_selected)])];
         if (h.order > 0) {
             n = h.order;
-            match = h.label.startsWith("n-gram match");
+            match = h.kind == HeadKind::NgramMatch;
             m_overlayN->blockSignals(true);
             m_overlayN->setValue(n);
             m_overlayN->blockSignals(false);

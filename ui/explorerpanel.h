@@ -51,12 +51,6 @@ QStringList viewsOf(const ModelProbes& p);
 InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<int>& predictions,
                      const std::vector<int>& tokens);
 QString viewTitle(const QString& view);
-// The expected lookup positions for the order-n n-gram of each answer query: (query, key) cells,
-// unambiguous ones in `marks`, every candidate of an ambiguous one in `warnings`. `match` marks the
-// matched token instead of the one after it.
-void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<std::pair<int, int>>& marks,
-                 std::vector<std::pair<int, int>>& warnings);
-
 // Renders one view of a subject for an input without a window (`parrotscope inspect --figure`):
 // "attention" (a head: by default the strongest n-gram lookup head, with the lookup marks; for a
 // model without attention, its implicit attention), "implicit", "state", "delta" (a block: by
