@@ -5,7 +5,7 @@
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
 #include "constructionview.h"
-#include "explorerpanel.h"
+#include "insidefigure.h"
 #include "config.h"
 #include "diagnostics.h"
 #include "error.h"

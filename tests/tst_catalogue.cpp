@@ -101,7 +101,7 @@ private slots:
             // the two-layer construction and the explorer's inputs are of the copy tasks
             {"core/analysis/construction.cpp", {"copy", "copy_dup_ngram"}},
             {"core/analysis/construction.h", {"copy"}},
-            {"core/analysis/inside.cpp", {"copy", "copy_dup_ngram"}},
+            {"core/analysis/inside.cpp", {"copy", "copy_dup_ngram", "mamba"}},  // "mamba": a bundled checkpoint's id
             {"core/analysis/inside.h", {"copy"}},
             {"app/cli.cpp", {"copy", "copy_dup_ngram"}},
             {"ui/constructionview.cpp", {"copy"}},

@@ -1,10 +1,14 @@
-// The n-gram lookup analysis on constructed attention patterns with known answers.
+// The n-gram lookup analysis on constructed attention patterns with known answers, the head
+// kinds, the head a figure shows, the expected lookup positions, and a copy scored.
 #include "analysis/capacity.h"
+#include "analysis/inside.h"
 #include "analysis/lookup.h"
 #include "error.h"
 #include "tasks/tokentask.h"
 
 #include <QtTest>
+
+#include <numeric>
 
 using namespace parrot;
 
@@ -78,6 +82,58 @@ private slots:
         QCOMPARE(a.heads[4].label, QString("diffuse"));
         QVERIFY(qAbs(a.heads[4].entropy - 1.0) < 1e-6);
         QCOMPARE(a.ambiguous[1], 0);
+        const std::vector<HeadKind> kinds{HeadKind::NgramLookup, HeadKind::NgramMatch, HeadKind::PreviousToken,
+                                          HeadKind::FirstTokenSink, HeadKind::Diffuse};
+        for (size_t h = 0; h < kinds.size(); ++h) QVERIFY2(a.heads[h].kind == kinds[h], qPrintable(a.heads[h].label));
+        // the head a figure shows: the perfect copier; without it, the uniform head, whose weight
+        // on the next token (1 / (t + 1)) beats the zero of the others
+        QCOMPARE(strongestLookupHead(a, {0, 1, 2, 3, 4}), 0);
+        QCOMPARE(strongestLookupHead(a, {1, 2, 3, 4}), 4);
+        QCOMPARE(strongestLookupHead(a, {3, 1, 2}), 3);  // all zero: the first candidate
+        QCOMPARE(strongestLookupHead(a, {}), -1);
+    }
+
+    // Every kind from its scores, in the order of the rules, with the labels people read; a
+    // score at an order no query was scored at does not count.
+    void headKindsAndTheirLabels()
+    {
+        auto labelled = [](const std::function<void(HeadLookup&)>& set) {
+            HeadLookup h;
+            h.scored.fill(10);
+            set(h);
+            labelHead(h);
+            return h;
+        };
+        HeadLookup h = labelled([](HeadLookup& h) { h.lookup[3] = 0.9, h.previousToken = 0.9; });
+        QVERIFY(h.kind == HeadKind::NgramLookup);
+        QCOMPARE(h.label, QString("n-gram lookup (order 3)"));
+        QCOMPARE(h.order, 3);
+        h = labelled([](HeadLookup& h) { h.lookup[3] = 0.4, h.match[2] = 0.6; });
+        QVERIFY(h.kind == HeadKind::NgramMatch);
+        QCOMPARE(h.label, QString("n-gram match (order 2)"));
+        QCOMPARE(h.order, 2);
+        h = labelled([](HeadLookup& h) { h.previousToken = 0.6, h.currentToken = 0.9; });
+        QVERIFY(h.kind == HeadKind::PreviousToken);
+        QCOMPARE(h.label, QString("previous-token"));
+        QCOMPARE(h.order, 0);
+        h = labelled([](HeadLookup& h) { h.currentToken = 0.6, h.firstToken = 0.9; });
+        QVERIFY(h.kind == HeadKind::CurrentToken);
+        QCOMPARE(h.label, QString("current-token"));
+        h = labelled([](HeadLookup& h) { h.firstToken = 0.6, h.entropy = 0.9; });
+        QVERIFY(h.kind == HeadKind::FirstTokenSink);
+        QCOMPARE(h.label, QString("first-token sink"));
+        h = labelled([](HeadLookup& h) { h.entropy = 0.7; });
+        QVERIFY(h.kind == HeadKind::Diffuse);
+        QCOMPARE(h.label, QString("diffuse"));
+        h = labelled([](HeadLookup& h) {
+            h.scored[1] = 0;
+            h.lookup[1] = 1;  // never scored: no lookup
+            h.lookup[2] = 0.2;
+            h.entropy = 0.5;
+        });
+        QVERIFY(h.kind == HeadKind::Other);
+        QCOMPARE(h.label, QString("other"));
+        QCOMPARE(h.order, 0);
     }
 
     // A repeated letter makes the 1-gram ambiguous there: those queries are counted, not scored,
@@ -127,6 +183,83 @@ private slots:
         QCOMPARE(longestCopied(c, 0.4), 16);
         c.stringAccuracy = {0.95, 0.2, 0.93, 0.5};
         QCOMPARE(longestCopied(c), 0);
+    }
+
+    // The copy construction (n = 3) on a string with "abc" twice: its layer-2 head is the lookup
+    // head a figure shows, it reads exactly the cells lookupMarks expects, and the queries whose
+    // 3-gram is ambiguous are the crosses, not the circles.
+    void marksAreWhereTheConstructionLooks()
+    {
+        const int n = 3;
+        const std::vector<int> tokens = copyTokens("abcdefabcxyz");
+        const InsideSubject construction(ConstructionOptions{n, 26});
+        const ModelProbes p = construction.probe(tokens);
+        const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+        const LookupAnalysis a = analyseLookup(p.attention, tokens, begin, end);
+        std::vector<int> all(a.heads.size());
+        std::iota(all.begin(), all.end(), 0);
+        QCOMPARE(strongestLookupHead(a, all), n);  // layer 2 (index 1), head 0
+        QVERIFY(a.heads[size_t(n)].kind == HeadKind::NgramLookup);
+        QVERIFY(a.heads[size_t(n)].lookup[n] > 0.95);
+        QVERIFY(a.heads[0].kind == HeadKind::PreviousToken);  // layer 1, head 0 reads t - 1
+
+        std::vector<std::pair<int, int>> marks, warnings;
+        lookupMarks(tokens, n, false, marks, warnings);
+        const int sep = 13;
+        // the queries from `b c d` to `x y z` read a unique 3-gram; the two that end `a b c` see
+        // it twice in the prompt, then three times once the copy has one
+        QCOMPARE(marks.size(), size_t(8));
+        QCOMPARE(warnings.size(), size_t(2 + 3));
+        for (const auto& [t, key] : marks) {
+            QVERIFY(t >= sep && t < end);
+            QVERIFY2(p.attention.at(1, 0, t, key) > 0.9f, qPrintable(QString("query %1, key %2").arg(t).arg(key)));
+        }
+        for (const auto& [t, key] : warnings) QVERIFY(tokens[size_t(t)] == tokens[3]);  // each ends in 'c'
+        // the matched token instead: one to the left of each circle
+        std::vector<std::pair<int, int>> matched, matchedWarnings;
+        lookupMarks(tokens, n, true, matched, matchedWarnings);
+        QCOMPARE(matched.size(), marks.size());
+        for (size_t i = 0; i < marks.size(); ++i) QCOMPARE(matched[i], std::make_pair(marks[i].first, marks[i].second - 1));
+        // longer n-grams are unique again; a row without `|` has nothing to look up
+        lookupMarks(tokens, 4, false, marks, warnings);
+        QVERIFY(warnings.empty());
+        QVERIFY(!marks.empty());
+        lookupMarks(std::vector<int>(tokens.begin(), tokens.begin() + sep), n, false, marks, warnings);
+        QVERIFY(marks.empty() && warnings.empty());
+    }
+
+    // The answers of `$ s | s .` are the letters of the second s: a wrong `.` after them is not
+    // counted, a wrong letter is, and the construction misses only where a 3-gram repeats.
+    void copyScoredOnTheAnswersAlone()
+    {
+        const std::vector<int> tokens = copyTokens("abcdefabcxyz");  // 12 letters
+        const int sep = 13, last = int(tokens.size()) - 2;           // the last letter predicts `.`
+        std::vector<int> perfect(tokens.begin() + 1, tokens.end());
+        perfect.push_back(CopyVocab::Pad);
+        CopyScore s = scoreCopy(tokens, perfect);
+        QCOMPARE(s.answers, 12);
+        QCOMPARE(s.right, 12);
+        QCOMPARE(s.wrong.size(), tokens.size());
+        std::vector<int> predictions = perfect;
+        predictions[size_t(last)] = CopyVocab::FirstLetter;  // not `.`: not an answer
+        predictions[2] = CopyVocab::Eos;                     // in the prompt: not an answer either
+        predictions[size_t(sep + 4)] = CopyVocab::Eos;       // the fifth answer letter
+        s = scoreCopy(tokens, predictions);
+        QCOMPARE(s.answers, 12);
+        QCOMPARE(s.right, 11);
+        for (size_t t = 0; t < tokens.size(); ++t) QCOMPARE(bool(s.wrong[t]), int(t) == sep + 4);
+        // without the end `.` the last letter is an answer too
+        const std::vector<int> open(tokens.begin(), tokens.end() - 1);
+        QCOMPARE(scoreCopy(open, std::vector<int>(perfect.begin(), perfect.end() - 1)).answers, 12);
+        QCOMPARE(scoreCopy(std::vector<int>(tokens.begin(), tokens.begin() + sep), std::vector<int>(size_t(sep), 0)).answers, 0);
+        QVERIFY_THROWS_EXCEPTION(Error, scoreCopy(tokens, open));
+        // the construction (n = 3) after the copy's second `a b c`, which the prompt follows with
+        // d and x and the copy with d again: it reads d; everywhere else it is right
+        const CopyScore c = scoreCopy(tokens, InsideSubject(ConstructionOptions{3, 26}).predictions(tokens));
+        QCOMPARE(c.answers, 12);
+        QVERIFY(c.wrong[22]);
+        for (size_t t = 0; t < tokens.size(); ++t)
+            if (t != 16 && t != 22) QVERIFY2(!c.wrong[t], qPrintable(QString("query %1").arg(t)));
     }
 
     void badInputIsAnError()

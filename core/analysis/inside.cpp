@@ -11,6 +11,15 @@
 
 namespace parrot {
 
+const std::vector<BundledCheckpoint>& bundledCheckpoints()
+{
+    static const std::vector<BundledCheckpoint> all{
+        {"hard-alibi", "Hard-ALiBi Transformer (bundled)", ":/checkpoints/copy-hard-alibi.safetensors"},
+        {"mamba", "Mamba (bundled)", ":/checkpoints/copy-mamba.safetensors"},
+    };
+    return all;
+}
+
 InsideSubject::InsideSubject(const Model& model, const QString& name) : m_model(model), m_name(name) {}
 
 InsideSubject::InsideSubject(const ConstructionOptions& options)
@@ -114,6 +123,21 @@ std::vector<int> randomCopyInput(int length, int letters, unsigned long long see
     if (!problem.isEmpty()) throw Error("input length: " + problem);
     std::mt19937_64 rng(seed);
     return task->example(length, rng).tokens;
+}
+
+CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& predictions)
+{
+    if (predictions.size() != tokens.size())
+        throw Error(QString("copy score: %1 predictions for %2 tokens").arg(predictions.size()).arg(tokens.size()));
+    CopyScore s;
+    s.wrong.assign(tokens.size(), false);
+    const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
+    const auto end = std::find(sep, tokens.end(), int(CopyVocab::Eos));
+    for (auto t = size_t(sep - tokens.begin()), last = size_t(end - tokens.begin()); t + 1 < last; ++t, ++s.answers) {
+        s.wrong[t] = predictions[t] != tokens[t + 1];
+        s.right += !s.wrong[t];
+    }
+    return s;
 }
 
 }  // namespace parrot

@@ -1,6 +1,7 @@
 #include "analysis/lookup.h"
 
 #include "error.h"
+#include "tasks/tokentask.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,21 +43,53 @@ void labelHead(HeadLookup& h)
     const double lookup = best(h.lookup, h.scored), match = best(h.match, h.scored);
     h.order = 0;
     if (lookup >= kLookupThreshold && lookup >= match) {
+        h.kind = HeadKind::NgramLookup;
         h.order = orderOf(h.lookup, lookup);
         h.label = QString("n-gram lookup (order %1)").arg(h.order);
     } else if (match >= kLookupThreshold) {
+        h.kind = HeadKind::NgramMatch;
         h.order = orderOf(h.match, match);
         h.label = QString("n-gram match (order %1)").arg(h.order);
     } else if (h.previousToken >= kPreviousThreshold) {
+        h.kind = HeadKind::PreviousToken;
         h.label = "previous-token";
     } else if (h.currentToken >= kPreviousThreshold) {
+        h.kind = HeadKind::CurrentToken;
         h.label = "current-token";
     } else if (h.firstToken >= kSinkThreshold) {
+        h.kind = HeadKind::FirstTokenSink;
         h.label = "first-token sink";
     } else if (h.entropy >= kDiffuseEntropy) {
+        h.kind = HeadKind::Diffuse;
         h.label = "diffuse";
     } else {
+        h.kind = HeadKind::Other;
         h.label = "other";
+    }
+}
+
+int strongestLookupHead(const LookupAnalysis& a, const std::vector<int>& candidates)
+{
+    int strongest = -1;
+    double best = -1;
+    for (int i : candidates) {
+        const HeadLookup& h = a.heads.at(size_t(i));
+        const double score = *std::max_element(h.lookup.begin() + 1, h.lookup.end());
+        if (score > best) best = score, strongest = i;
+    }
+    return strongest;
+}
+
+void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<std::pair<int, int>>& marks,
+                 std::vector<std::pair<int, int>>& warnings)
+{
+    marks.clear();
+    warnings.clear();
+    const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
+    if (sep == tokens.end()) return;
+    for (int t = int(sep - tokens.begin()); t + 1 < int(tokens.size()); ++t) {
+        const std::vector<int> found = earlierOccurrences(tokens, t, n);
+        for (int j : found) (found.size() == 1 ? marks : warnings).emplace_back(t, match ? j : j + 1);
     }
 }
 

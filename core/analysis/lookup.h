@@ -7,14 +7,17 @@
 //   match[n]  the attention on j itself (the matched token),
 // averaged over the queries where the n-gram is unambiguous (`scored[n]` of them; the others are
 // counted in `ambiguous[n]`). Heads that read the next token and heads that look at the match are
-// so told apart. Head labels, in this order (thresholds in kLookupThreshold etc. below):
-//   "n-gram lookup (order n)"  the best lookup[n] >= 0.3; n is the smallest with >= 0.8 x the best
-//   "n-gram match (order n)"   the same for match[n] (and above the lookup)
-//   "previous-token"           >= 0.5 of the attention on t - 1
-//   "current-token"            >= 0.5 on t itself (Hard-ALiBi's one-token window)
-//   "first-token sink"         >= 0.5 on position 0
-//   "diffuse"                  mean attention entropy >= 0.7 of the uniform's (log of the keys seen)
-//   "other"
+// so told apart. Head kinds and their labels, in this order (thresholds in kLookupThreshold etc.
+// below):
+//   NgramLookup     "n-gram lookup (order n)"  the best lookup[n] >= 0.3; n is the smallest with
+//                                              >= 0.8 x the best
+//   NgramMatch      "n-gram match (order n)"   the same for match[n] (and above the lookup)
+//   PreviousToken   "previous-token"           >= 0.5 of the attention on t - 1
+//   CurrentToken    "current-token"            >= 0.5 on t itself (Hard-ALiBi's one-token window)
+//   FirstTokenSink  "first-token sink"         >= 0.5 on position 0
+//   Diffuse         "diffuse"                  mean attention entropy >= 0.7 of the uniform's (log
+//                                              of the keys seen)
+//   Other           "other"
 #pragma once
 
 #include "types.h"
@@ -33,13 +36,17 @@ inline constexpr double kPreviousThreshold = 0.5;
 inline constexpr double kSinkThreshold = 0.5;
 inline constexpr double kDiffuseEntropy = 0.7;
 
+// Code decides by the kind; the label is for people (the window, `parrotscope inspect`).
+enum class HeadKind { NgramLookup, NgramMatch, PreviousToken, CurrentToken, FirstTokenSink, Diffuse, Other };
+
 struct HeadLookup {
     int layer = 0, head = 0;
     std::array<double, kMaxLookupOrder + 1> lookup{}, match{};  // index n = 1..8 (0 unused)
     std::array<int, kMaxLookupOrder + 1> scored{};
     double previousToken = 0, currentToken = 0, firstToken = 0, entropy = 0;  // means over the queries
+    HeadKind kind = HeadKind::Other;
     QString label;
-    int order = 0;  // n of a lookup or match label, else 0
+    int order = 0;  // n of a lookup or match head, else 0
 };
 
 struct LookupAnalysis {
@@ -56,11 +63,22 @@ LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& 
 // so the token after it is at or before the n-gram's start. One entry: the lookup is unambiguous.
 std::vector<int> earlierOccurrences(const std::vector<int>& tokens, int t, int n);
 
-// Labels one head from its scores (the rules above); sets label and order.
+// Labels one head from its scores (the rules above); sets kind, label and order.
 void labelHead(HeadLookup& h);
+
+// The head a figure shows when none is asked for: of `candidates` (indices into a.heads), the one
+// with the highest lookup[n] at any n, the first of equals. -1 when there are no candidates.
+int strongestLookupHead(const LookupAnalysis& a, const std::vector<int>& candidates);
 
 // The queries that produce the copy of `$ s | s .`: from the separator to the last letter.
 // Throws parrot::Error when the tokens are not a copy example (no separator).
 std::pair<int, int> copyQueries(const std::vector<int>& tokens, int separatorId);
+
+// Where an order-n lookup head should look from each copy query (those of copyQueries), as
+// (query, key) cells: the token after the n-gram's one earlier occurrence in `marks`, every
+// candidate of an ambiguous n-gram in `warnings`. `match` marks the matched token itself (what an
+// n-gram match head reads) instead. Both stay empty for tokens without the separator `|`.
+void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<std::pair<int, int>>& marks,
+                 std::vector<std::pair<int, int>>& warnings);
 
 }  // namespace parrot
