@@ -472,12 +472,12 @@ int cmdInspect(Args& a)
     if (constructionN > 0) {
         subject = InsideSubject(ConstructionOptions{constructionN, letters});
     } else if (!bundled.isEmpty()) {
-        QStringList ids;
-        for (const BundledCheckpoint& b : bundledCheckpoints()) {
-            ids << b.id;
-            if (b.id == bundled) subject = InsideSubject::load(b.path, b.label);
+        try {
+            const BundledCheckpoint& b = findBundled(bundled);
+            subject = InsideSubject::load(b.path, b.label);
+        } catch (const Error& e) {
+            throw Error("--bundled: " + e.message());
         }
-        if (subject.isNull()) throw Error(QString("--bundled: expected one of %1, got \"%2\"").arg(ids.join(", "), bundled));
     } else {
         subject = InsideSubject::load(path);
     }

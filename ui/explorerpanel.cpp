@@ -157,14 +157,14 @@ void InsidePane::onSource(int index)
 
 void InsidePane::chooseBundled(const QString& id)
 {
-    for (const BundledCheckpoint& b : bundledCheckpoints())
-        if (b.id == id) {
-            m_source->setCurrentIndex(m_source->findData(id));
-            const QString path = b.path, label = b.label;
-            load(label, [path, label] { return InsideSubject::load(path, label); });
-            return;
-        }
-    setStatus(QString("no bundled checkpoint '%1'").arg(id));
+    try {
+        const BundledCheckpoint& b = findBundled(id);
+        m_source->setCurrentIndex(m_source->findData(id));
+        const QString path = b.path, label = b.label;
+        load(label, [path, label] { return InsideSubject::load(path, label); });
+    } catch (const Error& e) {
+        setStatus(e.message());
+    }
 }
 
 void InsidePane::chooseConstruction(int n, int letters)

@@ -20,6 +20,16 @@ const std::vector<BundledCheckpoint>& bundledCheckpoints()
     return all;
 }
 
+const BundledCheckpoint& findBundled(const QString& id)
+{
+    QStringList ids;
+    for (const BundledCheckpoint& b : bundledCheckpoints()) {
+        if (b.id == id) return b;
+        ids << b.id;
+    }
+    throw Error(QString("no bundled checkpoint \"%1\" (there are: %2)").arg(id, ids.join(", ")));
+}
+
 InsideSubject::InsideSubject(const Model& model, const QString& name) : m_model(model), m_name(name) {}
 
 InsideSubject::InsideSubject(const ConstructionOptions& options)

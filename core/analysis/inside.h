@@ -19,6 +19,8 @@ struct BundledCheckpoint {
     QString path;   // ":/checkpoints/copy-hard-alibi.safetensors"
 };
 const std::vector<BundledCheckpoint>& bundledCheckpoints();
+// The bundled checkpoint `id`; throws parrot::Error naming the ids there are.
+const BundledCheckpoint& findBundled(const QString& id);
 
 class InsideSubject {
 public:
