@@ -13,14 +13,23 @@ namespace parrot {
 
 namespace {
 
-// An evaluation over the shared weights: the model's lock, no gradients, eval mode, and back to
-// training mode when it ends, also when it throws.
+// An evaluation over the shared weights: this thread's torch threads, the model's lock, no
+// gradients, eval mode, and back to training mode when it ends, also when it throws. `curve`
+// starts with the samples and the weights' step; `mark` is where the blocks it maps begin.
 struct EvalSession {
-    explicit EvalSession(Model::Impl& m) : lock(m.mutex), net(m.net) { net->eval(); }
+    EvalSession(Model::Impl& m, int samples) : threads(applyThreads()), lock(m.mutex), net(m.net)
+    {
+        net->eval();
+        curve.samples = samples;
+        curve.step = m.step;
+    }
     ~EvalSession() { net->train(); }
+    int threads;
     std::lock_guard<std::mutex> lock;
     torch::NoGradGuard noGrad;
     SequenceModel net;
+    const uint64_t mark = blockCacheMark();
+    LengthCurve curve;
 };
 
 // About 4k tokens a batch (two default training batches). Measured on the bundled Hard-ALiBi
@@ -66,12 +75,8 @@ LengthCurve evaluateTokens(Model::Impl& m, const std::vector<int>& lengths, int 
         const QString problem = task->checkDifficulty(len);
         if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));
     }
-    applyThreads();
-    const EvalSession session(m);
-    const uint64_t mark = blockCacheMark();
-    LengthCurve curve;
-    curve.samples = samples;
-    curve.step = m.step;
+    EvalSession session(m, samples);
+    LengthCurve& curve = session.curve;
     const int total = int(lengths.size());
     for (int i = 0; i < total; ++i) {
         const int len = lengths[i];
@@ -82,7 +87,7 @@ LengthCurve evaluateTokens(Model::Impl& m, const std::vector<int>& lengths, int 
             const TokenBatch batch = task->evalBatch(len, std::min(perBatch, samples - done), rng);
             scoreBatch(m.net, batch, m.device, rows, right, answers);
         }
-        releaseCachedBlocksSince(mark);  // inside a training run: this length's sizes are not a step's (blockcache.h)
+        releaseCachedBlocksSince(session.mark);  // inside a training run: this length's sizes are not a step's (blockcache.h)
         curve.addAccuracy(len, rows, samples, right, answers);
         if (keepGoing && !keepGoing(i + 1, total)) break;
     }
@@ -93,12 +98,8 @@ LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, i
                               const std::function<bool(int, int)>& keepGoing)
 {
     const std::unique_ptr<IclTask> task = IclTask::create(m.config.task);
-    applyThreads();
-    const EvalSession session(m);
-    const uint64_t mark = blockCacheMark();
-    LengthCurve curve;
-    curve.samples = samples;
-    curve.step = m.step;
+    EvalSession session(m, samples);
+    LengthCurve& curve = session.curve;
     curve.metric = task->metric();
     constexpr int kBatch = 64;
     if (task->curveOverPairs()) {
@@ -120,7 +121,7 @@ LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, i
             curve.charAccuracy.push_back(p);
             curve.stringStdErr.push_back(binomialStdErr(p, double(asked)));
             curve.charStdErr.push_back(curve.stringStdErr.back());
-            releaseCachedBlocksSince(mark);  // as in evaluate(): this length's sizes are not a step's
+            releaseCachedBlocksSince(session.mark);  // as in evaluate(): this length's sizes are not a step's
             if (keepGoing && !keepGoing(li + 1, total)) break;
         }
         return curve;
