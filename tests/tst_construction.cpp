@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <random>
+#include <set>
 
 using namespace parrot;
 
@@ -129,6 +130,36 @@ private slots:
         QVERIFY2(second.label.startsWith("n-gram lookup"), qPrintable(second.label));
         QVERIFY(second.lookup[n] > 0.95);
         QCOMPARE(la.heads[0].label, QString("previous-token"));
+    }
+
+    // Its layer-2 head reads n tokens back, and the lookup analysis says so: exactly n on a string
+    // over 4 letters, where n-grams of every order repeat; on 26 letters, where a 16-letter string
+    // repeats letters but rarely pairs, never more than n and never the 1 it once said for n = 3.
+    void lookupOrderIsTheConstructions()
+    {
+        for (int n = 2; n <= 4; ++n) {
+            std::mt19937_64 rng(static_cast<uint64_t>(n));
+            std::vector<int> s;
+            for (int i = 0; i < 40; ++i) s.push_back(int(rng() % 4));
+            const std::vector<int> tokens = copyTokens(s);
+            const ModelProbes p = CopyConstruction({n, 4}).probe(tokens);
+            const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+            const HeadLookup second = analyseLookup(p.attention, tokens, begin, end).heads[size_t(n)];
+            QCOMPARE(second.label, QString("n-gram lookup (order %1)").arg(n));
+            QVERIFY(second.orderExact);
+        }
+        for (uint64_t seed = 1; seed <= 5; ++seed) {
+            std::mt19937_64 rng(seed);
+            std::vector<int> s;
+            for (int i = 0; i < 16; ++i) s.push_back(int(rng() % 26));
+            const std::vector<int> tokens = copyTokens(s);
+            const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+            const HeadLookup second = analyseLookup(CopyConstruction({3, 26}).probe(tokens).attention, tokens, begin, end).heads[3];
+            QVERIFY2(second.order >= 1 && second.order <= 3, qPrintable(second.label));
+            QVERIFY2(second.orderExact ? second.order == 3 : second.label.contains("≥"), qPrintable(second.label));
+            const bool lettersRepeat = std::set<int>(s.begin(), s.end()).size() < s.size();
+            if (lettersRepeat) QVERIFY2(second.order >= 2, qPrintable(second.label));
+        }
     }
 
     void refusesWhatItCannotBuild()

@@ -73,9 +73,11 @@ private slots:
         QCOMPARE(a.heads[0].lookup[1], 1.0);
         QCOMPARE(a.heads[0].lookup[3], 1.0);
         QCOMPARE(a.heads[0].match[1], 0.0);
-        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order 1)"));
+        // no n-gram repeats in this input, so nothing tells order 1 from longer ones
+        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order ≥ 1)"));
+        QVERIFY(!a.heads[0].orderExact);
         QCOMPARE(a.heads[1].match[2], 1.0);
-        QCOMPARE(a.heads[1].label, QString("n-gram match (order 1)"));
+        QCOMPARE(a.heads[1].label, QString("n-gram match (order ≥ 1)"));
         QCOMPARE(a.heads[2].label, QString("previous-token"));
         QCOMPARE(a.heads[2].previousToken, 1.0);
         QCOMPARE(a.heads[3].label, QString("first-token sink"));
@@ -106,12 +108,30 @@ private slots:
         };
         HeadLookup h = labelled([](HeadLookup& h) { h.lookup[3] = 0.9, h.previousToken = 0.9; });
         QVERIFY(h.kind == HeadKind::NgramLookup);
+        QCOMPARE(h.label, QString("n-gram lookup (order ≥ 3)"));
+        QCOMPARE(h.order, 3);
+        // where the 3-gram is ambiguous and the 4-gram is not, it finds the token only by chance:
+        // order 3 exactly; where the 1-gram is ambiguous it finds it, which raises the order from 1
+        h = labelled([](HeadLookup& h) {
+            h.lookup.fill(0.9);
+            h.resolving[1] = h.resolving[2] = h.resolving[3] = 4;
+            h.resolved[1] = h.resolved[2] = 0.85;
+            h.resolved[3] = 0.4;
+        });
         QCOMPARE(h.label, QString("n-gram lookup (order 3)"));
         QCOMPARE(h.order, 3);
+        QVERIFY(h.orderExact);
         h = labelled([](HeadLookup& h) { h.lookup[3] = 0.4, h.match[2] = 0.6; });
         QVERIFY(h.kind == HeadKind::NgramMatch);
-        QCOMPARE(h.label, QString("n-gram match (order 2)"));
+        QCOMPARE(h.label, QString("n-gram match (order ≥ 2)"));
         QCOMPARE(h.order, 2);
+        h = labelled([](HeadLookup& h) {  // a match head is bounded by its own resolving scores
+            h.match[2] = 0.6;
+            h.resolving[2] = 3;
+            h.resolved[2] = 0.9;  // (a lookup's: not this head's)
+            h.matchResolved[2] = 0.1;
+        });
+        QCOMPARE(h.label, QString("n-gram match (order 2)"));
         h = labelled([](HeadLookup& h) { h.previousToken = 0.6, h.currentToken = 0.9; });
         QVERIFY(h.kind == HeadKind::PreviousToken);
         QCOMPARE(h.label, QString("previous-token"));
@@ -137,7 +157,8 @@ private slots:
     }
 
     // A repeated letter makes the 1-gram ambiguous there: those queries are counted, not scored,
-    // and a head that reads the right next token (found by the 2-gram) is a lookup of order 2.
+    // and a head that reads the right next token (found by the 2-gram) is a lookup of order 2 at
+    // least (no 2-gram repeats, so the input cannot tell 2 from longer).
     void ambiguityRaisesTheOrder()
     {
         const std::vector<int> tokens = copyTokens("abcadefaghij");  // 'a' three times
@@ -152,17 +173,31 @@ private slots:
         QCOMPARE(a.heads[0].lookup[2], 1.0);
         QCOMPARE(a.heads[0].lookup[1], 1.0);  // scored only where unambiguous, and right there
         QVERIFY(a.heads[0].scored[1] < a.heads[0].scored[2]);
-        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order 1)"));
-        // A head that reads the most recent earlier occurrence of the last token: right where
-        // that is unique, wrong after the repeated letters, so its 1-gram score is lower
-        // than its 2-gram's ... and its label says order 2 only when it is below 80% of the best.
+        QCOMPARE(a.heads[0].resolving[1], 2);  // the copy's second and third 'a' (its first follows `|`, never seen before)
+        QCOMPARE(a.heads[0].resolved[1], 1.0);
+        QCOMPARE(a.heads[0].resolving[2], 0);
+        QCOMPARE(a.heads[0].label, QString("n-gram lookup (order ≥ 2)"));
+        QCOMPARE(a.heads[0].order, 2);
+        // A head that reads the most recent earlier occurrence of the last token: right where the
+        // letter is unique, wrong after the repeated ones: an order-1 head, told so exactly.
+        const AttentionMaps recent = maps(1, T, [&](int, int t) {
+            for (int j = t - 1; t >= sep && j >= 0; --j)
+                if (tokens[size_t(j)] == tokens[size_t(t)]) return j + 1;
+            return 0;
+        });
+        const HeadLookup r = analyseLookup(recent, tokens, begin, end).heads[0];
+        QCOMPARE(r.lookup[1], 1.0);
+        QVERIFY(r.resolved[1] < 0.5);
+        QCOMPARE(r.label, QString("n-gram lookup (order 1)"));
+        QVERIFY(r.orderExact);
+        // scores below 80% of the best do not set the order
         HeadLookup h;
         h.scored.fill(10);
         h.lookup[1] = 0.5;
         h.lookup[2] = 0.95;
         h.lookup[3] = 0.96;
         labelHead(h);
-        QCOMPARE(h.label, QString("n-gram lookup (order 2)"));
+        QCOMPARE(h.label, QString("n-gram lookup (order ≥ 2)"));
         QCOMPARE(h.order, 2);
     }
 

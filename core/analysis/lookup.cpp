@@ -35,21 +35,28 @@ void labelHead(HeadLookup& h)
             if (scored[size_t(n)] > 0) b = std::max(b, v[size_t(n)]);
         return b;
     };
-    auto orderOf = [&](const std::array<double, kMaxLookupOrder + 1>& v, double b) {
-        for (int n = 1; n <= kMaxLookupOrder; ++n)
-            if (h.scored[size_t(n)] > 0 && v[size_t(n)] >= kOrderFraction * b) return n;
-        return 0;
+    // The smallest order that scores near the best, raised past each shorter n-gram whose
+    // ambiguity the head resolves; exact when it fails where its own order is ambiguous.
+    auto orderOf = [&](const std::array<double, kMaxLookupOrder + 1>& v, const std::array<double, kMaxLookupOrder + 1>& resolved,
+                       double b) {
+        int n = 0;
+        for (int k = 1; k <= kMaxLookupOrder && n == 0; ++k)
+            if (h.scored[size_t(k)] > 0 && v[size_t(k)] >= kOrderFraction * b) n = k;
+        for (int m = 1; m < kMaxLookupOrder; ++m)
+            if (h.resolving[size_t(m)] > 0 && resolved[size_t(m)] >= kOrderFraction * b) n = std::max(n, m + 1);
+        h.order = n;
+        h.orderExact = h.resolving[size_t(n)] > 0 && resolved[size_t(n)] < kOrderFraction * b;
+        return QString(h.orderExact ? "order %1" : "order ≥ %1").arg(n);
     };
     const double lookup = best(h.lookup, h.scored), match = best(h.match, h.scored);
     h.order = 0;
+    h.orderExact = false;
     if (lookup >= kLookupThreshold && lookup >= match) {
         h.kind = HeadKind::NgramLookup;
-        h.order = orderOf(h.lookup, lookup);
-        h.label = QString("n-gram lookup (order %1)").arg(h.order);
+        h.label = QString("n-gram lookup (%1)").arg(orderOf(h.lookup, h.resolved, lookup));
     } else if (match >= kLookupThreshold) {
         h.kind = HeadKind::NgramMatch;
-        h.order = orderOf(h.match, match);
-        h.label = QString("n-gram match (order %1)").arg(h.order);
+        h.label = QString("n-gram match (%1)").arg(orderOf(h.match, h.matchResolved, match));
     } else if (h.previousToken >= kPreviousThreshold) {
         h.kind = HeadKind::PreviousToken;
         h.label = "previous-token";
@@ -105,15 +112,19 @@ LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& 
     LookupAnalysis a;
     a.queryBegin = queryBegin;
     a.queryEnd = queryEnd;
-    // For each query and n: the position j where the n-gram ending at t occurs once before, or -1.
+    // For each query and n: the position j where the n-gram ending at t occurs once before, or -1;
+    // and whether it occurs more than once.
     std::vector<std::array<int, kMaxLookupOrder + 1>> target(size_t(queryEnd - queryBegin));
+    std::vector<std::array<bool, kMaxLookupOrder + 1>> ambiguous(size_t(queryEnd - queryBegin));
     for (int t = queryBegin; t < queryEnd; ++t) {
         auto& tt = target[size_t(t - queryBegin)];
+        auto& amb = ambiguous[size_t(t - queryBegin)];
         tt.fill(-1);
+        amb.fill(false);
         for (int n = 1; n <= kMaxLookupOrder && n <= t + 1; ++n) {
             const std::vector<int> found = earlierOccurrences(tokens, t, n);
             if (found.size() == 1) tt[size_t(n)] = found[0];
-            else if (found.size() > 1) ++a.ambiguous[size_t(n)];
+            else if (found.size() > 1) ++a.ambiguous[size_t(n)], amb[size_t(n)] = true;
         }
     }
     for (int l = 0; l < maps.layers; ++l)
@@ -132,12 +143,18 @@ LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& 
                 }
                 s.entropy += e / std::log(double(t + 1));
                 const auto& tt = target[size_t(t - queryBegin)];
+                const auto& amb = ambiguous[size_t(t - queryBegin)];
                 for (int n = 1; n <= kMaxLookupOrder; ++n) {
                     const int j = tt[size_t(n)];
                     if (j < 0) continue;
                     s.lookup[size_t(n)] += maps.at(l, h, t, j + 1);
                     s.match[size_t(n)] += maps.at(l, h, t, j);
                     ++s.scored[size_t(n)];
+                    if (amb[size_t(n - 1)]) {  // the shorter n-gram could not have found j
+                        s.resolved[size_t(n - 1)] += maps.at(l, h, t, j + 1);
+                        s.matchResolved[size_t(n - 1)] += maps.at(l, h, t, j);
+                        ++s.resolving[size_t(n - 1)];
+                    }
                 }
             }
             const double q = queryEnd - queryBegin;
@@ -145,11 +162,16 @@ LookupAnalysis analyseLookup(const AttentionMaps& maps, const std::vector<int>& 
             s.currentToken /= q;
             s.firstToken /= q;
             s.entropy /= q;
-            for (int n = 1; n <= kMaxLookupOrder; ++n)
+            for (int n = 1; n <= kMaxLookupOrder; ++n) {
                 if (s.scored[size_t(n)] > 0) {
                     s.lookup[size_t(n)] /= s.scored[size_t(n)];
                     s.match[size_t(n)] /= s.scored[size_t(n)];
                 }
+                if (s.resolving[size_t(n)] > 0) {
+                    s.resolved[size_t(n)] /= s.resolving[size_t(n)];
+                    s.matchResolved[size_t(n)] /= s.resolving[size_t(n)];
+                }
+            }
             labelHead(s);
             a.heads.push_back(s);
         }

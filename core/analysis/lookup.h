@@ -7,10 +7,18 @@
 //   match[n]  the attention on j itself (the matched token),
 // averaged over the queries where the n-gram is unambiguous (`scored[n]` of them; the others are
 // counted in `ambiguous[n]`). Heads that read the next token and heads that look at the match are
-// so told apart. Head kinds and their labels, in this order (thresholds in kLookupThreshold etc.
-// below):
-//   NgramLookup     "n-gram lookup (order n)"  the best lookup[n] >= 0.3; n is the smallest with
-//                                              >= 0.8 x the best
+// so told apart.
+//
+// The order of a lookup head shows only where a shorter n-gram is ambiguous: where the m-gram
+// ending at t occurs more than once but the (m+1)-gram once, a head that reads m + 1 tokens back
+// still finds the token to copy and one that reads m cannot (`resolved[m]`, over `resolving[m]`
+// queries). A head's order n is the smallest with lookup[n] >= 0.8 x the best, raised past every
+// m it resolves (>= 0.8 x the best there too); it is exact when the input shows the head failing
+// at n, else a lower bound: on a string without repeats every order looks alike.
+//
+// Head kinds and their labels, in this order (thresholds in kLookupThreshold etc. below):
+//   NgramLookup     "n-gram lookup (order n)"  the best lookup[n] >= 0.3; "order ≥ n" when the
+//                                              input cannot tell n from longer orders
 //   NgramMatch      "n-gram match (order n)"   the same for match[n] (and above the lookup)
 //   PreviousToken   "previous-token"           >= 0.5 of the attention on t - 1
 //   CurrentToken    "current-token"            >= 0.5 on t itself (Hard-ALiBi's one-token window)
@@ -43,10 +51,15 @@ struct HeadLookup {
     int layer = 0, head = 0;
     std::array<double, kMaxLookupOrder + 1> lookup{}, match{};  // index n = 1..8 (0 unused)
     std::array<int, kMaxLookupOrder + 1> scored{};
+    // where the m-gram is ambiguous and the (m+1)-gram is not: the attention on the token after
+    // (resolved) and on the (m+1)-gram's occurrence (matchResolved), over `resolving[m]` queries
+    std::array<double, kMaxLookupOrder + 1> resolved{}, matchResolved{};
+    std::array<int, kMaxLookupOrder + 1> resolving{};
     double previousToken = 0, currentToken = 0, firstToken = 0, entropy = 0;  // means over the queries
     HeadKind kind = HeadKind::Other;
     QString label;
     int order = 0;  // n of a lookup or match head, else 0
+    bool orderExact = false;  // false: the input shows only that the order is at least `order`
 };
 
 struct LookupAnalysis {
