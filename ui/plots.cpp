@@ -20,6 +20,9 @@ QColor seriesColour(int i)
 
 namespace {
 
+// Whether a plot is drawn on a dark background now (the window's dark theme; exports may differ).
+bool onDark(const QCustomPlot* p) { return p->axisRect()->backgroundBrush().color().lightness() < 128; }
+
 void styleAxes(QCustomPlot* p, const QString& x, const QString& y)
 {
     p->xAxis->setLabel(x);
@@ -42,13 +45,20 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
     m_graph = m_plot->addGraph();
-    QColor pale = seriesColour(0);
-    pale.setAlpha(70);
-    m_graph->setPen(QPen(pale, 1));
     m_graph->setName(tr("loss"));
     m_smooth = m_plot->addGraph();
-    m_smooth->setPen(QPen(seriesColour(0), 2));
     m_smooth->setName(tr("moving average"));
+    // The raw curve faint behind its average; on a dark background both take a lighter blue, and
+    // the raw one more opacity, or it vanishes.
+    const auto colour = [this] {
+        const bool dark = onDark(m_plot);
+        QColor line = seriesColour(dark ? 5 : 0), raw = line;
+        raw.setAlpha(dark ? 120 : 85);
+        m_graph->setPen(QPen(raw, 1));
+        m_smooth->setPen(QPen(line, 2));
+    };
+    colour();
+    connect(m_plot, &QCustomPlot::beforeReplot, this, colour);
     m_log->setObjectName("logScale");
     m_log->setChecked(true);
     setLogScale(true);
@@ -125,7 +135,9 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
 
     m_range = new QCPItemRect(m_plot);
     m_range->setPen(Qt::NoPen);
-    m_range->setBrush(QColor(0, 0, 0, 22));
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {  // a shade of the text's colour, in either theme
+        m_range->setBrush(onDark(m_plot) ? QColor(255, 255, 255, 30) : QColor(0, 0, 0, 22));
+    });
     m_range->setLayer("background");
     m_range->setClipToAxisRect(true);
     m_range->setVisible(false);

@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -23,6 +24,35 @@
 #include <QVBoxLayout>
 
 namespace parrot {
+
+namespace {
+
+// `a` moved a fraction `t` of the way to `b`.
+QString mixed(const QColor& a, const QColor& b, double t)
+{
+    return QColor::fromRgbF(float(a.redF() + t * (b.redF() - a.redF())), float(a.greenF() + t * (b.greenF() - a.greenF())),
+                            float(a.blueF() + t * (b.blueF() - a.blueF())))
+        .name();
+}
+
+// The colours an example's tokens take by role, readable on the palette's window background:
+// greys between its text and window colours, and the accents lighter on a dark background.
+struct RoleColours {
+    QString prompt, faint, note, separator, query, answer;
+    explicit RoleColours(const QPalette& p)
+    {
+        const QColor text = p.color(QPalette::WindowText), window = p.color(QPalette::Window);
+        const bool dark = window.lightness() < 128;
+        prompt = mixed(text, window, 0.2);
+        note = mixed(text, window, 0.4);
+        faint = mixed(text, window, 0.6);
+        separator = dark ? "#79b0ff" : "#1f5fbf";
+        query = dark ? "#ffa95e" : "#c85f14";
+        answer = dark ? "#5fd47a" : "#1a8f3a";
+    }
+};
+
+}  // namespace
 
 QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
 {
@@ -47,7 +77,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_description = new QLabel(this);
     m_description->setWordWrap(true);
     m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_description->setStyleSheet("color: #444;");
+    m_description->setForegroundRole(QPalette::PlaceholderText);  // quieter than the form, in either theme
     m_description->setObjectName("description");
     pf->addWidget(m_preset);
     pf->addWidget(m_description);
@@ -330,6 +360,12 @@ void SettingsPanel::updateTaskFields()
     label(m_evalLengths, tr("Eval %1").arg(what));
 }
 
+void SettingsPanel::changeEvent(QEvent* e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::PaletteChange && m_sample) showSample();  // the example's colours follow the theme
+}
+
 // One example of the task as configured, tokens coloured by role.
 void SettingsPanel::showSample()
 {
@@ -340,21 +376,22 @@ void SettingsPanel::showSample()
         std::mt19937_64 rng(static_cast<uint64_t>(m_sampleSeed));
         const Example e = task->example(rng);
         const bool characters = findTask(t.kind)->characters;
+        const RoleColours colour(m_sample->palette());
         QString html = characters ? "<span style='font-family: monospace'>" : "<span>";
         for (size_t i = 0; i < e.tokens.size(); ++i) {
             QString style;
             switch (e.roles[i]) {
-            case Role::Pad: style = "color:#bbbbbb"; break;
-            case Role::Prompt: style = "color:#444444"; break;
-            case Role::Separator: style = "color:#1f5fbf; font-weight:bold"; break;
-            case Role::Query: style = "color:#d2691e; font-weight:bold"; break;
-            case Role::Answer: style = "color:#1a8f3a; font-weight:bold"; break;
-            case Role::End: style = "color:#1f5fbf"; break;
+            case Role::Pad: style = "color:" + colour.faint; break;
+            case Role::Prompt: style = "color:" + colour.prompt; break;
+            case Role::Separator: style = "color:" + colour.separator + "; font-weight:bold"; break;
+            case Role::Query: style = "color:" + colour.query + "; font-weight:bold"; break;
+            case Role::Answer: style = "color:" + colour.answer + "; font-weight:bold"; break;
+            case Role::End: style = "color:" + colour.separator; break;
             }
             QString text = task->text(e.tokens[i]).toHtmlEscaped();
             if (characters && text == QString::fromUtf8("\u2423")) {
                 text = "&#x2423;";
-                if (e.roles[i] == Role::Prompt) style = "color:#cccccc";
+                if (e.roles[i] == Role::Prompt) style = "color:" + colour.faint;
             }
             html += QString("<span style='%1'>%2</span>").arg(style, text) + (characters ? "" : " ");
         }
@@ -373,22 +410,26 @@ void SettingsPanel::showVectorSample(const TaskConfig& t)
         std::mt19937_64 rng(static_cast<uint64_t>(m_sampleSeed));
         const IclPrompt p = task->prompts(1, t.maxLen, rng).front();
         const int shownDims = std::min(p.d, 4), shownPairs = std::min(p.pairs, 6);
+        const RoleColours colour(m_sample->palette());
         QString html = "<table cellspacing='0' cellpadding='1' style='font-family: monospace; font-size: small'>";
-        html += "<tr><td></td><td style='color:#444444'>x</td><td style='color:#1a8f3a'>y</td></tr>";
+        html += QString("<tr><td></td><td style='color:%1'>x</td><td style='color:%2'>y</td></tr>").arg(colour.prompt, colour.answer);
         auto numbers = [](const float* v, int n, int shown) {
             QStringList s;
             for (int i = 0; i < shown; ++i) s << QString::number(v[i], 'f', 2);
             return s.join(" ") + (n > shown ? " …" : "");
         };
         for (int i = 0; i < shownPairs; ++i) {
-            const QString yStyle = p.scored[size_t(i)] ? "color:#1a8f3a; font-weight:bold" : "color:#999999";
-            html += QString("<tr><td style='color:#1f5fbf'>%1</td><td style='color:#444444'>%2</td><td style='%3'>%4</td></tr>")
+            const QString yStyle = p.scored[size_t(i)] ? "color:" + colour.answer + "; font-weight:bold" : "color:" + colour.faint;
+            html += QString("<tr><td style='color:%1'>%2</td><td style='color:%3'>%4</td><td style='%5'>%6</td></tr>")
+                        .arg(colour.separator)
                         .arg(i + 1)
+                        .arg(colour.prompt)
                         .arg(numbers(&p.x[size_t(i) * p.d], p.d, shownDims))
                         .arg(yStyle, numbers(&p.y[size_t(i) * p.dOut], p.dOut, std::min(p.dOut, 3)));
         }
         html += "</table>";
-        if (p.pairs > shownPairs) html += tr("<span style='color:#777777'>… %1 pairs in all; y in green is predicted from the pairs above it</span>").arg(p.pairs);
+        if (p.pairs > shownPairs)
+            html += tr("<span style='color:%1'>… %2 pairs in all; y in green is predicted from the pairs above it</span>").arg(colour.note).arg(p.pairs);
         m_sample->setText(html);
     } catch (const Error& e) {
         m_sample->setText(tr("(no example: %1)").arg(e.message().toHtmlEscaped()));

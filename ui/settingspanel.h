@@ -39,6 +39,9 @@ signals:
     void errorMessage(const QString& text);
     void matched(int dModel);
 
+protected:
+    void changeEvent(QEvent* e) override;
+
 private:
     void showProblems();
     void updateModelFields();
@@ -57,7 +60,7 @@ private:
     QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen, *m_dims, *m_sparsity;
     QDoubleSpinBox* m_outlier;
     QCheckBox* m_shuffle;
-    QLabel* m_sample;          // one generated example, coloured by role
+    QLabel* m_sample = nullptr;  // one generated example, coloured by role
     QPushButton* m_newSample;
     int m_sampleSeed = 1;
     QLineEdit* m_evalLengths;
