@@ -1,5 +1,6 @@
 #include "runbrowser.h"
 
+#include "config.h"
 #include "error.h"
 #include "io/runfolder.h"
 #include "tasks/tokentask.h"
@@ -13,6 +14,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QTableWidget>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 
 namespace parrot {
@@ -23,34 +25,59 @@ enum Column { Name, Task, Model, Seed, Steps, Lr, DModel, Status, Result, Summar
 // The names a filter term can compare ("result>0.9", "seed=2", "d_model<=64").
 const char* const kKeys[Columns] = {"run", "task", "model", "seed", "steps", "lr", "d_model", "status", "result", "final"};
 
-// One term of the filter: KEY OP NUMBER with OP one of < <= > >= = !=, or plain text.
+// Columns compared as numbers; the others compare as text.
+bool numeric(int column) { return column == Seed || column == Steps || column == Lr || column == DModel || column == Result; }
+
+// One term of the filter: KEY OP NUMBER with OP one of < <= > >= = !=, KEY = WORD or KEY != WORD
+// for a text column, or plain text.
 struct Term {
     int column = -1;  // -1: text anywhere in the row
     QString op, text;
     double number = 0;
 };
 
-QList<Term> parseFilter(const QString& filter)
+struct Filter {
+    QList<Term> terms;
+    QStringList errors;  // the terms left out, each with why
+};
+
+Filter parseFilter(const QString& filter)
 {
     static const QRegularExpression cmp("^([A-Za-z_]+)(<=|>=|!=|<|>|=)(.+)$");
-    QList<Term> terms;
+    const QStringList keys(std::begin(kKeys), std::end(kKeys));
+    Filter f;
     for (const QString& word : filter.split(' ', Qt::SkipEmptyParts)) {
         Term t;
         t.text = word;
         const auto m = cmp.match(word);
-        bool ok = false;
-        const double v = m.hasMatch() ? m.captured(3).toDouble(&ok) : 0.0;
-        for (int c = 0; c < Columns && m.hasMatch(); ++c)
-            if (m.captured(1).compare(kKeys[c], Qt::CaseInsensitive) == 0) {
-                t.column = c;
-                t.op = m.captured(2);
-                t.number = v;
-                if (!ok) t.op = m.captured(2) == "=" ? "text=" : QString("text") + m.captured(2);
-                t.text = m.captured(3);
+        if (!m.hasMatch()) {
+            f.terms << t;
+            continue;
+        }
+        const QString key = m.captured(1), op = m.captured(2), value = m.captured(3);
+        t.column = int(keys.indexOf(key.toLower()));
+        if (t.column < 0) {
+            f.errors << QObject::tr("%1: no column %2 (keys: %3)").arg(word, key, keys.join(", "));
+            continue;
+        }
+        t.text = value;
+        if (numeric(t.column)) {
+            bool ok = false;
+            t.number = value.toDouble(&ok);
+            if (!ok) {
+                f.errors << QObject::tr("%1: %2 is a number, and %3 is not").arg(word, key, value);
+                continue;
             }
-        terms << t;
+            t.op = op;
+        } else if (op == "=" || op == "!=") {
+            t.op = "text" + op;
+        } else {
+            f.errors << QObject::tr("%1: %2 is text, compared with = or != only").arg(word, key);
+            continue;
+        }
+        f.terms << t;
     }
-    return terms;
+    return f;
 }
 
 bool matches(const Term& t, const QTableWidget* table, int row)
@@ -82,7 +109,8 @@ bool matches(const Term& t, const QTableWidget* table, int row)
 RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
 {
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 4, 4, 4);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->setSpacing(2);  // tight: the panel shares a short dock with the log
     auto* top = new QHBoxLayout;
     m_filter = new QLineEdit(this);
     m_filter->setObjectName("runFilter");
@@ -103,6 +131,9 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
         if (!dirs.isEmpty()) emit overlayRequested(dirs);
     });
     m_status = new QLabel(this);
+    m_status->setObjectName("runStatus");
+    m_status->setTextFormat(Qt::RichText);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long folder is cut, never widening the window
     top->addWidget(m_filter, 1);
     top->addWidget(refresh);
     top->addWidget(m_overlay);
@@ -116,6 +147,9 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSortingEnabled(true);
     m_table->verticalHeader()->setVisible(false);
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);  // rows as tight as the text, so more show
+    m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + m_table->verticalHeader()->defaultSectionSize() +
+                              2 * m_table->frameWidth());  // one row at least; raising the Runs tab makes room for more
     m_table->horizontalHeader()->setStretchLastSection(true);
     layout->addWidget(m_table, 1);
     layout->addWidget(m_status);
@@ -162,12 +196,27 @@ void RunBrowser::setFolder(const QString& dir)
     }
     m_table->setSortingEnabled(true);
     m_table->resizeColumnsToContents();
-    m_status->setText(dir.isEmpty() ? tr("No runs folder set") : tr("%1 runs in %2%3").arg(m_table->rowCount()).arg(dir)
-                          .arg(skipped > 0 ? tr(" (%1 unreadable folders skipped)").arg(skipped) : QString()));
+    m_folderNote = skipped > 0 ? tr(" (%1 unreadable folders skipped)").arg(skipped) : QString();
     applyFilter();
 }
 
 int RunBrowser::runCount() const { return m_table->rowCount(); }
+
+QString RunBrowser::status() const { return QTextDocumentFragment::fromHtml(m_status->text()).toPlainText(); }
+
+int RunBrowser::heightForRows(int rows) const
+{
+    const int table = m_table->horizontalHeader()->sizeHint().height() + rows * m_table->verticalHeader()->defaultSectionSize() +
+                      2 * m_table->frameWidth();
+    return sizeHint().height() - m_table->sizeHint().height() + table;
+}
+
+QString runLegend(const RunRecord& r)
+{
+    // the folder's name, and the model in words unless the name already says which it is
+    const QString name = QFileInfo(r.dir).fileName();
+    return name.contains(r.config.model.kind, Qt::CaseInsensitive) ? name : QString("%1 · %2").arg(name, describeModel(r.config.model));
+}
 
 int RunBrowser::visibleRunCount() const
 {
@@ -178,12 +227,24 @@ int RunBrowser::visibleRunCount() const
 
 void RunBrowser::applyFilter()
 {
-    const QList<Term> terms = parseFilter(m_filter->text());
+    const Filter filter = parseFilter(m_filter->text());
     for (int r = 0; r < m_table->rowCount(); ++r) {
         bool match = true;
-        for (const Term& t : terms) match = match && matches(t, m_table, r);
+        for (const Term& t : filter.terms) match = match && matches(t, m_table, r);
         m_table->setRowHidden(r, !match);
     }
+    m_filterError = filter.errors.join("; ");
+    // the count says what the table shows, and a term that cannot be read says so
+    QString text = m_folder.isEmpty() ? tr("No runs folder set")
+                   : m_filter->text().trimmed().isEmpty() ? tr("%1 runs in %2").arg(runCount()).arg(m_folder)
+                                                          : tr("%1 of %2 runs shown, from %3").arg(visibleRunCount()).arg(runCount()).arg(m_folder);
+    text = text.toHtmlEscaped() + m_folderNote.toHtmlEscaped();
+    if (!m_filterError.isEmpty()) {
+        const bool dark = palette().color(QPalette::Window).lightness() < 128;
+        text += QString("<br><span style='color:%1'>%2</span>")
+                    .arg(dark ? "#ff7b72" : "#b00020", tr("Filter term left out: %1").arg(m_filterError).toHtmlEscaped());
+    }
+    m_status->setText(text);
 }
 
 }  // namespace parrot

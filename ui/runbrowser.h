@@ -11,6 +11,12 @@ class QTableWidget;
 
 namespace parrot {
 
+struct RunRecord;
+
+// A run's name in a legend: its folder's name, with the model in words when the name does not
+// already say which model it is.
+QString runLegend(const RunRecord& r);
+
 class RunBrowser : public QWidget {
     Q_OBJECT
 public:
@@ -24,6 +30,10 @@ public:
     int visibleRunCount() const;
     QTableWidget* table() const { return m_table; }
     QLineEdit* filterBox() const { return m_filter; }
+    QString status() const;       // the count (and any filter error) under the table
+    // The panel's height with room for `rows` rows of the table.
+    int heightForRows(int rows) const;
+    QString filterError() const { return m_filterError; }  // terms of the filter that cannot be read, and why
 
 signals:
     void overlayRequested(const QStringList& runDirs);
@@ -31,6 +41,8 @@ signals:
 private:
     void applyFilter();
     QString m_folder;
+    QString m_folderNote;   // folders skipped while reading
+    QString m_filterError;
     QLineEdit* m_filter;
     QTableWidget* m_table;
     QLabel* m_status;
