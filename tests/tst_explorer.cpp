@@ -18,6 +18,9 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QCheckBox>
+#include <QSpinBox>
+#include <QTabWidget>
 #include <QPushButton>
 #include <QtTest>
 #include <qcustomplot.h>
@@ -84,6 +87,89 @@ private slots:
         left->setView("state");
         QCOMPARE(left->view(), QString("attention"));
         QVERIFY(w.saveScreenshot(m_dir.filePath("explore.png")));
+    }
+
+    // Issue 17: 35-token maps were squeezed into 160 px with every third query labelled, and the ✗
+    // of a wrong answer showed only on labelled rows. Each pane's heatmap keeps a label's room for
+    // every row (the pane scrolls when short), a crowded axis keeps the marked rows, and numbered
+    // columns (Δ's channels) are labelled a number's width apart.
+    void everyQueryIsLabelled()
+    {
+        ExplorerPanel e;
+        e.resize(1000, 500);  // about a laptop's share of the window
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        for (InsidePane* pane : {e.left(), e.right()}) {
+            HeatmapView* h = pane->heatmap();
+            QCOMPARE(h->data().rows, int(e.tokens().size()));
+            QTRY_COMPARE(int(h->labelledRows().size()), h->data().rows);
+            const int pitch = h->plot()->axisRect()->height() / h->data().rows;
+            QVERIFY2(pitch >= QFontMetrics(h->plot()->yAxis->tickLabelFont()).tightBoundingRect("dg").height(), qPrintable(QString::number(pitch)));
+        }
+        // the bundled Mamba gets most of this input wrong: every wrong row is marked, and labelled
+        const HeatmapData d = e.right()->heatmap()->data();
+        QVERIFY(d.markedRows.size() >= 6);
+        for (int r : d.markedRows) QVERIFY2(d.rowLabels[r].endsWith("✗"), qPrintable(d.rowLabels[r]));
+        // squeezed, the labels thin out around the marked rows, which all keep theirs
+        HeatmapView squeezed;
+        squeezed.resize(400, 220);
+        squeezed.setData(d);
+        squeezed.show();
+        QTRY_VERIFY(squeezed.plot()->axisRect()->height() < 200);
+        squeezed.plot()->replot();
+        const std::vector<int> shown = squeezed.labelledRows();
+        QVERIFY(int(shown.size()) < d.rows);
+        for (int r : d.markedRows) QVERIFY(std::count(shown.begin(), shown.end(), r) == 1);
+        // Δ: 192 numbered channels, labelled where a number fits
+        e.right()->setView("delta");
+        HeatmapView* delta = e.right()->heatmap();
+        QCOMPARE(delta->data().cols, 192);
+        delta->plot()->replot();
+        const std::vector<int> cols = delta->labelledColumns();
+        QVERIFY(cols.size() > 2 && cols.size() < 192);
+        const double pitch = delta->plot()->axisRect()->width() / 192.0;
+        const int number = QFontMetrics(delta->plot()->xAxis->tickLabelFont()).horizontalAdvance("191");
+        for (size_t i = 0; i + 1 < cols.size(); ++i) QVERIFY2((cols[i + 1] - cols[i]) * pitch > number, qPrintable(QString::number(cols[i])));
+    }
+
+    // Which cells an axis labels: all when they fit; when crowded, the kept ones and others that
+    // do not touch them or each other.
+    void labelsAreThinnedAroundTheMarks()
+    {
+        QCOMPARE(labelledCells(10, 200, 15).size(), size_t(10));
+        QVERIFY(labelledCells(0, 200, 15).empty());
+        const std::vector<int> keep{3, 4, 37};
+        const std::vector<int> cells = labelledCells(40, 200, 15, keep);  // 5 px a row: every third at most
+        for (int k : keep) QVERIFY(std::count(cells.begin(), cells.end(), k) == 1);
+        QVERIFY(cells.size() < 20 && cells.size() > 8);
+        for (size_t i = 0; i + 1 < cells.size(); ++i)
+            if (!(cells[i] == 3 && cells[i + 1] == 4)) QVERIFY2(cells[i + 1] - cells[i] >= 3, qPrintable(QString::number(cells[i])));
+        QCOMPARE(cells.front(), 0);
+    }
+
+    // The lookup marks' n starts at the selected head's order and then stays where it is set (it
+    // used to snap back to the head's order at once).
+    void marksOrderStaysWhereSet()
+    {
+        ExplorerPanel e;
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        InsidePane* left = e.left();
+        auto* n = left->findChild<QSpinBox*>("marksOrder");
+        QVERIFY(n);
+        QVERIFY(left->shown().highlighted[size_t(left->selectedMap())]);  // a lookup head
+        const int order = n->value();
+        QVERIFY(order >= 1);
+        QCustomPlot* plot = left->heatmap()->plot();
+        const auto marks = [plot] { return plot->graph(0)->dataCount() + plot->graph(1)->dataCount(); };
+        const int before = marks();
+        n->setValue(order == 1 ? 5 : 1);
+        QCOMPARE(n->value(), order == 1 ? 5 : 1);
+        left->findChildren<QCheckBox*>().at(0)->toggle();  // restyled: the log scale
+        QCOMPARE(n->value(), order == 1 ? 5 : 1);
+        QVERIFY(marks() != before);
+        left->selectMap(left->selectedMap());  // choosing a head again starts from its order
+        QCOMPARE(n->value(), order);
     }
 
     void hoverClickAndColourScale()
@@ -239,6 +325,19 @@ private slots:
         QVERIFY(w.model().config().model.parallelResidual);
         QCOMPARE(w.model().config().model.positions, QString("rope"));
         QVERIFY(w.saveScreenshot(m_dir.filePath("inspect.png")));
+        // "Open in explorer" shows the panes, whichever sub-tab of Explore was in front
+        p->openFile(QStringLiteral(PARROT_TEST_DATA "/mamba_tiny/model-bf16.safetensors"));
+        QVERIFY(loaded.wait(30000));
+        w.explorer()->findChild<QTabWidget*>()->setCurrentWidget(w.explorer()->construction());
+        QVERIFY(!w.explorer()->panesShown());
+        QPushButton* explore = nullptr;
+        for (QPushButton* b : p->findChildren<QPushButton*>()) explore = b->text() == "Open in explorer" ? b : explore;
+        QVERIFY(explore && explore->isEnabled());
+        QTest::mouseClick(explore, Qt::LeftButton);
+        QCOMPARE(w.currentPanelName(), QString("Explore"));
+        QVERIFY(w.explorer()->panesShown());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.explorer()->right()->busy(), 30000);
+        QVERIFY2(w.explorer()->right()->status().contains("amba"), qPrintable(w.explorer()->right()->status()));
     }
 
     // `inspect` renders each view without a display; the bundled Transformer has lookup heads.

@@ -30,6 +30,7 @@ namespace parrot {
 
 InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
 {
+    // Short rows of controls, so that two panes fit side by side on a laptop's screen.
     auto* layout = new QVBoxLayout(this);
     auto* top = new QHBoxLayout;
     m_source = new QComboBox(this);
@@ -39,6 +40,8 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_source->addItem("Model in the Train tab", "current");
     m_source->addItem("Open checkpoint…", "open");
     m_source->setToolTip("What this pane looks inside");
+    m_source->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long file name does not widen the pane
+    m_source->setMinimumContentsLength(14);
     top->addWidget(m_source, 1);
     m_n = new QSpinBox(this);
     m_n->setRange(1, 8);
@@ -65,55 +68,74 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_log->setToolTip("Logarithmic colour scale");
     m_auto = new QCheckBox("auto range", this);
     m_auto->setChecked(true);
+    m_auto->setToolTip("The colour scale spans the map's values; untick to set its ends");
+    m_overlay = new QCheckBox("lookup marks", this);
+    m_overlay->setChecked(true);
+    m_overlay->setToolTip("Circles: where an order-n lookup head should look (the token after the earlier occurrence of the "
+                          "last n tokens). Crosses: the n-gram occurred more than once, so the lookup is ambiguous.");
+    m_overlayN = new QSpinBox(this);
+    m_overlayN->setObjectName("marksOrder");
+    m_overlayN->setRange(1, kMaxLookupOrder);
+    m_overlayN->setValue(2);
+    m_overlayN->setPrefix("n = ");
+    m_overlayN->setToolTip("The order of the lookup marked; selecting a lookup head sets it to the head's order");
+    style->addWidget(m_colormap);
+    style->addWidget(m_log);
+    style->addWidget(m_auto);
+    style->addWidget(m_overlay);
+    style->addWidget(m_overlayN);
+    style->addStretch(1);
+    layout->addLayout(style);
+    // the colour scale's ends, on a row of their own while they are set by hand
+    m_range = new QWidget(this);
+    auto* range = new QHBoxLayout(m_range);
+    range->setContentsMargins(0, 0, 0, 0);
     m_min = new QDoubleSpinBox(this);
     m_max = new QDoubleSpinBox(this);
     for (QDoubleSpinBox* s : {m_min, m_max}) {
         s->setDecimals(4);
         s->setRange(0, 1e6);
         s->setSingleStep(0.05);
-        s->setEnabled(false);
     }
     m_min->setValue(0);
     m_max->setValue(1);
-    m_overlay = new QCheckBox("lookup marks", this);
-    m_overlay->setChecked(true);
-    m_overlay->setToolTip("Circles: where an order-n lookup head should look (the token after the earlier occurrence of the "
-                          "last n tokens). Crosses: the n-gram occurred more than once, so the lookup is ambiguous.");
-    m_overlayN = new QSpinBox(this);
-    m_overlayN->setRange(1, kMaxLookupOrder);
-    m_overlayN->setValue(2);
-    m_overlayN->setPrefix("n = ");
-    style->addWidget(m_colormap);
-    style->addWidget(m_log);
-    style->addWidget(m_auto);
-    style->addWidget(new QLabel("min", this));
-    style->addWidget(m_min);
-    style->addWidget(new QLabel("max", this));
-    style->addWidget(m_max);
-    style->addWidget(m_overlay);
-    style->addWidget(m_overlayN);
-    style->addStretch(1);
-    layout->addLayout(style);
+    range->addWidget(new QLabel("colour scale from", this));
+    range->addWidget(m_min);
+    range->addWidget(new QLabel("to", this));
+    range->addWidget(m_max);
+    range->addStretch(1);
+    m_range->setVisible(false);
+    layout->addWidget(m_range);
 
+    // The views scroll rather than shrink: the heatmap keeps a label's height for every row (up to
+    // kReadableRows), and the thumbnails keep every row of heads whole. The status (what is shown,
+    // or what went wrong) heads them.
     auto* scroll = new QScrollArea(this);
+    scroll->setObjectName("views");
     scroll->setWidgetResizable(true);
-    scroll->setFixedHeight(128);
-    m_thumbs = new QWidget(scroll);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* views = new QWidget(scroll);
+    auto* vl = new QVBoxLayout(views);
+    vl->setContentsMargins(0, 0, 0, 0);
+    m_status = new QLabel(views);
+    m_status->setWordWrap(true);
+    vl->addWidget(m_status);
+    m_thumbs = new QWidget(views);
     m_thumbGrid = new QGridLayout(m_thumbs);
+    m_thumbGrid->setContentsMargins(0, 0, 0, 0);
     m_thumbGrid->setSpacing(2);
-    scroll->setWidget(m_thumbs);
-    layout->addWidget(scroll);
-    m_heatmap = new HeatmapView(this);
-    m_heatmap->setMinimumHeight(260);
-    layout->addWidget(m_heatmap, 1);
-    m_info = new QLabel(this);
+    vl->addWidget(m_thumbs);
+    m_heatmap = new HeatmapView(views);
+    m_heatmap->setRowsToLabel(kReadableRows);
+    vl->addWidget(m_heatmap, 1);
+    vl->addSpacing(fontMetrics().height() / 2);  // the hover line and the head's heading read as two
+    m_info = new QLabel(views);
     m_info->setWordWrap(true);
     m_info->setTextFormat(Qt::RichText);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(m_info);
-    m_status = new QLabel(this);
-    m_status->setWordWrap(true);
-    layout->addWidget(m_status);
+    vl->addWidget(m_info);
+    scroll->setWidget(views);
+    layout->addWidget(scroll, 1);
 
     connect(m_source, &QComboBox::activated, this, &InsidePane::onSource);
     connect(m_n, &QSpinBox::editingFinished, this, [this] {
@@ -126,8 +148,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     connect(m_colormap, &QComboBox::currentTextChanged, this, [this] { restyle(); });
     for (QCheckBox* c : {m_log, m_overlay}) connect(c, &QCheckBox::toggled, this, [this] { restyle(); });
     connect(m_auto, &QCheckBox::toggled, this, [this](bool on) {
-        m_min->setEnabled(!on);
-        m_max->setEnabled(!on);
+        m_range->setVisible(!on);
         if (!on) {  // start from the range shown
             const auto [lo, hi] = m_heatmap->range();
             m_min->setValue(lo);
@@ -309,11 +330,12 @@ void InsidePane::rebuild()
             m_selected = int(i);
             break;
         }
+    followSelectedHead();
     const int perRow = m_view.view == "attention" && m_probes.attention.heads > 0 ? m_probes.attention.heads : 8;
     for (size_t i = 0; i < m_view.maps.size(); ++i) {
         auto* b = new QToolButton(m_thumbs);
         b->setToolButtonStyle(Qt::ToolButtonTextUnderIcon);
-        b->setIconSize(QSize(40, 40));
+        b->setIconSize(QSize(kThumbnail, kThumbnail));
         b->setText(m_view.captions[i].section('\n', 0, 0));
         b->setToolTip(m_view.captions[i]);
         b->setCheckable(true);
@@ -330,7 +352,23 @@ void InsidePane::selectMap(int index)
 {
     if (index < 0 || index >= int(m_view.maps.size())) return;
     m_selected = index;
+    followSelectedHead();
     showMap();
+}
+
+const HeadLookup* InsidePane::selectedHead() const
+{
+    if (m_view.view != "attention" || !m_analysis || m_selected >= int(m_view.maps.size())) return nullptr;
+    return &m_analysis->heads[size_t(m_view.layers[size_t(m_selected)]) * m_probes.attention.heads + size_t(m_view.heads[size_t(m_selected)])];
+}
+
+void InsidePane::followSelectedHead()
+{
+    // A lookup head's marks start at its own order; after that the spinner is the user's.
+    const HeadLookup* h = selectedHead();
+    if (!h || h->order == 0) return;
+    const QSignalBlocker quiet(m_overlayN);
+    m_overlayN->setValue(h->order);
 }
 
 void InsidePane::restyle()
@@ -343,7 +381,7 @@ void InsidePane::restyle()
     s.max = std::max(m_max->value(), m_min->value() + 1e-6);
     m_heatmap->setStyle(s);
     for (size_t i = 0; i < m_thumbButtons.size(); ++i)
-        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(40, 40))));
+        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(kThumbnail, kThumbnail))));
     showMap();
 }
 
@@ -355,20 +393,13 @@ void InsidePane::showMap()
         m_info->setText(m_probes.tokens.empty() ? QString() : QString("Nothing to show in this view."));
         return;
     }
-    m_heatmap->setData(m_view.maps[size_t(m_selected)]);
+    const HeatmapData& map = m_view.maps[size_t(m_selected)];
+    m_heatmap->setData(map);
     QString info;
     bool match = false;
-    int n = m_overlayN->value();
-    if (m_view.view == "attention" && m_analysis) {
-        const HeadLookup& h = m_analysis->heads[size_t(m_view.layers[size_t(m_selected)]) * m_probes.attention.heads +
-                                                size_t(m_view.heads[size_t(m_selected)])];
-        if (h.order > 0) {
-            n = h.order;
-            match = h.kind == HeadKind::NgramMatch;
-            m_overlayN->blockSignals(true);
-            m_overlayN->setValue(n);
-            m_overlayN->blockSignals(false);
-        }
+    if (const HeadLookup* head = selectedHead()) {
+        const HeadLookup& h = *head;
+        match = h.kind == HeadKind::NgramMatch;
         QString lookup, matched, ambiguous;
         for (int k = 1; k <= kMaxLookupOrder; ++k) {
             lookup += QString("<td>%1</td>").arg(h.scored[size_t(k)] ? QString::number(h.lookup[size_t(k)], 'f', 2) : "–");
@@ -395,7 +426,8 @@ void InsidePane::showMap()
     }
     m_info->setText(info);
     std::vector<std::pair<int, int>> marks, warnings;
-    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit")) lookupMarks(m_tokens, n, match, marks, warnings);
+    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit"))
+        lookupMarks(m_tokens, m_overlayN->value(), match, marks, warnings);
     m_heatmap->setMarks(marks, warnings);
 }
 
@@ -404,7 +436,7 @@ void InsidePane::showMap()
 ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
 {
     auto* layout = new QVBoxLayout(this);
-    auto* tabs = new QTabWidget(this);
+    auto* tabs = m_tabs = new QTabWidget(this);
     auto* inside = new QWidget(tabs);
     auto* il = new QVBoxLayout(inside);
     auto* bar = new QHBoxLayout;
@@ -455,6 +487,14 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     m_right->chooseBundled("mamba");
     randomInput();
 }
+
+void ExplorerPanel::showCheckpoint(const QString& path)
+{
+    m_right->chooseCheckpoint(path);
+    m_tabs->setCurrentIndex(0);  // the panes, whichever sub-tab was in front
+}
+
+bool ExplorerPanel::panesShown() const { return m_tabs->currentIndex() == 0; }
 
 void ExplorerPanel::setCurrentModelProvider(const std::function<Model()>& provider)
 {

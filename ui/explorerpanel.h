@@ -29,6 +29,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 class QToolButton;
 
 namespace parrot {
@@ -38,6 +39,8 @@ class ConstructionView;
 class InsidePane : public QWidget {
     Q_OBJECT
 public:
+    static constexpr int kReadableRows = 40;  // a heatmap keeps room to label this many rows
+    static constexpr int kThumbnail = 32;     // a head's thumbnail, in pixels: two layers of them stay short
     explicit InsidePane(QWidget* parent = nullptr);
     // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.
     void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
@@ -69,6 +72,8 @@ private:
     void rebuild();
     void showMap();
     void restyle();
+    const HeadLookup* selectedHead() const;  // the attention head shown, when the heads are analysed
+    void followSelectedHead();
     void setStatus(const QString& text);
 
     std::function<Model()> m_current;
@@ -92,6 +97,7 @@ private:
     QCheckBox* m_auto = nullptr;
     QDoubleSpinBox* m_min = nullptr;
     QDoubleSpinBox* m_max = nullptr;
+    QWidget* m_range = nullptr;  // m_min and m_max
     QCheckBox* m_overlay = nullptr;
     QSpinBox* m_overlayN = nullptr;
     QWidget* m_thumbs = nullptr;
@@ -111,6 +117,9 @@ public:
     InsidePane* left() const { return m_left; }
     InsidePane* right() const { return m_right; }
     ConstructionView* construction() const { return m_construction; }
+    // Opens a checkpoint in the right pane and brings the panes to the front.
+    void showCheckpoint(const QString& path);
+    bool panesShown() const;  // the panes' sub-tab is in front (not the Copy construction)
     // The input both panes read: typed letters, or a random copy example.
     void setInputText(const QString& letters);
     void randomInput();
@@ -120,6 +129,7 @@ public:
 private:
     void applyInput(const std::vector<int>& tokens);
 
+    QTabWidget* m_tabs = nullptr;  // the two panes, the Copy construction
     QLineEdit* m_input = nullptr;
     QComboBox* m_kind = nullptr;
     QSpinBox* m_length = nullptr;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace parrot {
 
@@ -68,19 +69,56 @@ QCPColorGradient gradientOf(const QString& name)
     return g;
 }
 
-// Token labels on an axis, thinned to one per `spacing` pixels of its `length` so they stay legible.
-void labelAxis(QCPAxis* axis, const QStringList& labels, int count, const QString& title, int length, int spacing)
+// Labels on an axis at the chosen cells (tokens, or the cell's number).
+void labelAxis(QCPAxis* axis, const QStringList& labels, const std::vector<int>& cells, const QString& title)
 {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int fit = std::max(2, length / spacing);
-    const int every = std::max(1, (count + fit - 1) / fit);
-    for (int i = 0; i < count; i += every) ticker->addTick(i, i < labels.size() ? labels[i] : QString::number(i));
+    for (int i : cells) ticker->addTick(i, i < labels.size() ? labels[i] : QString::number(i));
     axis->setTicker(ticker);
     axis->setLabel(title);
     axis->setSubTicks(false);
 }
 
+// The room one label of an axis needs along it: the tallest label's ink (and a gap) on the
+// vertical axis, so a 40-token map keeps every label in a few hundred pixels; the widest label's
+// width (and a gap) on the horizontal one, where numbers of three digits would touch.
+double labelSpacing(const QCPAxis* axis, const QStringList& labels, int count)
+{
+    const QFontMetrics fm(axis->tickLabelFont());
+    if (axis->orientation() == Qt::Vertical) {
+        int tallest = fm.tightBoundingRect("0g").height();
+        for (const QString& l : labels) tallest = std::max(tallest, fm.tightBoundingRect(l).height());
+        return tallest + 2;
+    }
+    int widest = fm.horizontalAdvance(QString::number(std::max(0, count - 1)));
+    for (const QString& l : labels) widest = std::max(widest, fm.horizontalAdvance(l));
+    return widest + fm.horizontalAdvance(' ') * 1.5;
+}
+
 }  // namespace
+
+std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep)
+{
+    std::vector<int> cells;
+    if (count <= 0) return cells;
+    if (length / count >= spacing) {
+        for (int i = 0; i < count; ++i) cells.push_back(i);
+        return cells;
+    }
+    // cells at least `step` apart have room for both labels
+    const int step = int(std::ceil(spacing * count / std::max(length, 1.0)));
+    std::set<int> chosen;
+    for (int k : keep)
+        if (k >= 0 && k < count) chosen.insert(k);
+    const auto clear = [&](int c) {
+        const auto after = chosen.lower_bound(c);
+        if (after != chosen.end() && *after - c < step) return false;
+        return after == chosen.begin() || c - *std::prev(after) >= step;
+    };
+    for (int c = 0; c < count; ++c)
+        if (clear(c)) chosen.insert(c);
+    return {chosen.begin(), chosen.end()};
+}
 
 QStringList Colormap::names() { return {"viridis", "magma", "grey"}; }
 
@@ -141,6 +179,15 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_readout->setMinimumHeight(m_readout->fontMetrics().height() + 4);
     layout->addWidget(m_readout);
+    // Which cells are labelled depends on the axis rect, known only once laid out; other labels
+    // change the margins, so the plot is laid out again (twice at most, should they not settle).
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        fitRows();
+        if (m_relabelPasses < 2 && relabel()) {
+            ++m_relabelPasses;
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    });
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { onMove(int(e->position().x()), int(e->position().y())); });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
         if (e->button() == Qt::LeftButton) onClick(int(e->position().x()), int(e->position().y()));  // right: the export menu
@@ -196,23 +243,54 @@ void HeatmapView::redraw()
     m_plot->xAxis->setRange(-0.5, cols - 0.5);
     m_plot->yAxis->setRange(-0.5, rows - 0.5);
     m_title->setText(m_data.title);
+    m_relabelPasses = 0;
+    fitRows();
     lockRow(m_lockedRow);
 }
 
-void HeatmapView::relabel()
+bool HeatmapView::relabel()
 {
     // the axis rect's size once laid out, else the widget's
     const QRect r = m_plot->axisRect()->rect();
     const int w = r.width() > 10 ? r.width() : std::max(100, m_plot->width() - 120);
     const int h = r.height() > 10 ? r.height() : std::max(100, m_plot->height() - 100);
-    const int fontPx = QFontMetrics(m_plot->xAxis->tickLabelFont()).height();
-    labelAxis(m_plot->xAxis, m_data.colLabels, m_data.cols, m_data.colTitle, w, fontPx + 2);
-    labelAxis(m_plot->yAxis, m_data.rowLabels, m_data.rows, m_data.rowTitle, h, fontPx + 1);
+    std::vector<int> cols = labelledCells(m_data.cols, w, labelSpacing(m_plot->xAxis, m_data.colLabels, m_data.cols));
+    std::vector<int> rows = labelledCells(m_data.rows, h, labelSpacing(m_plot->yAxis, m_data.rowLabels, m_data.rows), m_data.markedRows);
+    const bool changed = cols != m_colCells || rows != m_rowCells;
+    m_colCells = std::move(cols);
+    m_rowCells = std::move(rows);
+    labelAxis(m_plot->xAxis, m_data.colLabels, m_colCells, m_data.colTitle);
+    labelAxis(m_plot->yAxis, m_data.rowLabels, m_rowCells, m_data.rowTitle);
+    return changed;
+}
+
+std::vector<int> HeatmapView::labelledRows() const { return m_rowCells; }
+
+std::vector<int> HeatmapView::labelledColumns() const { return m_colCells; }
+
+void HeatmapView::setRowsToLabel(int rows)
+{
+    m_rowsToLabel = rows;
+    fitRows();
+}
+
+void HeatmapView::fitRows()
+{
+    if (m_rowsToLabel <= 0) return;
+    // the axis gets a label's room per row; what surrounds it (title, key labels, margins, the
+    // read-out) as laid out, else an estimate
+    const int rows = std::min(m_rowsToLabel, std::max(1, m_data.rows));
+    const int axis = int(std::ceil(rows * labelSpacing(m_plot->yAxis, m_data.rowLabels, rows)));
+    const int laidOut = m_plot->axisRect()->rect().height();
+    const int fontPx = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+    const int around = (laidOut > 10 ? m_plot->height() - laidOut : 4 * fontPx + 40) + m_readout->sizeHint().height() + layout()->spacing();
+    if (std::abs(minimumHeight() - (axis + around)) > 1) setMinimumHeight(axis + around);
 }
 
 void HeatmapView::resizeEvent(QResizeEvent* e)
 {
     QWidget::resizeEvent(e);
+    m_relabelPasses = 0;
     relabel();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

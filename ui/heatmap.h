@@ -32,6 +32,7 @@ struct HeatmapData {
     int rows = 0, cols = 0;
     std::vector<float> values;  // rows x cols, row-major
     QStringList rowLabels, colLabels;  // tokens (or numbers); may be empty
+    std::vector<int> markedRows;       // rows whose label must show however crowded (wrong answers)
     QString title, rowTitle = "query", colTitle = "key";
     float at(int r, int c) const { return values[size_t(r) * cols + c]; }
 };
@@ -45,6 +46,11 @@ struct HeatmapStyle {
 
 // An image of the matrix, one pixel per cell scaled to `size` (no axes), for thumbnails.
 QImage heatmapImage(const HeatmapData& d, const HeatmapStyle& style, QSize size);
+
+// Which of `count` cells along an axis of `length` pixels carry a label, when each label needs
+// `spacing` pixels: every cell when they all fit, else every cell in `keep` and, between those, as
+// many evenly spaced others as fit without touching them.
+std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep = {});
 
 class HeatmapView : public QWidget {
     Q_OBJECT
@@ -62,6 +68,12 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     // The displayed range of the colour scale.
     std::pair<double, double> range() const;
+    // Keeps a minimum height that gives each row room for its own label, up to `rows` rows (0:
+    // none; the plot's own minimum).
+    void setRowsToLabel(int rows);
+    // The cells labelled on each axis now.
+    std::vector<int> labelledRows() const;
+    std::vector<int> labelledColumns() const;
 
 signals:
     void rowLocked(int row);  // -1 when unlocked
@@ -72,7 +84,8 @@ protected:
 
 private:
     void redraw();
-    void relabel();
+    bool relabel();  // whether other cells are labelled than before
+    void fitRows();
     void onMove(int x, int y);
     void onClick(int x, int y);
     std::pair<int, int> cellAt(int x, int y) const;
@@ -89,6 +102,9 @@ private:
     HeatmapStyle m_style;
     int m_lockedRow = -1;
     QString m_hoverText;
+    std::vector<int> m_rowCells, m_colCells;  // labelled
+    int m_relabelPasses = 0;
+    int m_rowsToLabel = 0;                  // layouts redone for the labels since the data or size changed
 };
 
 }  // namespace parrot

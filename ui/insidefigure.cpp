@@ -38,7 +38,8 @@ QStringList tokenLabels(const std::vector<QString>& tokens, const std::vector<bo
     return l;
 }
 
-HeatmapData attentionMap(const AttentionMaps& a, int layer, int head, const QStringList& rows, const QStringList& cols)
+HeatmapData attentionMap(const AttentionMaps& a, int layer, int head, const QStringList& rows, const QStringList& cols,
+                         const std::vector<int>& markedRows)
 {
     HeatmapData d;
     d.rows = d.cols = a.length;
@@ -46,6 +47,7 @@ HeatmapData attentionMap(const AttentionMaps& a, int layer, int head, const QStr
                     a.weights.begin() + ptrdiff_t((size_t(layer) * a.heads + head + 1) * a.length * a.length));
     d.rowLabels = rows;
     d.colLabels = cols;
+    d.markedRows = markedRows;
     return d;
 }
 
@@ -60,12 +62,15 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     // predictions made for another input (a pane whose input changed while it was loading) mark nothing
     const std::vector<bool> wrong = predictions.size() == tokens.size() ? scoreCopy(tokens, predictions).wrong : std::vector<bool>{};
     const QStringList rows = tokenLabels(p.tokens, wrong), cols = tokenLabels(p.tokens);
+    std::vector<int> wrongRows;
+    for (size_t i = 0; i < wrong.size(); ++i)
+        if (wrong[i]) wrongRows.push_back(int(i));
     if (view == "attention" || view == "implicit") {
         const AttentionMaps& a = view == "attention" ? p.attention : p.implicitAttention;
         const std::vector<int>& blocks = view == "attention" ? p.attentionLayers : p.implicitLayers;
         for (int l = 0; l < a.layers; ++l)
             for (int h = 0; h < a.heads; ++h) {
-                HeatmapData d = attentionMap(a, l, h, rows, cols);
+                HeatmapData d = attentionMap(a, l, h, rows, cols, wrongRows);
                 if (std::all_of(d.values.begin(), d.values.end(), [](float x) { return x == 0; })) continue;  // an unused head
                 const int block = l < int(blocks.size()) ? blocks[size_t(l)] : l;
                 QString caption = view == "attention" ? QString("L%1 H%2").arg(block).arg(h) : QString("block %1").arg(block);
@@ -93,6 +98,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
             d.cols = m.cols;
             d.values = m.values;
             d.rowLabels = rows;
+            d.markedRows = wrongRows;
             d.rowTitle = "position";
             d.colTitle = "channel";
             d.title = QString("%1 of block %2").arg(view == "state" ? "hidden-state norm" : "step size Δ").arg(m.layer);
