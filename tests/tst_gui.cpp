@@ -31,6 +31,12 @@
 #include <QToolButton>
 #include <QMenu>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
+#include <QDialog>
+#include <QHeaderView>
+#include <QStatusBar>
+#include <QScreen>
+#include <QScrollArea>
 
 using namespace parrot;
 
@@ -45,11 +51,166 @@ private:
             if (auto* box = qobject_cast<QMessageBox*>(w)) box->close();
     }
 
+public:
+    // The window is tested on a laptop's screen: the offscreen platform (asked for by CTest) gets
+    // one screen of 1366 x 768 through its "configfile" option, where its own default is 800 x 800.
+    static void initMain()
+    {
+        if (qgetenv("QT_QPA_PLATFORM") != "offscreen") return;
+        static QTemporaryDir dir;
+        const QString config = dir.filePath("screen.json");
+        test::writeAll(config, R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
+                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1.0}]})");
+        qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
+    }
+
 private slots:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
         QSettings().setValue("runsFolder", m_dir.filePath("runs"));
+    }
+
+    // Issue 17: the window used to open at 1,824 x 971, half of it off a laptop's screen. On a first
+    // start it opens inside the screen's available area with every dock in view and each tab no
+    // wider than the room it gets; it can be made smaller still, its pages scrolling.
+    void windowFitsALaptopScreen()
+    {
+        QSettings().remove("window");  // no session to restore: a first start
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QRect screen = w.screen()->availableGeometry();
+        if (screen.size() != QSize(1366, 768)) QSKIP("needs the 1366 x 768 screen initMain gives the offscreen platform");
+        QVERIFY2(screen.contains(w.frameGeometry()), qPrintable(QString("frame %1,%2 %3 x %4").arg(w.frameGeometry().x())
+                                                                   .arg(w.frameGeometry().y()).arg(w.frameGeometry().width())
+                                                                   .arg(w.frameGeometry().height())));
+        QVERIFY(w.width() >= 1280 && w.height() >= 700);  // and uses the screen
+        const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QVERIFY2(least.width() <= 1280 && least.height() <= 720, qPrintable(QString("%1 x %2").arg(least.width()).arg(least.height())));
+        QVERIFY(w.statusBar()->isVisible() && w.rect().contains(w.statusBar()->geometry()));
+        const auto inView = [&w](QDockWidget* d) {
+            QTRY_VERIFY(d->isVisible());
+            const QRect r(d->mapTo(&w, QPoint(0, 0)), d->size());
+            QVERIFY2(w.rect().contains(r) && r.width() >= 200 && r.height() >= 100,
+                     qPrintable(QString("%1 at %2,%3 %4 x %5").arg(d->objectName()).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())));
+        };
+        for (const char* id : {"settingsDock", "logDock"}) inView(w.findChild<QDockWidget*>(id));
+        for (const char* id : {"trainDock", "experimentsDock", "exploreDock", "inspectDock"}) {
+            auto* d = w.findChild<QDockWidget*>(id);
+            d->raise();
+            inView(d);
+            // a page scrolls down when it must, never sideways: it fits the width it gets
+            auto* scroll = qobject_cast<QScrollArea*>(d->widget());
+            QVERIFY(scroll);
+            QTRY_VERIFY2(scroll->widget()->minimumSizeHint().width() <= scroll->viewport()->width(),
+                         qPrintable(QString("%1: %2 wide in %3").arg(id).arg(scroll->widget()->minimumSizeHint().width()).arg(scroll->viewport()->width())));
+        }
+        // the Train and Experiments tabs fit the height too: their plots are not cut
+        for (const char* id : {"trainDock", "experimentsDock"}) {
+            auto* d = w.findChild<QDockWidget*>(id);
+            d->raise();
+            auto* scroll = qobject_cast<QScrollArea*>(d->widget());
+            QTRY_VERIFY2(scroll->widget()->minimumSizeHint().height() <= scroll->viewport()->height(),
+                         qPrintable(QString("%1: %2 high in %3").arg(id).arg(scroll->widget()->minimumSizeHint().height()).arg(scroll->viewport()->height())));
+        }
+        w.findChild<QDockWidget*>("runsDock")->raise();
+        inView(w.findChild<QDockWidget*>("runsDock"));
+        // the Runs tab, brought forward (taking height from the tabs above), shows several rows of its table
+        QTRY_VERIFY2(w.runBrowser()->table()->viewport()->height() >= 5 * w.runBrowser()->table()->verticalHeader()->defaultSectionSize(),
+                     qPrintable(QString::number(w.runBrowser()->table()->viewport()->height())));
+    }
+
+    // The first start's geometry on other screens: inside what each holds, frame included, and
+    // centred; a large screen gets the preferred size, not the whole of it.
+    void firstGeometryFitsTheScreen()
+    {
+        const QMargins frame = MainWindow::kFrameAllowance;
+        for (const QRect& available : {QRect(0, 0, 1366, 768), QRect(0, 27, 1366, 741), QRect(0, 0, 1600, 1000),
+                                       QRect(1920, 0, 1920, 1080), QRect(0, 0, 2560, 1440)}) {
+            const QRect g = MainWindow::firstGeometry(available, MainWindow::kPreferredSize, frame);
+            QVERIFY2(available.contains(g.marginsAdded(frame)), qPrintable(QString("%1 x %2").arg(available.width()).arg(available.height())));
+            QCOMPARE(g.size(), MainWindow::kPreferredSize.boundedTo(available.size().shrunkBy(frame)));
+            QVERIFY(qAbs((g.marginsAdded(frame).center() - available.center()).x()) <= 1);
+        }
+    }
+
+    // Preferences: the runs folder shown whole, with a Browse button; applied on OK only.
+    void preferencesShowTheWholeRunsFolder()
+    {
+        MainWindow w;
+        w.show();
+        const QString before = w.runsFolder();
+        QDialog* dialog = w.showPreferences();
+        QVERIFY(QTest::qWaitForWindowExposed(dialog));
+        auto* runs = dialog->findChild<QLineEdit*>("runsFolder");
+        QVERIFY(runs && dialog->findChild<QPushButton*>("browseRuns"));
+        QCOMPARE(runs->text(), before);
+        QVERIFY2(runs->width() > runs->fontMetrics().horizontalAdvance(runs->text()),
+                 qPrintable(QString("%1 px for %2").arg(runs->width()).arg(runs->text())));
+        QVERIFY(w.screen()->availableGeometry().contains(dialog->frameGeometry()));
+        runs->setText(m_dir.filePath("other-runs"));
+        dialog->reject();
+        QCOMPARE(w.runsFolder(), before);
+        dialog = w.showPreferences();
+        dialog->findChild<QLineEdit*>("runsFolder")->setText(m_dir.filePath("other-runs"));
+        dialog->accept();
+        QCOMPARE(w.runsFolder(), m_dir.filePath("other-runs"));
+        QCOMPARE(w.runBrowser()->folder(), m_dir.filePath("other-runs"));
+        QSettings().setValue("runsFolder", before);
+    }
+
+    // The dark theme: what used to be drawn in fixed dark greys on the dark window (the experiment's
+    // description, the filter's placeholder, the example's tokens) or faintly over a dark plot (the
+    // raw loss, the training-range band) stands off its background; the light theme too.
+    void themesKeepTextReadable()
+    {
+        const auto luminance = [](const QColor& c) {
+            const auto linear = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+            return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
+        };
+        const auto over = [](const QColor& c, const QColor& background) {  // a translucent colour as drawn
+            const double a = c.alphaF();
+            return QColor::fromRgbF(float(a * c.redF() + (1 - a) * background.redF()), float(a * c.greenF() + (1 - a) * background.greenF()),
+                                    float(a * c.blueF() + (1 - a) * background.blueF()));
+        };
+        const auto contrast = [&](const QColor& a, const QColor& b) {  // WCAG's ratio, 1 to 21
+            const double la = luminance(over(a, b)), lb = luminance(b);
+            return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+        };
+        for (const QString theme : {"dark", "light"}) {
+            MainWindow::applyTheme(theme);
+            MainWindow w;
+            w.loadPreset(defaultPresetName());
+            w.show();
+            QTest::qWait(50);  // the plots' queued replots
+            const auto atLeast = [&](const char* what, const QColor& c, const QColor& background, double ratio) {
+                QVERIFY2(contrast(c, background) >= ratio, qPrintable(QString("%1, %2: %3 on %4 is %5:1").arg(theme, what, c.name(QColor::HexArgb),
+                                                                                                       background.name()).arg(contrast(c, background), 0, 'f', 2)));
+            };
+            auto* description = w.settings()->findChild<QLabel*>("description");
+            atLeast("description", description->palette().color(description->foregroundRole()), description->palette().color(QPalette::Window), 3);
+            const QPalette field = w.runBrowser()->filterBox()->palette();
+            atLeast("filter placeholder", field.color(QPalette::PlaceholderText), field.color(QPalette::Base), 3);
+            static const QRegularExpression colour("color:(#[0-9a-fA-F]{6})");
+            auto* sample = w.settings()->findChild<QLabel*>("sample");
+            int tokens = 0;
+            for (const auto& m : colour.globalMatch(sample->text())) {
+                atLeast("example token", QColor(m.captured(1)), sample->palette().color(QPalette::Window), 2.5);
+                ++tokens;
+            }
+            QVERIFY(tokens > 3);
+            QCustomPlot* loss = w.lossPlot()->plot();
+            const QColor lossBackground = loss->axisRect()->backgroundBrush().color();
+            atLeast("raw loss", loss->graph(0)->pen().color(), lossBackground, 1.5);
+            atLeast("smoothed loss", loss->graph(1)->pen().color(), lossBackground, 3);
+            QCustomPlot* accuracy = w.accuracyPlot()->plot();
+            QCPItemRect* band = nullptr;
+            for (int i = 0; i < accuracy->itemCount() && !band; ++i) band = qobject_cast<QCPItemRect*>(accuracy->item(i));
+            QVERIFY(band && band->visible());
+            atLeast("training-range band", band->brush().color(), accuracy->axisRect()->backgroundBrush().color(), 1.15);
+        }
+        MainWindow::applyTheme("system");
     }
 
     void opensOnTheDefaultExperiment()
@@ -277,7 +438,7 @@ private slots:
         QCOMPARE(static_cast<QLabel*>(form->labelForField(w.settings()->findChild<QSpinBox*>("min_len")))->text(),
                  QString("Min pairs"));
         QVERIFY(!w.settings()->findChild<QSpinBox*>("ngram")->isEnabled());
-        QVERIFY2(sample->text().contains("#d2691e") && sample->text().contains("#1a8f3a"), qPrintable(sample->text()));
+        QVERIFY2(sample->text().contains("#c85f14") && sample->text().contains("#1a8f3a"), qPrintable(sample->text()));  // the query in orange (darker than it was, for contrast on white), the answer in green
         QCOMPARE(evalBox->text(), QString("4, 8, 16, 24"));
         const QString first = sample->text();
         QTest::mouseClick(w.settings()->findChild<QPushButton*>("newSample"), Qt::LeftButton);
@@ -333,11 +494,28 @@ private slots:
         QCOMPARE(b->visibleRunCount(), 1);
         b->filterBox()->setText("task!=copy");
         QCOMPARE(b->visibleRunCount(), 0);
+        QVERIFY2(b->status().startsWith("0 of 2 runs shown"), qPrintable(b->status()));
+        // a term that cannot be read is named, left out, and the count says what is shown
+        b->filterBox()->setText("result>abc");
+        QVERIFY2(b->filterError().contains("result>abc"), qPrintable(b->filterError()));
+        QCOMPARE(b->visibleRunCount(), 2);
+        QVERIFY2(b->status().startsWith("2 of 2 runs shown") && b->status().contains("result>abc"), qPrintable(b->status()));
+        b->filterBox()->setText("mamba task>copy size<3");
+        QVERIFY(b->filterError().contains("task>copy") && b->filterError().contains("no column size"));
+        QCOMPARE(b->visibleRunCount(), 1);
+        b->filterBox()->setText("seed=0");
+        QVERIFY(b->filterError().isEmpty());
         b->filterBox()->clear();
+        QVERIFY2(b->status().startsWith("2 runs in"), qPrintable(b->status()));
         t->selectAll();
         const int before = w.accuracyPlot()->curveCount();
         QTest::mouseClick(b->findChild<QPushButton*>("overlayRuns"), Qt::LeftButton);
         QCOMPARE(w.accuracyPlot()->curveCount(), before + 2);
+        // named once: the folder says which model it is (it once read "mamba (mamba)")
+        QStringList names;
+        for (int i = before; i < w.accuracyPlot()->curveCount(); ++i) names << w.accuracyPlot()->plot()->graph(i)->name();
+        names.sort();
+        QCOMPARE(names, QStringList({"mamba", "transformer"}));
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye
             w.findChild<QDockWidget*>("runsDock")->raise();
             w.resize(1360, 860);

@@ -132,7 +132,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     fv->addLayout(fh);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName("sweepPlot");
-    m_plot->setMinimumHeight(260);
+    m_plot->setMinimumHeight(160);  // the tab fits a laptop's screen without scrolling
     fv->addWidget(m_plot, 1);
     tabs->addTab(figurePage, tr("Figure"));
 

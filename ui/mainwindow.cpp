@@ -46,6 +46,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
@@ -70,7 +71,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
     registerMetaTypes();
     setWindowTitle(tr("Parrotscope"));
-    resize(1360, 860);
+    // The first start fits the screen it opens on; later starts restore the last session's geometry.
+    if (const QScreen* screen = QGuiApplication::primaryScreen())
+        setGeometry(firstGeometry(screen->availableGeometry(), kPreferredSize, kFrameAllowance));
 
     // Left: the experiment form.
     m_settings = new SettingsPanel(this);
@@ -100,7 +103,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     for (size_t i = 0; i < 4; ++i) {
         auto* dock = new QDockWidget(pages[i].second, this);
         dock->setObjectName(ids[i]);
-        dock->setWidget(pages[i].first);
+        // A page scrolls in its dock rather than setting the window's minimum size, so the window
+        // fits a laptop's screen whatever a page holds, and no page is squeezed under its content.
+        auto* scroll = new QScrollArea(dock);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(pages[i].first);
+        dock->setWidget(scroll);
         dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
         addDockWidget(Qt::RightDockWidgetArea, dock);
         if (i > 0) tabifyDockWidget(m_workspace.front(), dock);
@@ -109,13 +118,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
             if (visible) m_currentWorkspace = dock;
         });
     }
-    fitWorkspace();
     m_currentWorkspace = m_workspace.front();
     m_workspace.front()->raise();
     setDockNestingEnabled(true);
     setTabPosition(Qt::RightDockWidgetArea, QTabWidget::North);
     connect(m_inspector, &InspectorPanel::openInExplorer, this, [this](const QString& path) {
-        m_explorer->right()->chooseCheckpoint(path);
+        m_explorer->showCheckpoint(path);
         showExplorer();
     });
     connect(m_inspector, &InspectorPanel::openInTrainTab, this, [this](const QString& path) {
@@ -138,6 +146,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     addDockWidget(Qt::BottomDockWidgetArea, runsDock);
     tabifyDockWidget(logDock, runsDock);
     logDock->raise();
+    // The runs brought forward get room for several rows; the log is fine short.
+    connect(runsDock, &QDockWidget::visibilityChanged, this, [this, runsDock](bool visible) {
+        const int missing = m_runs->heightForRows(6) - m_runs->height();
+        if (visible && isVisible() && missing > 0) setBottomHeight(runsDock, statusBar()->y() - runsDock->y() + missing);
+    });
 
     m_runs->setFolder(runsFolder());
     m_experiments->setRunsFolder(runsFolder());
@@ -157,14 +170,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
                                   .arg(QDir(m_runs->folder()).relativeFilePath(dir), r.config.task.kind));
                     continue;
                 }
-                m_trainPanel->accuracyPlot()->addCurve(QString("%1 (%2)").arg(QFileInfo(dir).fileName(), r.architecture()), r.curves.back());
+                m_trainPanel->accuracyPlot()->addCurve(runLegend(r), r.curves.back());
             } catch (const Error& e) {
                 showError(e.message());
             }
         }
     });
-    resizeDocks({logDock}, {110}, Qt::Vertical);
-    resizeDocks({settingsDock, m_workspace.front()}, {340, 1020}, Qt::Horizontal);
 
     m_statusJob = new QLabel(this);
     m_statusJob->setObjectName("statusJob");
@@ -293,7 +304,7 @@ void MainWindow::showExplorer() { showWorkspace(2); }
 
 void MainWindow::showInspector() { showWorkspace(3); }
 
-QWidget* MainWindow::currentPanel() const { return m_currentWorkspace ? m_currentWorkspace->widget() : nullptr; }
+QWidget* MainWindow::currentPanel() const { return m_currentWorkspace ? pageOf(m_currentWorkspace) : nullptr; }
 
 QString MainWindow::currentPanelName() const { return m_currentWorkspace ? m_currentWorkspace->windowTitle() : QString(); }
 
@@ -306,7 +317,7 @@ ExportDialog* MainWindow::exportFigure(QCustomPlot* plot, bool wholePanel)
     if (plot) {  // the panel the plot is in
         for (QDockWidget* d : m_workspace)
             if (d->widget()->isAncestorOf(plot)) {
-                panel = d->widget();
+                panel = pageOf(d);
                 name = d->windowTitle();
             }
     }
@@ -341,32 +352,24 @@ bool MainWindow::copyFigure(QCustomPlot* plot)
     return !image.isNull();
 }
 
-void MainWindow::fitWorkspace()
+QWidget* MainWindow::pageOf(const QDockWidget* dock)
 {
-    // Tabbed docks size to the one in front and do not grow the window for the others; like a
-    // tab widget, each page gets room for the largest, so a tab brought forward (or a view that
-    // has just loaded) is never squeezed under its content.
-    // Only docks tabbed together share: docks split side by side or floating keep their own.
-    for (QDockWidget* d : m_workspace) {
-        QSize room = d->widget()->minimumSizeHint();
-        for (QDockWidget* other : tabifiedDockWidgets(d))
-            if (std::find(m_workspace.begin(), m_workspace.end(), other) != m_workspace.end())
-                room = room.expandedTo(other->widget()->minimumSizeHint());
-        if (d->widget()->minimumSize() != room) d->widget()->setMinimumSize(room);
-    }
+    auto* scroll = qobject_cast<QScrollArea*>(dock->widget());
+    return scroll ? scroll->widget() : dock->widget();
+}
+
+QRect MainWindow::firstGeometry(const QRect& available, const QSize& preferred, const QMargins& frame)
+{
+    const QSize room = available.size().shrunkBy(frame);
+    const QSize size = preferred.boundedTo(room);
+    // centred in what the screen holds, the frame included
+    const QPoint topLeft = available.topLeft() + QPoint(frame.left() + (room.width() - size.width()) / 2,
+                                                        frame.top() + (room.height() - size.height()) / 2);
+    return QRect(topLeft, size);
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
 {
-    if (event->type() == QEvent::LayoutRequest && !m_fitPending)
-        for (QDockWidget* d : m_workspace)
-            if (watched == d->widget()) {  // a page's content changed size: refit once the layouts settle
-                m_fitPending = true;
-                QTimer::singleShot(0, this, [this] {
-                    m_fitPending = false;
-                    fitWorkspace();
-                });
-            }
     if (event->type() != QEvent::ContextMenu) return QMainWindow::eventFilter(watched, event);
     auto* widget = qobject_cast<QWidget*>(watched);
     QWidget* window = widget ? widget->window() : nullptr;
@@ -784,38 +787,58 @@ void MainWindow::saveCheckpointDialog()
     if (!path.isEmpty()) saveCheckpoint(path);
 }
 
-void MainWindow::showPreferences()
+QDialog* MainWindow::showPreferences()
 {
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Preferences"));
-    auto* form = new QFormLayout(&dialog);
-    auto* threads = new QSpinBox(&dialog);
+    auto* dialog = new QDialog(this);
+    dialog->setObjectName("preferences");
+    dialog->setWindowTitle(tr("Preferences"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto* form = new QFormLayout(dialog);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto* threads = new QSpinBox(dialog);
     threads->setRange(0, 1024);
     threads->setSpecialValueText(tr("all cores"));
     threads->setValue(QSettings().value("threads", 0).toInt());
-    auto* runs = new QLineEdit(runsFolder(), &dialog);
-    auto* theme = new QComboBox(&dialog);
+    // the runs folder whole (a path is read from its end), and a way to pick one
+    auto* runs = new QLineEdit(runsFolder(), dialog);
+    runs->setObjectName("runsFolder");
+    const QFontMetrics fm = runs->fontMetrics();
+    runs->setMinimumWidth(std::clamp(fm.horizontalAdvance(runs->text() + "MMMM"), fm.horizontalAdvance('x') * 50,
+                                     fm.horizontalAdvance('x') * 100));
+    auto* browse = new QPushButton(tr("Browse…"), dialog);
+    browse->setObjectName("browseRuns");
+    connect(browse, &QPushButton::clicked, dialog, [dialog, runs] {
+        const QString dir = QFileDialog::getExistingDirectory(dialog, tr("Runs folder"), runs->text());
+        if (!dir.isEmpty()) runs->setText(dir);
+    });
+    auto* runsRow = new QHBoxLayout;
+    runsRow->addWidget(runs, 1);
+    runsRow->addWidget(browse);
+    auto* theme = new QComboBox(dialog);
     theme->addItem(tr("Follow the system"), "system");
     theme->addItem(tr("Light"), "light");
     theme->addItem(tr("Dark"), "dark");
     theme->setCurrentIndex(std::max(0, theme->findData(QSettings().value("theme", "system").toString())));
     form->addRow(tr("CPU threads"), threads);
-    form->addRow(tr("Runs folder"), runs);
+    form->addRow(tr("Runs folder"), runsRow);
     form->addRow(tr("Theme"), theme);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
     form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    if (dialog.exec() != QDialog::Accepted) return;
-    QSettings s;
-    s.setValue("threads", threads->value());
-    s.setValue("runsFolder", runs->text());
-    s.setValue("theme", theme->currentData().toString());
-    applyTheme(theme->currentData().toString());
-    m_runs->setFolder(runsFolder());
-    m_experiments->setRunsFolder(runsFolder());
-    configureThreads(threads->value());
-    updateStatus();
+    connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    connect(dialog, &QDialog::accepted, this, [this, threads, runs, theme] {
+        QSettings s;
+        s.setValue("threads", threads->value());
+        s.setValue("runsFolder", runs->text());
+        s.setValue("theme", theme->currentData().toString());
+        applyTheme(theme->currentData().toString());
+        m_runs->setFolder(runsFolder());
+        m_experiments->setRunsFolder(runsFolder());
+        configureThreads(threads->value());
+        updateStatus();
+    });
+    dialog->open();  // window-modal, never blocking the event loop
+    return dialog;
 }
 
 void MainWindow::showAbout()
@@ -846,6 +869,8 @@ void MainWindow::applyTheme(const QString& mode)
         p.setColor(QPalette::Highlight, highlight);
         p.setColor(QPalette::HighlightedText, Qt::white);
         p.setColor(QPalette::Link, highlight.lighter(130));
+        p.setColor(QPalette::PlaceholderText, QColor(150, 150, 150));  // the default is dark grey, lost on the dark fields
+        p.setColor(QPalette::Disabled, QPalette::PlaceholderText, QColor(105, 105, 105));
         p.setColor(QPalette::Disabled, QPalette::Text, QColor(130, 130, 130));
         p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(130, 130, 130));
         p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(130, 130, 130));
@@ -890,8 +915,30 @@ void MainWindow::showEvent(QShowEvent* e)
     QMainWindow::showEvent(e);
     if (m_shownOnce) return;
     m_shownOnce = true;
-    // a short log at first: the views above get the height (a restored session keeps its own)
-    if (auto* logDock = findChild<QDockWidget*>("logDock"); logDock && !m_sessionRestored) resizeDocks({logDock}, {120}, Qt::Vertical);
+    if (!m_sessionRestored) fitDocks();
+}
+
+void MainWindow::fitDocks()
+{
+    // The first layout: the form at its width, a short log, the rest for the views.
+    auto* settingsDock = findChild<QDockWidget*>("settingsDock");
+    const int sep = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
+    const int form = std::clamp(width() / 5, settingsDock->minimumWidth(), 400);
+    setBottomHeight(findChild<QDockWidget*>("logDock"), std::clamp((statusBar()->y() - settingsDock->y()) / 8, 110, 160));
+    resizeDocks({settingsDock, m_currentWorkspace}, {form, width() - form - sep}, Qt::Horizontal);
+}
+
+void MainWindow::setBottomHeight(QDockWidget* bottom, int height)
+{
+    // Without a central widget the dock areas share the height in proportion to their sizes, so
+    // the bottom one and those above are sized together to add up to the height there is (the
+    // bottom one alone is undone by that sharing).
+    auto* settingsDock = findChild<QDockWidget*>("settingsDock");
+    const int sep = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
+    const int above = statusBar()->y() - settingsDock->y() - height - sep;
+    const auto docked = [](const QDockWidget* d) { return d && d->isVisible() && !d->isFloating(); };
+    if (above <= 0 || !docked(bottom) || !docked(settingsDock) || !docked(m_currentWorkspace)) return;  // a layout of the user's own
+    resizeDocks({settingsDock, m_currentWorkspace, bottom}, {above, above, height}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)

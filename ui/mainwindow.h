@@ -8,11 +8,13 @@
 #include "types.h"
 
 #include <QMainWindow>
+#include <QMargins>
 #include <QPointer>
 
 #include <functional>
 
 class QCustomPlot;
+class QDialog;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -92,9 +94,17 @@ public:
     void resetLayout();
     bool restoreSession();  // false when there is none (or it was saved by another version)
     void showWelcome();  // the first-run welcome (non-blocking)
+    QDialog* showPreferences();  // Edit → Preferences (window-modal, non-blocking; applied on OK)
     // "system" (the platform's palette; plots follow it), "light" or "dark".
     static void applyTheme(const QString& mode);
     static constexpr int kLayoutVersion = 2;
+    // The first start's geometry (the client area): `preferred`, shrunk to what `available` (a
+    // screen's, less its panels) holds with the window's frame around it, and centred there.
+    static QRect firstGeometry(const QRect& available, const QSize& preferred, const QMargins& frame);
+    static constexpr QSize kPreferredSize{1920, 1200};  // the Explore tab's two heatmaps want the height
+    // Room left for a window manager's frame before the window is shown and its frame is known:
+    // a title bar up to 40 px, borders up to 8 px.
+    static constexpr QMargins kFrameAllowance{8, 40, 8, 8};
     // Whether a view is still loading in the background (the explorer's models and probes).
     bool busyLoading() const;  // also the inspector reading a file
     QPushButton* trainButton() const;
@@ -127,13 +137,14 @@ private:
     void updateStatus();
     void openCheckpointDialog();
     void saveCheckpointDialog();
-    void showPreferences();
     void showAbout();
     void showWorkspace(int index);
     void fillLayoutsMenu();
     void fillRecentMenu();
     void updateJobStatus();
-    void fitWorkspace();
+    static QWidget* pageOf(const QDockWidget* dock);
+    void fitDocks();  // the first start's sizes: the form, a short log, the views
+    void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)  // the panel a workspace dock scrolls
     void setModel(const Model& m);
     void applyCheckpoint(const QString& path, const Model& m);
 
@@ -146,7 +157,6 @@ private:
     bool m_shownOnce = false;
     std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
     QDockWidget* m_currentWorkspace = nullptr;
-    bool m_fitPending = false;
     bool m_sessionRestored = false;
     QPointer<ExportDialog> m_exportDialog;
     QMenu *m_recentMenu = nullptr, *m_layoutsMenu = nullptr;

@@ -46,17 +46,21 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     m_progress->setValue(0);
     m_progress->setTextVisible(true);
     m_progress->setFormat(tr("idle"));
+    // The loss, speed and times under the bar, where their changing length moves nothing else
+    // and never widens the window.
     m_progressText = new QLabel(this);
-    m_progressText->setMinimumWidth(360);
+    m_progressText->setObjectName("progressText");
+    m_progressText->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     controls->addWidget(m_train);
     controls->addWidget(m_pause);
     controls->addWidget(m_stop);
     controls->addWidget(m_progress, 1);
-    controls->addWidget(m_progressText);
     v->addLayout(controls);
+    v->addWidget(m_progressText);
     m_modelLabel = new QLabel(this);
     m_modelLabel->setObjectName("modelLabel");
     m_modelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_modelLabel->setWordWrap(true);
     v->addWidget(m_modelLabel);
 
     auto* plots = new QSplitter(Qt::Horizontal, this);
