@@ -21,6 +21,8 @@
 #include <QCheckBox>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QtTest>
 #include <qcustomplot.h>
@@ -90,61 +92,113 @@ private slots:
     }
 
     // Issue 17: 35-token maps were squeezed into 160 px with every third query labelled, and the ✗
-    // of a wrong answer showed only on labelled rows. Each pane's heatmap keeps a label's room for
-    // every row (the pane scrolls when short), a crowded axis keeps the marked rows, and numbered
-    // columns (Δ's channels) are labelled a number's width apart.
+    // of a wrong answer showed only on labelled rows. Given the height, each pane's heatmap labels
+    // every row; short of it, the heatmap keeps cells that can be read (half a label's height, every
+    // other row labelled and every marked one) and the pane scrolls. Numbered columns (Δ's
+    // channels) are labelled at round steps a number's width apart.
     void everyQueryIsLabelled()
     {
         ExplorerPanel e;
-        e.resize(1000, 500);  // about a laptop's share of the window
+        e.resize(1100, 1300);  // a tall screen's share of the window
         e.show();
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        const int labelHeight = QFontMetrics(e.left()->heatmap()->plot()->yAxis->tickLabelFont()).tightBoundingRect("dg").height();
+        // Every marked row has its ✗ left of the map; labels never touch; a marked row goes
+        // unlabelled only when a labelled marked row is too close to it.
+        const auto marksShown = [labelHeight](HeatmapView* h) {
+            const HeatmapData& d = h->data();
+            QCPGraph* wrong = nullptr;
+            for (int i = 0; i < h->plot()->graphCount(); ++i)
+                if (h->plot()->graph(i)->name() == "wrong answers") wrong = h->plot()->graph(i);
+            if (!wrong || wrong->dataCount() != int(d.markedRows.size())) return false;
+            const double pitch = double(h->plot()->axisRect()->height()) / d.rows;
+            const std::vector<int> shown = h->labelledRows();
+            for (size_t i = 0; i + 1 < shown.size(); ++i)
+                if ((shown[i + 1] - shown[i]) * pitch < labelHeight) return false;
+            for (int r : d.markedRows) {
+                bool near = false;
+                for (int s : shown) near = near || s == r || (std::count(d.markedRows.begin(), d.markedRows.end(), s) && std::abs(s - r) * pitch < labelHeight + 4);
+                if (!near) return false;
+            }
+            return true;
+        };
         for (InsidePane* pane : {e.left(), e.right()}) {
             HeatmapView* h = pane->heatmap();
             QCOMPARE(h->data().rows, int(e.tokens().size()));
             QTRY_COMPARE(int(h->labelledRows().size()), h->data().rows);
             const int pitch = h->plot()->axisRect()->height() / h->data().rows;
-            QVERIFY2(pitch >= QFontMetrics(h->plot()->yAxis->tickLabelFont()).tightBoundingRect("dg").height(), qPrintable(QString::number(pitch)));
+            QVERIFY2(pitch >= labelHeight, qPrintable(QString::number(pitch)));
+            QCOMPARE(pane->findChild<QScrollArea*>("views")->verticalScrollBar()->maximum(), 0);  // all of it in view
         }
-        // the bundled Mamba gets most of this input wrong: every wrong row is marked, and labelled
+        // the bundled Mamba gets most of this input wrong: every wrong row is marked
         const HeatmapData d = e.right()->heatmap()->data();
         QVERIFY(d.markedRows.size() >= 6);
         for (int r : d.markedRows) QVERIFY2(d.rowLabels[r].endsWith("✗"), qPrintable(d.rowLabels[r]));
-        // squeezed, the labels thin out around the marked rows, which all keep theirs
+        // on a 1920 x 1080 screen's share, the map is whole in view (what is under it may scroll)
+        e.resize(1150, 790);
+        for (InsidePane* pane : {e.left(), e.right()}) {
+            HeatmapView* h = pane->heatmap();
+            QWidget* viewport = pane->findChild<QScrollArea*>("views")->viewport();
+            QTRY_VERIFY(viewport->rect().contains(QRect(h->plot()->mapTo(viewport, QPoint(0, 0)), h->plot()->size())));
+            QTRY_VERIFY(h->plot()->axisRect()->height() / h->data().rows >= labelHeight / 2);
+            QVERIFY(marksShown(h));
+        }
+        // on a laptop's share, the maps keep readable cells and the panes scroll; every marked row is labelled
+        e.resize(1000, 500);
+        for (InsidePane* pane : {e.left(), e.right()}) {
+            HeatmapView* h = pane->heatmap();
+            QTRY_VERIFY(int(h->labelledRows().size()) < h->data().rows);
+            const double pitch = double(h->plot()->axisRect()->height()) / h->data().rows;
+            QVERIFY2(2 * pitch >= labelHeight, qPrintable(QString::number(pitch)));
+            QVERIFY(pane->findChild<QScrollArea*>("views")->verticalScrollBar()->maximum() > 0);
+            const std::vector<int> shown = h->labelledRows();
+            QVERIFY2(int(shown.size()) >= h->data().rows / 3, qPrintable(QString::number(shown.size())));
+            QVERIFY(marksShown(h));
+        }
+        QVERIFY(!e.right()->heatmap()->data().markedRows.empty());
+        // squeezed further (a view of its own), the labels thin out, the marked rows first
         HeatmapView squeezed;
         squeezed.resize(400, 220);
         squeezed.setData(d);
         squeezed.show();
         QTRY_VERIFY(squeezed.plot()->axisRect()->height() < 200);
         squeezed.plot()->replot();
-        const std::vector<int> shown = squeezed.labelledRows();
-        QVERIFY(int(shown.size()) < d.rows);
-        for (int r : d.markedRows) QVERIFY(std::count(shown.begin(), shown.end(), r) == 1);
-        // Δ: 192 numbered channels, labelled where a number fits
+        QVERIFY(int(squeezed.labelledRows().size()) < d.rows / 2);
+        QVERIFY(marksShown(&squeezed));
+        // Δ: 192 numbered channels, labelled at a round step where a number fits
         e.right()->setView("delta");
         HeatmapView* delta = e.right()->heatmap();
         QCOMPARE(delta->data().cols, 192);
         delta->plot()->replot();
         const std::vector<int> cols = delta->labelledColumns();
         QVERIFY(cols.size() > 2 && cols.size() < 192);
+        const int step = cols[1] - cols[0];
+        QVERIFY2(QList<int>({1, 2, 5, 10, 20, 50, 100}).contains(step), qPrintable(QString::number(step)));
         const double pitch = delta->plot()->axisRect()->width() / 192.0;
         const int number = QFontMetrics(delta->plot()->xAxis->tickLabelFont()).horizontalAdvance("191");
-        for (size_t i = 0; i + 1 < cols.size(); ++i) QVERIFY2((cols[i + 1] - cols[i]) * pitch > number, qPrintable(QString::number(cols[i])));
+        for (size_t i = 0; i + 1 < cols.size(); ++i) {
+            QCOMPARE(cols[i], int(i) * step);
+            QVERIFY2((cols[i + 1] - cols[i]) * pitch > number, qPrintable(QString::number(cols[i])));
+        }
     }
 
-    // Which cells an axis labels: all when they fit; when crowded, the kept ones and others that
-    // do not touch them or each other.
+    // Which cells an axis labels: all when they fit; when crowded, the kept ones first and others,
+    // none touching another.
     void labelsAreThinnedAroundTheMarks()
     {
         QCOMPARE(labelledCells(10, 200, 15).size(), size_t(10));
         QVERIFY(labelledCells(0, 200, 15).empty());
         const std::vector<int> keep{3, 4, 37};
         const std::vector<int> cells = labelledCells(40, 200, 15, keep);  // 5 px a row: every third at most
-        for (int k : keep) QVERIFY(std::count(cells.begin(), cells.end(), k) == 1);
+        for (int k : {3, 37}) QVERIFY(std::count(cells.begin(), cells.end(), k) == 1);
+        QVERIFY(std::count(cells.begin(), cells.end(), 4) == 0);  // it would touch 3's label
         QVERIFY(cells.size() < 20 && cells.size() > 8);
-        for (size_t i = 0; i + 1 < cells.size(); ++i)
-            if (!(cells[i] == 3 && cells[i + 1] == 4)) QVERIFY2(cells[i + 1] - cells[i] >= 3, qPrintable(QString::number(cells[i])));
+        for (size_t i = 0; i + 1 < cells.size(); ++i) QVERIFY2(cells[i + 1] - cells[i] >= 3, qPrintable(QString::number(cells[i])));
         QCOMPARE(cells.front(), 0);
+        // numbers at round steps: 12 cells apart needed, every 20th labelled
+        const std::vector<int> numbered = labelledCells(192, 400, 25, {}, true);
+        QCOMPARE(numbered.size(), size_t(10));
+        for (size_t i = 0; i < numbered.size(); ++i) QCOMPARE(numbered[i], int(i) * 20);
     }
 
     // The lookup marks' n starts at the selected head's order and then stays where it is set (it
@@ -234,7 +288,8 @@ private slots:
         QCustomPlot* plot = e.left()->heatmap()->plot();
         int crosses = 0;
         for (int i = 0; i < plot->graphCount(); ++i)
-            if (plot->graph(i)->scatterStyle().shape() == QCPScatterStyle::ssCross) crosses += plot->graph(i)->dataCount();
+            if (plot->graph(i)->scatterStyle().shape() == QCPScatterStyle::ssCross && plot->graph(i)->name() != "wrong answers")
+                crosses += plot->graph(i)->dataCount();
         QVERIFY(crosses > 0);
     }
 

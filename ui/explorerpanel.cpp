@@ -107,9 +107,9 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_range->setVisible(false);
     layout->addWidget(m_range);
 
-    // The views scroll rather than shrink: the heatmap keeps a label's height for every row (up to
-    // kReadableRows), and the thumbnails keep every row of heads whole. The status (what is shown,
-    // or what went wrong) heads them.
+    // The views scroll rather than shrink: the heatmap takes the height there is and keeps at
+    // least half a label's height for every row (up to kReadableRows), and the thumbnails keep
+    // every row of heads whole. The status (what is shown, or what went wrong) heads them.
     auto* scroll = new QScrollArea(this);
     scroll->setObjectName("views");
     scroll->setWidgetResizable(true);
@@ -126,7 +126,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_thumbGrid->setSpacing(2);
     vl->addWidget(m_thumbs);
     m_heatmap = new HeatmapView(views);
-    m_heatmap->setRowsToLabel(kReadableRows);
+    m_heatmap->setReadableRows(kReadableRows);
     vl->addWidget(m_heatmap, 1);
     vl->addSpacing(fontMetrics().height() / 2);  // the hover line and the head's heading read as two
     m_info = new QLabel(views);

@@ -39,7 +39,7 @@ class ConstructionView;
 class InsidePane : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kReadableRows = 40;  // a heatmap keeps room to label this many rows
+    static constexpr int kReadableRows = 40;  // a heatmap keeps room to read this many rows
     static constexpr int kThumbnail = 32;     // a head's thumbnail, in pixels: two layers of them stay short
     explicit InsidePane(QWidget* parent = nullptr);
     // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.

@@ -97,7 +97,7 @@ double labelSpacing(const QCPAxis* axis, const QStringList& labels, int count)
 
 }  // namespace
 
-std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep)
+std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep, bool roundSteps)
 {
     std::vector<int> cells;
     if (count <= 0) return cells;
@@ -106,16 +106,23 @@ std::vector<int> labelledCells(int count, double length, double spacing, const s
         return cells;
     }
     // cells at least `step` apart have room for both labels
-    const int step = int(std::ceil(spacing * count / std::max(length, 1.0)));
+    int step = int(std::ceil(spacing * count / std::max(length, 1.0)));
+    if (roundSteps) {  // numbers read best at multiples of 1, 2 or 5 times a power of ten
+        int nice = 1;
+        for (int decade = 1; nice < step; decade *= 10)
+            for (int m : {1, 2, 5})
+                if (nice < step) nice = m * decade;
+        step = nice;
+    }
     std::set<int> chosen;
-    for (int k : keep)
-        if (k >= 0 && k < count) chosen.insert(k);
     const auto clear = [&](int c) {
         const auto after = chosen.lower_bound(c);
         if (after != chosen.end() && *after - c < step) return false;
         return after == chosen.begin() || c - *std::prev(after) >= step;
     };
-    for (int c = 0; c < count; ++c)
+    for (int k : keep)
+        if (k >= 0 && k < count && clear(k)) chosen.insert(k);
+    for (int c = 0; c < count; c += roundSteps ? step : 1)
         if (clear(c)) chosen.insert(c);
     return {chosen.begin(), chosen.end()};
 }
@@ -170,6 +177,12 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_warnings = m_plot->addGraph();
     m_warnings->setLineStyle(QCPGraph::lsNone);
     m_warnings->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor("#d62728"), 2), Qt::NoBrush, 9));
+    // A ✗ in a column of its own left of the map for every marked row (a wrong answer): all of
+    // them show, however few rows have room for a label.
+    m_wrong = m_plot->addGraph();
+    m_wrong->setName("wrong answers");
+    m_wrong->setLineStyle(QCPGraph::lsNone);
+    m_wrong->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor("#d62728"), 1.5), Qt::NoBrush, 7));
     m_lock = new QCPItemRect(m_plot);
     m_lock->setPen(QPen(Qt::white, 2));
     m_lock->setBrush(Qt::NoBrush);
@@ -240,8 +253,15 @@ void HeatmapView::redraw()
     const auto [lo, hi] = range();
     m_map->setDataRange(QCPRange(lo, hi));
     relabel();
-    m_plot->xAxis->setRange(-0.5, cols - 0.5);
+    m_plot->xAxis->setRange(gutter() ? -1.5 : -0.5, cols - 0.5);
     m_plot->yAxis->setRange(-0.5, rows - 0.5);
+    QVector<double> x, y;
+    for (int r : m_data.markedRows)
+        if (r >= 0 && r < m_data.rows) {
+            x << -1;
+            y << r;
+        }
+    m_wrong->setData(x, y);
     m_title->setText(m_data.title);
     m_relabelPasses = 0;
     fitRows();
@@ -252,10 +272,14 @@ bool HeatmapView::relabel()
 {
     // the axis rect's size once laid out, else the widget's
     const QRect r = m_plot->axisRect()->rect();
-    const int w = r.width() > 10 ? r.width() : std::max(100, m_plot->width() - 120);
+    int w = r.width() > 10 ? r.width() : std::max(100, m_plot->width() - 120);
+    if (gutter()) w = w * m_data.cols / (m_data.cols + 1);  // the map's share, right of the ✗ column
     const int h = r.height() > 10 ? r.height() : std::max(100, m_plot->height() - 100);
-    std::vector<int> cols = labelledCells(m_data.cols, w, labelSpacing(m_plot->xAxis, m_data.colLabels, m_data.cols));
-    std::vector<int> rows = labelledCells(m_data.rows, h, labelSpacing(m_plot->yAxis, m_data.rowLabels, m_data.rows), m_data.markedRows);
+    // cells without labels of their own are numbered, at round steps
+    std::vector<int> cols = labelledCells(m_data.cols, w, labelSpacing(m_plot->xAxis, m_data.colLabels, m_data.cols), {},
+                                          m_data.colLabels.isEmpty());
+    std::vector<int> rows = labelledCells(m_data.rows, h, labelSpacing(m_plot->yAxis, m_data.rowLabels, m_data.rows), m_data.markedRows,
+                                          m_data.rowLabels.isEmpty());
     const bool changed = cols != m_colCells || rows != m_rowCells;
     m_colCells = std::move(cols);
     m_rowCells = std::move(rows);
@@ -264,23 +288,26 @@ bool HeatmapView::relabel()
     return changed;
 }
 
+bool HeatmapView::gutter() const { return !m_data.markedRows.empty(); }
+
 std::vector<int> HeatmapView::labelledRows() const { return m_rowCells; }
 
 std::vector<int> HeatmapView::labelledColumns() const { return m_colCells; }
 
-void HeatmapView::setRowsToLabel(int rows)
+void HeatmapView::setReadableRows(int rows)
 {
-    m_rowsToLabel = rows;
+    m_readableRows = rows;
     fitRows();
 }
 
 void HeatmapView::fitRows()
 {
-    if (m_rowsToLabel <= 0) return;
-    // the axis gets a label's room per row; what surrounds it (title, key labels, margins, the
+    if (m_readableRows <= 0) return;
+    // the axis gets half a label's room per row (cells several pixels high, every other row
+    // labelled, and every marked one); what surrounds it (title, key labels, margins, the
     // read-out) as laid out, else an estimate
-    const int rows = std::min(m_rowsToLabel, std::max(1, m_data.rows));
-    const int axis = int(std::ceil(rows * labelSpacing(m_plot->yAxis, m_data.rowLabels, rows)));
+    const int rows = std::min(m_readableRows, std::max(1, m_data.rows));
+    const int axis = rows * int(std::ceil(labelSpacing(m_plot->yAxis, m_data.rowLabels, rows) / 2));
     const int laidOut = m_plot->axisRect()->rect().height();
     const int fontPx = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
     const int around = (laidOut > 10 ? m_plot->height() - laidOut : 4 * fontPx + 40) + m_readout->sizeHint().height() + layout()->spacing();

@@ -32,7 +32,7 @@ struct HeatmapData {
     int rows = 0, cols = 0;
     std::vector<float> values;  // rows x cols, row-major
     QStringList rowLabels, colLabels;  // tokens (or numbers); may be empty
-    std::vector<int> markedRows;       // rows whose label must show however crowded (wrong answers)
+    std::vector<int> markedRows;       // rows marked ✗ left of the map, and labelled first (wrong answers)
     QString title, rowTitle = "query", colTitle = "key";
     float at(int r, int c) const { return values[size_t(r) * cols + c]; }
 };
@@ -48,9 +48,11 @@ struct HeatmapStyle {
 QImage heatmapImage(const HeatmapData& d, const HeatmapStyle& style, QSize size);
 
 // Which of `count` cells along an axis of `length` pixels carry a label, when each label needs
-// `spacing` pixels: every cell when they all fit, else every cell in `keep` and, between those, as
-// many evenly spaced others as fit without touching them.
-std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep = {});
+// `spacing` pixels: every cell when they all fit; else first the cells in `keep` (in their order)
+// that do not touch one already chosen, then as many evenly spaced others as fit between them
+// without touching them; with `roundSteps` (numbered cells),
+// those others are the multiples of 1, 2 or 5 times a power of ten that fit.
+std::vector<int> labelledCells(int count, double length, double spacing, const std::vector<int>& keep = {}, bool roundSteps = false);
 
 class HeatmapView : public QWidget {
     Q_OBJECT
@@ -68,9 +70,10 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     // The displayed range of the colour scale.
     std::pair<double, double> range() const;
-    // Keeps a minimum height that gives each row room for its own label, up to `rows` rows (0:
-    // none; the plot's own minimum).
-    void setRowsToLabel(int rows);
+    // Keeps a minimum height that gives each of up to `rows` rows half a label's room: cells that
+    // can be read and every other row labelled (0: the plot's own minimum). Given more height, the
+    // view takes it and labels every row that fits.
+    void setReadableRows(int rows);
     // The cells labelled on each axis now.
     std::vector<int> labelledRows() const;
     std::vector<int> labelledColumns() const;
@@ -95,6 +98,8 @@ private:
     QCPColorScale* m_scale = nullptr;
     QCPGraph* m_marks = nullptr;
     QCPGraph* m_warnings = nullptr;
+    QCPGraph* m_wrong = nullptr;  // the ✗ column of the marked rows
+    bool gutter() const;          // whether the map has that column
     QCPItemRect* m_lock = nullptr;
     QCPTextElement* m_title = nullptr;
     QLabel* m_readout = nullptr;
@@ -103,8 +108,8 @@ private:
     int m_lockedRow = -1;
     QString m_hoverText;
     std::vector<int> m_rowCells, m_colCells;  // labelled
-    int m_relabelPasses = 0;
-    int m_rowsToLabel = 0;                  // layouts redone for the labels since the data or size changed
+    int m_relabelPasses = 0;  // layouts redone for the labels since the data or size changed
+    int m_readableRows = 0;
 };
 
 }  // namespace parrot
