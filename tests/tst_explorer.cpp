@@ -355,6 +355,30 @@ private slots:
         QCOMPARE(p->heatmap()->data().rows, 32);
         QCOMPARE(p->heatmap()->data().cols, 4);
         QVERIFY(p->recentFiles().first().endsWith("model-bf16.safetensors"));
+        // a large 2-D tensor: its numbered rows and columns are labelled at round steps with room
+        // between them (the columns used to run together: "96102108…")
+        p->openFile(QStringLiteral(PARROT_TEST_DATA "/../../resources/checkpoints/copy-mamba.safetensors"));
+        QVERIFY(loaded.wait(30000));
+        p->selectTensor("backbone.layers.0.mixer.in_proj.weight");
+        HeatmapView* h = p->heatmap();
+        QCOMPARE(h->data().rows, 384);
+        QCOMPARE(h->data().cols, 96);
+        qobject_cast<QTabWidget*>(h->parentWidget()->parentWidget())->setCurrentWidget(h);
+        QTRY_VERIFY(h->isVisible() && h->plot()->axisRect()->width() > 100);
+        h->plot()->replot();
+        const auto roundAndApart = [](const std::vector<int>& cells, double pitch, int room) {
+            if (cells.size() < 3) return false;
+            const int step = cells[1] - cells[0];
+            if (!QList<int>({1, 2, 5, 10, 20, 50, 100}).contains(step) || step * pitch < room) return false;
+            for (size_t i = 0; i < cells.size(); ++i)
+                if (cells[i] != int(i) * step) return false;
+            return true;
+        };
+        const QFontMetrics fm(h->plot()->xAxis->tickLabelFont());
+        QVERIFY(roundAndApart(h->labelledColumns(), h->plot()->axisRect()->width() / 96.0, fm.horizontalAdvance("90")));
+        QVERIFY(roundAndApart(h->labelledRows(), h->plot()->axisRect()->height() / 384.0, fm.tightBoundingRect("380").height()));
+        QVERIFY(h->labelledColumns().size() < 96 && h->labelledRows().size() < 384);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) h->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/inspect-heatmap.png");
         p->openFile(QStringLiteral(PARROT_TEST_DATA "/mamba_tiny/ordered_dict.bin"));
         QVERIFY(loaded.wait(30000));
         QVERIFY2(p->status().contains("dict(state_dict)"), qPrintable(p->status()));

@@ -54,13 +54,18 @@ private:
 public:
     // The window is tested on a laptop's screen: the offscreen platform (asked for by CTest) gets
     // one screen of 1366 x 768 through its "configfile" option, where its own default is 800 x 800.
+    // (PARROT_SHOT_SCREEN=WxH gives another, for screenshots looked at by eye; tests that need the
+    // laptop's skip.)
     static void initMain()
     {
         if (qgetenv("QT_QPA_PLATFORM") != "offscreen") return;
         static QTemporaryDir dir;
         const QString config = dir.filePath("screen.json");
-        test::writeAll(config, R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
-                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1.0}]})");
+        const QStringList size = qEnvironmentVariable("PARROT_SHOT_SCREEN", "1366x768").split('x');
+        test::writeAll(config, QString(R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": %1, "height": %2,
+                                                       "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1.0}]})")
+                                   .arg(size.value(0), size.value(1))
+                                   .toUtf8());
         qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
     }
 
@@ -149,6 +154,7 @@ private slots:
         QVERIFY2(runs->width() > runs->fontMetrics().horizontalAdvance(runs->text()),
                  qPrintable(QString("%1 px for %2").arg(runs->width()).arg(runs->text())));
         QVERIFY(w.screen()->availableGeometry().contains(dialog->frameGeometry()));
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) dialog->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/preferences.png");
         runs->setText(m_dir.filePath("other-runs"));
         dialog->reject();
         QCOMPARE(w.runsFolder(), before);
@@ -516,12 +522,20 @@ private slots:
         for (int i = before; i < w.accuracyPlot()->curveCount(); ++i) names << w.accuracyPlot()->plot()->graph(i)->name();
         names.sort();
         QCOMPARE(names, QStringList({"mamba", "transformer"}));
-        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye
-            w.findChild<QDockWidget*>("runsDock")->raise();
-            w.resize(1360, 860);
-            w.show();
-            QTest::qWait(100);
-            w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/runbrowser.png");
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye, in each theme, the filter wrong
+            for (const QString theme : {"light", "dark"}) {
+                MainWindow::applyTheme(theme);
+                MainWindow shown;
+                shown.loadPreset("copy-tiny");
+                shown.runBrowser()->setFolder(dir.path());
+                shown.runBrowser()->filterBox()->setText("result>abc");
+                shown.show();
+                QVERIFY(QTest::qWaitForWindowExposed(&shown));
+                shown.findChild<QDockWidget*>("runsDock")->raise();
+                QTest::qWait(200);
+                shown.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + QString("/runbrowser-%1.png").arg(theme));
+            }
+            MainWindow::applyTheme("system");
         }
     }
 

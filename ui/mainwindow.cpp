@@ -799,6 +799,7 @@ QDialog* MainWindow::showPreferences()
     threads->setRange(0, 1024);
     threads->setSpecialValueText(tr("all cores"));
     threads->setValue(QSettings().value("threads", 0).toInt());
+    threads->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);  // only the folder's field takes the width
     // the runs folder whole (a path is read from its end), and a way to pick one
     auto* runs = new QLineEdit(runsFolder(), dialog);
     runs->setObjectName("runsFolder");
@@ -819,6 +820,7 @@ QDialog* MainWindow::showPreferences()
     theme->addItem(tr("Light"), "light");
     theme->addItem(tr("Dark"), "dark");
     theme->setCurrentIndex(std::max(0, theme->findData(QSettings().value("theme", "system").toString())));
+    theme->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
     form->addRow(tr("CPU threads"), threads);
     form->addRow(tr("Runs folder"), runsRow);
     form->addRow(tr("Theme"), theme);
