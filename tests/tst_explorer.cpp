@@ -142,6 +142,11 @@ private slots:
             QTRY_VERIFY(viewport->rect().contains(QRect(h->plot()->mapTo(viewport, QPoint(0, 0)), h->plot()->size())));
             QTRY_VERIFY(h->plot()->axisRect()->height() / h->data().rows >= labelHeight / 2);
             QVERIFY(marksShown(h));
+            // the hover line and the head's heading under it read as two (they touched)
+            const auto* readout = h->findChild<QLabel*>("readout");
+            const auto* info = pane->findChild<QLabel*>("headInfo");
+            const int gap = info->mapTo(viewport, QPoint(0, 0)).y() - readout->mapTo(viewport, QPoint(0, readout->height())).y();
+            QVERIFY2(gap >= readout->fontMetrics().height() * 2 / 3, qPrintable(QString::number(gap)));
         }
         // on a laptop's share, the maps keep readable cells and the panes scroll; every marked row is labelled
         e.resize(1000, 500);

@@ -130,6 +130,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     vl->addWidget(m_heatmap, 1);
     vl->addSpacing(fontMetrics().height() / 2);  // the hover line and the head's heading read as two
     m_info = new QLabel(views);
+    m_info->setObjectName("headInfo");
     m_info->setWordWrap(true);
     m_info->setTextFormat(Qt::RichText);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);

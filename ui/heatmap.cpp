@@ -189,6 +189,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_lock->setVisible(false);
     layout->addWidget(m_plot, 1);
     m_readout = new QLabel(this);
+    m_readout->setObjectName("readout");
     m_readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_readout->setMinimumHeight(m_readout->fontMetrics().height() + 4);
     layout->addWidget(m_readout);
