@@ -165,6 +165,25 @@ private slots:
         }
     }
 
+    // Greedy continuations (16 tokens) as transformers' generate() made them, with the KV cache or
+    // the recurrent state.
+    void huggingFaceGreedyContinuationsMatch_data() { huggingFaceClassesMatchTransformers_data(); }
+    void huggingFaceGreedyContinuationsMatch()
+    {
+        QFETCH(QString, name);
+        const Model m = Model::load(kData + "/hf_tiny/" + name + "/model.safetensors");
+        QFile f(kData + "/hf_tiny/model_refs.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        for (const auto c : QJsonDocument::fromJson(f.readAll()).object()[name].toArray()) {
+            std::vector<int> ids, want;
+            for (const auto v : c.toObject()["ids"].toArray()) ids.push_back(v.toInt());
+            for (const auto v : c.toObject()["greedy"].toArray()) want.push_back(v.toInt());
+            QCOMPARE(m.generate(ids, int(want.size())), want);
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, m.generate({}, 4));
+        QVERIFY_THROWS_EXCEPTION(Error, m.generate({100000}, 4));
+    }
+
     void gptNeoxConfigurations()
     {
         const Model pythia = Model::load(kData + "/neox_tiny/pythia/model.safetensors");
