@@ -2,6 +2,7 @@
 
 #include "error.h"
 #include "eval/evaluate.h"
+#include "eval/generate.h"
 #include "io/importers.h"
 #include "io/safetensors.h"
 #include "modelcatalog.h"
@@ -341,6 +342,28 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     out.stateNorm = probeMatrices(probes.stateNorm, probes.stateLayer);
     out.delta = probeMatrices(probes.delta, probes.deltaLayer);
     return out;
+}
+
+std::vector<int> Model::generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                 const std::function<bool(int, int)>& keepGoing) const
+{
+    if (!d) throw Error("no model");
+    if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+    if (maxNewTokens < 0 || maxNewTokens > 100000) throw Error(QString("generate: %1 new tokens: expected 0..100000").arg(maxNewTokens));
+    if (isVectorTask(d->config.task.kind)) throw Error("generate: this model reads vectors (in-context learning), not tokens");
+    const int vocab = taskVocabSize(d->config.task);
+    for (int t : prompt)
+        if (t < 0 || t >= vocab) throw Error(QString("generate: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
+    const ModelConfig& mc = d->config.model;
+    const long long longest = (long long)prompt.size() + maxNewTokens;
+    if (mc.positions == "learned" && longest > mc.maxPositions)
+        throw Error(QString("generate: %1 prompt tokens and %2 new ones pass the model's %3 learned positions")
+                        .arg(prompt.size()).arg(maxNewTokens).arg(mc.maxPositions));
+    try {
+        return generateGreedy(*d, prompt, maxNewTokens, stopToken, keepGoing);
+    } catch (const c10::Error& e) {
+        throw Error(QString("generate: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
+    }
 }
 
 LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,

@@ -68,6 +68,13 @@ public:
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
 
+    // The greedy continuation of a row of tokens: up to `maxNewTokens` tokens, each the most
+    // likely next one, stopping after `stopToken` (>= 0, e.g. <|endoftext|>). Uses the family's
+    // KV cache or recurrent state where it has one. Throws parrot::Error for ids outside the
+    // vocabulary or a prompt longer than the model's positions allow.
+    std::vector<int> generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken = -1,
+                              const std::function<bool(int done, int total)>& keepGoing = {}) const;
+
     struct Impl;  // the torch side (modelimpl.h)
 
 private:

@@ -152,8 +152,50 @@ TensorRecord reorderQkv(const TensorRecord& t, int heads, int headDim)
     return out;
 }
 
+// HuggingFace's MambaForCausalLM (the state-spaces/mamba-*-hf checkpoints): mamba_ssm's tensors
+// but for `backbone.embeddings` (mamba_ssm: `backbone.embedding`), and a MambaConfig of other
+// keys (hidden_size, state_size, conv_kernel, time_step_rank, ...) without vocabulary padding.
+ImportedCheckpoint importHfMamba(const QString& path, const SafetensorsFile& file)
+{
+    const QString configPath = QFileInfo(path).dir().filePath("config.json");
+    const JsonConfig c{configPath, readJsonObject(configPath, "config.json (HuggingFace's MambaConfig)")};
+    ImportedCheckpoint out;
+    out.architecture = "hf_mamba";
+    ExperimentConfig& e = out.config;
+    e.name = "imported-" + QFileInfo(path).completeBaseName();
+    e.description = QString("HuggingFace MambaForCausalLM checkpoint imported from %1").arg(path);
+    ModelConfig& m = e.model;
+    m.kind = "mamba";
+    m.dModel = c.integer("hidden_size", JsonConfig::kRequired, 1, 8192);
+    m.layers = c.integer("num_hidden_layers", JsonConfig::kRequired, 1, 256);
+    m.dState = c.integer("state_size", 16, 1, 256);
+    m.dConv = c.integer("conv_kernel", 4, 1, 64);
+    m.expand = c.integer("expand", 2, 1, 16);
+    m.tieEmbeddings = c.boolean("tie_word_embeddings", true);
+    m.mambaMlpRatio = 0;
+    const int rank = c.integer("time_step_rank", (m.dModel + 15) / 16, 1, 1 << 16);
+    if (rank != (m.dModel + 15) / 16)
+        throw Error(QString("%1: time_step_rank %2: the app's Mamba uses ceil(hidden_size / 16) = %3").arg(configPath).arg(rank).arg((m.dModel + 15) / 16));
+    if (c.boolean("use_bias", false)) throw Error(QString("%1: use_bias is true: the app's in_proj and out_proj have no bias").arg(configPath));
+    if (!c.boolean("use_conv_bias", true)) throw Error(QString("%1: use_conv_bias is false: the app's convolution has a bias").arg(configPath));
+    const QString act = c.value("hidden_act").toString("silu");
+    if (act != "silu") throw Error(QString("%1: hidden_act is \"%2\": Mamba's mixer uses SiLU").arg(configPath, act));
+    const int vocab = c.integer("vocab_size", JsonConfig::kRequired, 1, 1 << 24);
+    const TensorRecord& emb = required(file, "backbone.embeddings.weight", path);
+    if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)
+        throw Error(QString("%1: backbone.embeddings.weight has shape %2, config.json says [%3, %4] (vocab_size, hidden_size)")
+                        .arg(path, shapeText(emb.shape)).arg(vocab).arg(m.dModel));
+    setCopyVocabulary(e, vocab, path);
+    for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it)
+        out.tensors.tensors.insert(it.key() == "backbone.embeddings.weight" ? QString("backbone.embedding.weight") : it.key(), it.value());
+    out.tensors.metadata = file.metadata;
+    out.recognised = QString("HuggingFace MambaForCausalLM: %1").arg(describeModel(m));
+    return out;
+}
+
 ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
 {
+    if (file.tensors.contains("backbone.embeddings.weight")) return importHfMamba(path, file);
     const JsonConfig c{QFileInfo(path).dir().filePath("config.json"),
                        readJsonObject(QFileInfo(path).dir().filePath("config.json"), "config.json (mamba_ssm's MambaConfig)")};
     const QJsonObject ssm = c.value("ssm_cfg").toObject();
@@ -309,6 +351,7 @@ QString checkpointArchitecture(const SafetensorsFile& file)
 
 QString ImportedCheckpoint::sourceName(const QString& appName) const
 {
+    if (architecture == "hf_mamba") return appName == "backbone.embedding.weight" ? QString("backbone.embeddings.weight") : appName;
     if (architecture != "gpt_neox") return appName;
     const QString theirs = mapName(appName, false);
     return theirs.isEmpty() ? appName : theirs;

@@ -36,7 +36,7 @@ QString checkpointArchitecture(const SafetensorsFile& file);
 struct ImportedCheckpoint {
     ExperimentConfig config;
     SafetensorsFile tensors;  // under the app's names, in the app's layout
-    QString architecture;     // "mamba_ssm", "gpt_neox", "parrotscope-config"
+    QString architecture;     // "mamba_ssm", "hf_mamba", "gpt_neox", "parrotscope-config"
     QString recognised;       // for people: "the copy paper's GPT-NeoX Hard-ALiBi (2 masked heads)"
     // The file's own name for one of the app's tensor names, for messages.
     QString sourceName(const QString& appName) const;
