@@ -142,9 +142,9 @@ private:
     void fillLayoutsMenu();
     void fillRecentMenu();
     void updateJobStatus();
-    static QWidget* pageOf(const QDockWidget* dock);
+    static QWidget* pageOf(const QDockWidget* dock);  // the panel a workspace dock scrolls
     void fitDocks();  // the first start's sizes: the form, a short log, the views
-    void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)  // the panel a workspace dock scrolls
+    void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)
     void setModel(const Model& m);
     void applyCheckpoint(const QString& path, const Model& m);
 
