@@ -135,13 +135,14 @@ private slots:
         QVERIFY(d.markedRows.size() >= 6);
         for (int r : d.markedRows) QVERIFY2(d.rowLabels[r].endsWith("✗"), qPrintable(d.rowLabels[r]));
         // on a 1920 x 1080 screen's share, the map is whole in view (what is under it may scroll)
-        e.resize(1150, 790);
+        e.resize(1500, 790);
         for (InsidePane* pane : {e.left(), e.right()}) {
             HeatmapView* h = pane->heatmap();
             QWidget* viewport = pane->findChild<QScrollArea*>("views")->viewport();
             QTRY_VERIFY(viewport->rect().contains(QRect(h->plot()->mapTo(viewport, QPoint(0, 0)), h->plot()->size())));
             QTRY_VERIFY(h->plot()->axisRect()->height() / h->data().rows >= labelHeight / 2);
             QVERIFY(marksShown(h));
+            QTRY_COMPARE(int(h->labelledColumns().size()), h->data().cols);  // every key: letters need less room than numbers
             // the hover line and the head's heading under it read as two (they touched)
             const auto* readout = h->findChild<QLabel*>("readout");
             const auto* info = pane->findChild<QLabel*>("headInfo");

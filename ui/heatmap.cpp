@@ -90,9 +90,10 @@ double labelSpacing(const QCPAxis* axis, const QStringList& labels, int count)
         for (const QString& l : labels) tallest = std::max(tallest, fm.tightBoundingRect(l).height());
         return tallest + 2;
     }
-    int widest = fm.horizontalAdvance(QString::number(std::max(0, count - 1)));
+    // cells past the labels are numbered
+    int widest = labels.size() < count ? fm.horizontalAdvance(QString::number(std::max(0, count - 1))) : 0;
     for (const QString& l : labels) widest = std::max(widest, fm.horizontalAdvance(l));
-    return widest + fm.horizontalAdvance(' ') * 1.5;
+    return widest + std::max(3.0, fm.horizontalAdvance(' ') * 0.75);  // a gap that still parts two labels
 }
 
 }  // namespace
