@@ -87,6 +87,7 @@ const std::vector<Command>& commands()
          {{{"--screenshot FILE [--preset NAME] [--set KEY=VALUE]..."}, {"open the window, save it as PNG, exit"}},
           {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
           {{"(no command) --inspect FILE"}, {"open the Inspect tab on a checkpoint file"}},
+          {{"(no command) --pretrained DIR [--pretrained DIR2]..."}, {"open the Pretrained tab on HuggingFace model folders"}},
           {{"(no command) --tab train|experiments|explore|inspect"},
            {"open on that tab (default: Explore, or the tab the", "other options show)"}},
           {{"(no command) --theme system|light|dark"},
