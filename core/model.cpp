@@ -6,6 +6,7 @@
 #include "io/importers.h"
 #include "io/safetensors.h"
 #include "modelcatalog.h"
+#include "tasks/taskcatalog.h"
 #include "train/losses.h"
 #include "version.h"
 
@@ -41,14 +42,17 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
 {
     const QStringList problems = validate(config);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
-    // Weights, gradients and AdamW's two moments: 16 bytes a parameter before activations.
-    const double needed = estimatedParameters(config) * 16.0;
+    // Training: weights, gradients and AdamW's two moments, 16 bytes a parameter before
+    // activations. A pretrained language model is only run here: its weights, 4 bytes a parameter.
+    const bool runOnly = isTextTask(config.task.kind);
+    const double needed = estimatedParameters(config) * (runOnly ? 4.0 : 16.0);
     const double available = availableMemoryBytes();
     if (available > 0 && needed > 0.8 * available)
-        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB for training, "
-                            "only %3 GB of memory are available; reduce model.d_model or model.layers")
+        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB %3, only %4 GB of memory are "
+                            "available; %5")
                         .arg(estimatedParameters(config) / 1e6, 0, 'f', 1).arg(needed / 1e9, 0, 'f', 1)
-                        .arg(available / 1e9, 0, 'f', 1));
+                        .arg(runOnly ? "as float32 weights" : "for training").arg(available / 1e9, 0, 'f', 1)
+                        .arg(runOnly ? "close other programs or choose a smaller model" : "reduce model.d_model or model.layers"));
     auto impl = std::make_shared<Model::Impl>();
     impl->config = config;
     impl->device = preferredDevice();
@@ -183,8 +187,9 @@ void Model::save(const QString& path) const
     writeSafetensors(path, file);
 }
 
-Model Model::load(const QString& path)
+Model Model::load(const QString& given, const std::function<bool(int, int)>& progress)
 {
+    const QString path = QFileInfo(given).isDir() ? checkpointInFolder(given) : given;  // a HuggingFace folder: its weights
     SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
     ExperimentConfig config;
     ImportedCheckpoint imported;  // for another program's checkpoint: how its names map
@@ -226,7 +231,10 @@ Model Model::load(const QString& path)
     torch::NoGradGuard noGrad;
     // every problem with the tensors, the first few of each kind in the message
     QStringList expected, missing, mismatched, unexpected;
-    for (auto& p : m.d->net->named_parameters()) {
+    const auto parameters = m.d->net->named_parameters();
+    int copied = 0;
+    for (auto& p : parameters) {
+        if (progress && !progress(copied++, int(parameters.size()))) throw Error("loading cancelled");
         const QString name = QString::fromStdString(p.key());
         const QString shown = imported.sourceName(name);  // the file's own name in messages
         expected << name;

@@ -8,6 +8,7 @@
 #include "export.h"
 #include "exportdialog.h"
 #include "inspectorpanel.h"
+#include "pretrainedpanel.h"
 #include "io/runfolder.h"
 #include "plots.h"
 #include "presets.h"
@@ -97,10 +98,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_explorer = new ExplorerPanel(this);  // look inside models (attention, implicit attention, states) and the construction
     m_explorer->setCurrentModelProvider([this] { return m_model; });
     m_inspector = new InspectorPanel(this);  // any checkpoint file, read (never run) and shown tensor by tensor
+    m_pretrained = new PretrainedPanel(this);  // HuggingFace language models: generation and the zero-shot tests
     const std::pair<QWidget*, QString> pages[] = {{m_trainPanel, tr("Train")}, {m_experiments, tr("Experiments")},
-                                                  {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")}};
-    const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock"};
-    for (size_t i = 0; i < 4; ++i) {
+                                                  {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")},
+                                                  {m_pretrained, tr("Pretrained")}};
+    const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock", "pretrainedDock"};
+    for (size_t i = 0; i < std::size(pages); ++i) {
         auto* dock = new QDockWidget(pages[i].second, this);
         dock->setObjectName(ids[i]);
         // A page scrolls in its dock rather than setting the window's minimum size, so the window
@@ -303,6 +306,7 @@ void MainWindow::showExperiments() { showWorkspace(1); }
 void MainWindow::showExplorer() { showWorkspace(2); }
 
 void MainWindow::showInspector() { showWorkspace(3); }
+void MainWindow::showPretrained() { showWorkspace(4); }
 
 QWidget* MainWindow::currentPanel() const { return m_currentWorkspace ? pageOf(m_currentWorkspace) : nullptr; }
 
@@ -485,7 +489,10 @@ void MainWindow::updateJobStatus()
     m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
 }
 
-bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy(); }
+bool MainWindow::busyLoading() const
+{
+    return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy() || m_pretrained->busy();
+}
 
 QString MainWindow::runsFolder() const
 {

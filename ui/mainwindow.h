@@ -32,6 +32,7 @@ class ExportDialog;
 class ExperimentsPanel;
 class ExplorerPanel;
 class InspectorPanel;
+class PretrainedPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -76,6 +77,8 @@ public:
     void showExplorer();     // the Explore tab
     void showTrain();        // the Train tab
     void showInspector();    // the Inspect tab
+    void showPretrained();   // the Pretrained tab
+    PretrainedPanel* pretrained() const { return m_pretrained; }
     // The workspace tab (dock) in front, its panel and title ("Train", "Explore", …).
     QWidget* currentPanel() const;
     QString currentPanelName() const;
@@ -154,6 +157,7 @@ private:
     ExperimentsPanel* m_experiments = nullptr;
     ExplorerPanel* m_explorer = nullptr;
     InspectorPanel* m_inspector = nullptr;
+    PretrainedPanel* m_pretrained = nullptr;
     bool m_shownOnce = false;
     std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
     QDockWidget* m_currentWorkspace = nullptr;

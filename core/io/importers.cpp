@@ -1,5 +1,7 @@
 #include "io/importers.h"
 
+#include "tasks/taskcatalog.h"
+
 #include "error.h"
 #include "io/torchzip.h"
 
@@ -73,15 +75,24 @@ struct JsonConfig {
     static constexpr int kRequired = std::numeric_limits<int>::min();
 };
 
-// The copy task's vocabulary for a model with `tokens` embedding rows.
-void setCopyVocabulary(ExperimentConfig& e, int tokens, const QString& path)
+// The task an imported model runs: a folder with a tokenizer.json holds a pretrained language
+// model, which reads its tokenizer's ids (any vocabulary, the "text" task); without one, the ids
+// are the copy task's (0-3 its specials, the rest letters), as the copy paper's checkpoints are.
+void setVocabulary(ExperimentConfig& e, int tokens, const QString& path)
 {
+    e.seed = 0;
+    if (QFileInfo::exists(QFileInfo(path).dir().filePath("tokenizer.json"))) {
+        if (tokens < 2) throw Error(QString("%1: a vocabulary of %2 tokens").arg(path).arg(tokens));
+        e.task.kind = kTextTask;
+        e.task.vocabSize = tokens;
+        return;
+    }
     if (tokens - 4 < 2 || tokens - 4 > 1024)
-        throw Error(QString("%1: a vocabulary of %2 tokens: the app runs models of 6 to 1,028 tokens (its copy task's specials and "
-                            "letters); `parrotscope info` shows this one's tensors").arg(path).arg(tokens));
+        throw Error(QString("%1: a vocabulary of %2 tokens and no tokenizer.json beside it: without a tokenizer the app runs models "
+                            "of 6 to 1,028 tokens (its copy task's specials and letters); `parrotscope info` shows this one's tensors")
+                        .arg(path).arg(tokens));
     e.task.kind = "copy";
     e.task.vocabSize = tokens - 4;
-    e.seed = 0;
 }
 
 const TensorRecord& required(const SafetensorsFile& file, const QString& name, const QString& path)
@@ -185,7 +196,7 @@ ImportedCheckpoint importHfMamba(const QString& path, const SafetensorsFile& fil
     if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)
         throw Error(QString("%1: backbone.embeddings.weight has shape %2, config.json says [%3, %4] (vocab_size, hidden_size)")
                         .arg(path, shapeText(emb.shape)).arg(vocab).arg(m.dModel));
-    setCopyVocabulary(e, vocab, path);
+    setVocabulary(e, vocab, path);
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it)
         out.tensors.tensors.insert(it.key() == "backbone.embeddings.weight" ? QString("backbone.embedding.weight") : it.key(), it.value());
     out.tensors.metadata = file.metadata;
@@ -227,7 +238,7 @@ ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
         throw Error(QString("%1: backbone.embedding.weight has shape %2, config.json says [%3, %4] (vocab_size %5 padded to a multiple of %6)")
                         .arg(path, shapeText(emb.shape))
                         .arg(padded).arg(m.dModel).arg(vocab).arg(multiple));
-    setCopyVocabulary(e, padded, path);
+    setVocabulary(e, padded, path);
     out.recognised = QString("mamba_ssm MambaLMHeadModel: %1").arg(describeModel(m));
     return out;
 }
@@ -285,7 +296,7 @@ ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
     if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)
         throw Error(QString("%1: gpt_neox.embed_in.weight has shape %2, config.json says [%3, %4] (vocab_size, hidden_size)")
                         .arg(path, shapeText(emb.shape)).arg(vocab).arg(m.dModel));
-    setCopyVocabulary(e, vocab, path);
+    setVocabulary(e, vocab, path);
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
         if (neoxBuffer(it.key())) continue;
         const QString name = mapName(it.key(), true);
@@ -304,8 +315,19 @@ ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
 
 }  // namespace
 
+QString checkpointInFolder(const QString& dir)
+{
+    const QDir d(dir);
+    if (!d.exists()) throw Error(QString("%1: no such folder").arg(dir));
+    for (const char* name : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"})
+        if (QFileInfo(d.filePath(name)).isFile()) return d.filePath(name);
+    throw Error(QString("%1: no weights in this folder (expected model.safetensors, model.safetensors.index.json, pytorch_model.bin "
+                        "or pytorch_model.bin.index.json, as HuggingFace's save_pretrained writes)").arg(dir));
+}
+
 SafetensorsFile readCheckpointTensors(const QString& path)
 {
+    if (QFileInfo(path).isDir()) return readCheckpointTensors(checkpointInFolder(path));
     if (looksLikeZip(path)) return readTorchZip(path);
     if (looksLikeLegacyTorch(path)) throw Error(QString("%1: %2").arg(path, legacyTorchAdvice()));
     if (!path.endsWith(".json")) return readSafetensors(path);
