@@ -101,8 +101,9 @@ private slots:
                      qPrintable(QString("%1 at %2,%3 %4 x %5").arg(d->objectName()).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())));
         };
         for (const char* id : {"settingsDock", "logDock"}) inView(w.findChild<QDockWidget*>(id));
-        for (const char* id : {"trainDock", "experimentsDock", "exploreDock", "inspectDock"}) {
+        for (const char* id : {"trainDock", "experimentsDock", "exploreDock", "inspectDock", "pretrainedDock"}) {
             auto* d = w.findChild<QDockWidget*>(id);
+            QVERIFY2(d, id);
             d->raise();
             inView(d);
             // a page scrolls down when it must, never sideways: it fits the width it gets
