@@ -99,7 +99,7 @@ private slots:
         expectError(run({"no-such-file.safetensors"}), "no-such-file.safetensors: no such command or file");
         expectError(run({"--no-such-option"}), "unexpected argument '--no-such-option'");
         expectError(run({"--threads", "2", "--preset"}), "--preset: expects a value");
-        expectError(run({"--tab", "plots"}), "--tab: expected train, experiments, explore or inspect");
+        expectError(run({"--tab", "plots"}), "--tab: expected train, experiments, explore, inspect or pretrained");
         expectError(run({"--threads", "many"}), "--threads: expected an integer");
     }
 
