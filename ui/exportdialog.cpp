@@ -72,6 +72,7 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     for (QSpinBox* b : {m_width, m_height}) {
         b->setRange(100, 10000);
         b->setSuffix(" pt");
+        b->setToolTip(tr("Points (1/72 inch) in every format: the PDF's page, the SVG's size, and a PNG of width × DPI / 72 pixels"));
         sizeRow->addWidget(b);
     }
     form->addRow(tr("Size (width × height)"), sizeRow);
@@ -80,6 +81,10 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     m_dpi->setSuffix(" dpi");
     m_dpi->setToolTip(tr("PNG only: PDF and SVG are vector graphics"));
     form->addRow(tr("PNG resolution"), m_dpi);
+    m_pixels = new QLabel(this);
+    m_pixels->setObjectName("pixelSize");
+    m_pixels->setWordWrap(true);
+    form->addRow(QString(), m_pixels);
     m_font = new QDoubleSpinBox(this);
     m_font->setRange(0, 72);
     m_font->setDecimals(1);
@@ -116,6 +121,8 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
         const QFileInfo f(path());
         setPath(f.dir().filePath(fileNameFor(targetName()) + "." + (f.suffix().isEmpty() ? QString("pdf") : f.suffix())));
     });
+    for (QSpinBox* b : {m_width, m_height, m_dpi}) connect(b, &QSpinBox::valueChanged, this, &ExportDialog::showPixels);
+    showPixels();
     connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(save, &QPushButton::clicked, this, [this] {
         if (exportNow()) accept();
@@ -132,6 +139,14 @@ QString ExportDialog::targetName() const
 }
 void ExportDialog::setPath(const QString& path) { m_path->setText(path); }
 QString ExportDialog::path() const { return m_path->text().trimmed(); }
+
+void ExportDialog::showPixels()
+{
+    const QSize png = imageSize(options());
+    m_pixels->setText(tr("Sizes, fonts and lines are in points (1/72 inch) in every format. As PNG: %1 × %2 pixels.")
+                          .arg(png.width())
+                          .arg(png.height()));
+}
 
 ExportOptions ExportDialog::options() const
 {

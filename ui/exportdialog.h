@@ -1,6 +1,7 @@
 // File → Export (Ctrl+E) and a plot's right-click menu: one plot or a whole tab's plots as one
-// figure, to PNG / PDF / SVG / CSV with size, DPI, font size, line width and a white background;
-// or to the clipboard. The choices are remembered (QSettings "export/…").
+// figure, to PNG / PDF / SVG / CSV with size, DPI, font size, line width (all in points, 1/72
+// inch) and a white background; or to the clipboard. The choices are remembered (QSettings
+// "export/…").
 #pragma once
 
 #include "export.h"
@@ -44,6 +45,7 @@ signals:
 private:
     void browse();
     void remember() const;
+    void showPixels();
     std::vector<PlacedPlot> selection() const;
     QPointer<QWidget> m_panel;
     QString m_panelName;
@@ -53,6 +55,7 @@ private:
     QSpinBox *m_width, *m_height, *m_dpi;
     QDoubleSpinBox *m_font, *m_line;
     QCheckBox* m_white;
+    QLabel* m_pixels;  // what the size and DPI make a PNG
     QLabel* m_status;
 };
 

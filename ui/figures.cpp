@@ -493,7 +493,7 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     checkFigureFile(outFile, width, height);
     QCustomPlot plot;
     plot.setBackground(Qt::white);
-    plot.resize(width, height);
+    plot.resize(layoutSize(width, height));
     const QString csv = drawComparison(plot, runs, figure, options);
     savePlot(plot, outFile, width, height, figure, csv, style);
 }
