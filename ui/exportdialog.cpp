@@ -115,12 +115,8 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     setOptions(savedExportOptions());
     const auto it = std::find(m_plots.begin(), m_plots.end(), preselect);
     setTarget(wholePanel && m_plots.size() > 1 ? int(m_plots.size()) : it != m_plots.end() ? int(it - m_plots.begin()) : 0);
-    const QString folder = s.value("export/folder", QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
-    setPath(QDir(folder).filePath(fileNameFor(targetName()) + "." + s.value("export/format", "pdf").toString()));
-    connect(m_target, &QComboBox::currentIndexChanged, this, [this] {  // the file name follows the figure
-        const QFileInfo f(path());
-        setPath(f.dir().filePath(fileNameFor(targetName()) + "." + (f.suffix().isEmpty() ? QString("pdf") : f.suffix())));
-    });
+    setPath(QDir(exportFolder()).filePath(fileNameFor(targetName()) + "." + s.value("export/format", "pdf").toString()));
+    connect(m_target, &QComboBox::currentIndexChanged, this, [this] { setFileStem(fileNameFor(targetName())); });  // the file name follows the figure
     for (QSpinBox* b : {m_width, m_height, m_dpi}) connect(b, &QSpinBox::valueChanged, this, &ExportDialog::showPixels);
     showPixels();
     connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
@@ -139,6 +135,18 @@ QString ExportDialog::targetName() const
 }
 void ExportDialog::setPath(const QString& path) { m_path->setText(path); }
 QString ExportDialog::path() const { return m_path->text().trimmed(); }
+
+void ExportDialog::setFileStem(const QString& stem)
+{
+    const QFileInfo f(path());
+    setPath(f.dir().filePath(stem + "." + (f.suffix().isEmpty() ? QString("pdf") : f.suffix())));
+}
+
+void ExportDialog::setCsvSource(QCustomPlot* plot, std::function<QString()> csv)
+{
+    m_csvPlot = plot;
+    m_csv = std::move(csv);
+}
 
 void ExportDialog::showPixels()
 {
@@ -195,14 +203,19 @@ bool ExportDialog::exportNow(QString* error)
             progress->setMinimumDuration(300);
         }
         bool cancelled = false;
-        exportPlots(plots, file, options(), targetName(), [&](int done, int total) {
-            if (!progress) return true;
-            progress->setMaximum(total);
-            progress->setValue(done);
-            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
-            cancelled = progress->wasCanceled();
-            return !cancelled;
-        });
+        if (m_csv && plots.size() == 1 && plots.front().plot == m_csvPlot && QFileInfo(file).suffix().toLower() == "csv") {
+            checkExport(file, options());
+            writeTextFile(file, m_csv(), "the figure");
+        } else {
+            exportPlots(plots, file, options(), targetName(), [&](int done, int total) {
+                if (!progress) return true;
+                progress->setMaximum(total);
+                progress->setValue(done);
+                QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+                cancelled = progress->wasCanceled();
+                return !cancelled;
+            });
+        }
         if (cancelled) {
             m_status->setText(tr("Cancelled: nothing was written."));
             return false;
@@ -263,6 +276,14 @@ void ExportDialog::remember() const
         s.setValue("export/folder", f.absolutePath());
         if (!f.suffix().isEmpty()) s.setValue("export/format", f.suffix().toLower());
     }
+}
+
+QString exportFolder()
+{
+    const QString last = QSettings().value("export/folder").toString();
+    if (!last.isEmpty() && QFileInfo(last).isDir()) return last;
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QFileInfo(documents).isDir() ? documents : QDir::homePath();
 }
 
 ExportOptions savedExportOptions()
