@@ -1,15 +1,21 @@
 // Figures for papers: every export format is a valid file of its kind (PNG header and pixel size
 // from the DPI; PDF structure and page size; SVG that parses, with its text as text; CSV columns),
 // a PNG at 2x or 3x the DPI is the 1x drawing finer (pixels compared, not headers), no text of an
-// SVG lies outside the figure, exports are white in dark mode and leave the view as it was, a
-// panel exports as one figure and can be cancelled, File → Export drives the dialog, `parrotscope
-// export` writes every figure of a run, and window layouts survive a save / restore round trip and
-// a restart.
+// SVG lies outside the figure, legends cover no data where there is room, counting axes tick at
+// whole numbers, exports are white in dark mode and leave the view as it was, a panel exports as
+// one figure and can be cancelled, File → Export drives the dialog and starts in a folder that
+// exists, `parrotscope export` writes every figure of a run, and window layouts survive a save /
+// restore round trip and a restart.
+#include "analysis/construction.h"
+#include "constructionview.h"
 #include "error.h"
 #include "export.h"
 #include "exportdialog.h"
+#include "figures.h"
+#include "io/runfolder.h"
 #include "mainwindow.h"
 #include "model.h"
+#include "plotkit.h"
 #include "plots.h"
 #include "settingspanel.h"
 #include "testutil.h"
@@ -19,6 +25,7 @@
 #include <QDockWidget>
 #include <QHBoxLayout>
 #include <QImage>
+#include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -195,6 +202,41 @@ QStringList textsOutside(const QString& path)
     return outside;
 }
 
+// The drawn points of the plot's visible graphs that the legend's box holds: the data points and
+// points along the lines between them, in pixels as last laid out.
+QStringList pointsUnderLegend(QCustomPlot& plot)
+{
+    const QRectF legend = plot.legend->outerRect();
+    QStringList under;
+    for (int g = 0; g < plot.graphCount(); ++g) {
+        QCPGraph* graph = plot.graph(g);
+        if (!graph->visible() || (graph->pen().style() == Qt::NoPen && graph->scatterStyle().isNone())) continue;
+        const bool line = graph->pen().style() != Qt::NoPen && graph->lineStyle() != QCPGraph::lsNone;
+        QPointF last;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+            const QPointF at = graph->coordsToPixels(it->key, it->value);
+            for (int k = line && it != graph->data()->constBegin() ? 0 : 10; k <= 10; ++k)
+                if (legend.contains(last + (at - last) * (k / 10.0)))
+                    under << QString("%1 near (%2, %3)").arg(graph->name()).arg(it->key).arg(it->value);
+            last = at;
+        }
+    }
+    return under;
+}
+
+bool integerTicks(const QCPAxis& axis)
+{
+    const QVector<double> ticks = axis.tickVector();
+    return !ticks.isEmpty() && std::all_of(ticks.begin(), ticks.end(), [](double t) { return t == std::round(t); });
+}
+
+QString tickText(const QCPAxis& axis)
+{
+    QStringList t;
+    for (double v : axis.tickVector()) t << QString::number(v);
+    return t.join(' ');
+}
+
 // How far two images of one size are apart: the mean absolute difference of their channels
 // (0..255) over the image, and over the worst 24 x 24 block (a cut title or a moved legend is
 // local, and a mean over the whole image would hide it).
@@ -307,6 +349,87 @@ private slots:
         }
     }
 
+    // The legend goes where its box holds no drawn point when there is such a place (a corner or
+    // an edge's middle of the axes), on screen and at an export's size; where the data fills the
+    // axes, below them; and back inside when there is room again.
+    void legendsCoverNoDataWhereThereIsRoom()
+    {
+        QCustomPlot plot;
+        plot.resize(600, 400);
+        keepLegendOffData(plot);
+        plot.legend->setVisible(true);
+        // lines along the top and the bottom: every corner is taken, the middles of the sides are free
+        for (const double y : {0.95, 0.05, 0.85}) {
+            QCPGraph* g = plot.addGraph();
+            g->setName(QString("a rather long series name at %1").arg(y));
+            g->setPen(QPen(seriesColour(plot.graphCount()), 2));
+            g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+            for (int x = 0; x <= 40; ++x) g->addData(x, y);
+        }
+        plot.xAxis->setRange(0, 40);
+        plot.yAxis->setRange(-0.02, 1.02);
+        plot.replot();
+        const QRect axes = plot.axisRect()->rect();
+        QVERIFY(axes.contains(plot.legend->outerRect()));
+        QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable(pointsUnderLegend(plot).join("; ")));
+        QVERIFY(plot.legend->outerRect().top() > axes.top() + 20 && plot.legend->outerRect().bottom() < axes.bottom() - 20);
+        plot.toPixmap(900, 300);  // an export's layout
+        QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable("at 900 x 300: " + pointsUnderLegend(plot).join("; ")));
+
+        // points everywhere: below the axes, in columns
+        QCPGraph* cloud = plot.addGraph();
+        cloud->setName("everywhere");
+        cloud->setLineStyle(QCPGraph::lsNone);
+        cloud->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
+        for (int x = 0; x <= 40; ++x)
+            for (int y = 0; y <= 20; ++y) cloud->addData(x, y / 20.0);
+        plot.replot();
+        QVERIFY(!plot.legend->outerRect().intersects(plot.axisRect()->rect()));
+        QVERIFY(plot.legend->outerRect().top() >= plot.axisRect()->rect().bottom());
+        QVERIFY(plot.viewport().contains(plot.legend->outerRect()));
+        QVERIFY(plot.legend->outerRect().height() < plot.legend->outerRect().width());  // its items side by side
+        plot.removeGraph(cloud);
+        plot.replot();
+        QVERIFY(plot.axisRect()->rect().contains(plot.legend->outerRect()));
+        QVERIFY(pointsUnderLegend(plot).isEmpty());
+
+        // the construction's figure (its legend covered the n = 3 curve), measured
+        ConstructionCurves c;
+        c.letters = 26;
+        for (int n = 2; n <= 5; ++n) {
+            c.orders.push_back(n);
+            c.curves.push_back(CopyConstruction({n, 26}).evaluate({10, 25, 50, 100, 150, 200}, 16, 1));
+        }
+        QCustomPlot construction;
+        construction.resize(layoutSize(900, 800));
+        drawConstruction(construction, c);
+        QVERIFY2(pointsUnderLegend(construction).isEmpty(), qPrintable(pointsUnderLegend(construction).join("; ")));
+        QVERIFY2(integerTicks(*construction.xAxis), qPrintable(tickText(*construction.xAxis)));
+    }
+
+    // Lengths, steps and examples are counts: their axes tick at whole numbers (never 2.5, 7.5);
+    // the loss plot names its raw and its smoothed line.
+    void countingAxesTickAtWholeNumbers()
+    {
+        AccuracyPlot accuracy;
+        accuracy.resize(500, 300);
+        accuracy.setTask("string length", 1, 10);
+        accuracy.plot()->replot();
+        QVERIFY2(integerTicks(*accuracy.plot()->xAxis), qPrintable(tickText(*accuracy.plot()->xAxis)));
+        QVERIFY(accuracy.plot()->xAxis->tickVector().size() >= 4);
+        LossPlot loss;
+        loss.resize(500, 300);
+        loss.addPoints(1, {3.0, 2.5, 2.0, 1.8});
+        loss.plot()->rescaleAxes();
+        loss.plot()->replot();
+        QVERIFY2(integerTicks(*loss.plot()->xAxis), qPrintable(tickText(*loss.plot()->xAxis)));
+        QStringList names;
+        for (int i = 0; i < loss.plot()->legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(loss.plot()->legend->item(i))) names << item->plottable()->name();
+        QVERIFY(loss.plot()->legend->visible());
+        QCOMPARE(names, QStringList({"loss per step", "moving average (20 steps)"}));
+    }
+
     // The figure's fonts, line widths and white background are the export's; the view keeps its own.
     void exportOptionsLeaveTheViewAsItWas()
     {
@@ -404,6 +527,24 @@ private slots:
         }
     }
 
+    // An export starts in a folder that exists: the last one while it is there, else Documents,
+    // else home (a fresh account may have no Documents, and the first export failed on it).
+    void exportsStartInAFolderThatExists()
+    {
+        QSettings().setValue("export/folder", path("gone/away"));
+        QVERIFY(QFileInfo(exportFolder()).isDir());
+        QWidget panel;
+        auto* plot = new QCustomPlot(&panel);
+        drawSample(*plot);
+        ExportDialog d(&panel, "Sample", plot, false);
+        QVERIFY2(QFileInfo(QFileInfo(d.path()).absolutePath()).isDir(), qPrintable(d.path()));
+        d.setPath(QDir(m_dir.path()).filePath("first.pdf"));
+        QString error;
+        QVERIFY2(d.exportNow(&error), qPrintable(error));
+        QCOMPARE(exportFolder(), QFileInfo(m_dir.path()).absoluteFilePath());  // kept for the next export
+        QVERIFY(d.findChild<QLabel*>("pixelSize")->text().contains("points (1/72 inch)"));
+    }
+
     // File → Export on the Train tab's loss plot, then the whole tab; and the plot's right-click menu.
     void fileExportDrivesTheDialog()
     {
@@ -433,7 +574,7 @@ private slots:
         }
         QString error;
         QVERIFY2(d->exportNow(&error), qPrintable(error));
-        checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step"});
+        checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step", "loss per step", "moving average"});
         d->setTarget(2);  // the whole Train tab
         d->setPath(path("gui-train.pdf"));
         QVERIFY2(d->exportNow(&error), qPrintable(error));
@@ -574,13 +715,30 @@ private slots:
                 QVERIFY2(r.code == 0, qPrintable(figure + "." + ext + ": " + r.err));
                 if (ext == "png") checkPng(out, 800, 533);  // 600 x 400 points at 96 dpi
                 if (ext == "pdf") checkPdf(out, 600, 400);
-                if (ext == "svg") checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                if (ext == "svg") {
+                    checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                    const QStringList outside = textsOutside(out);
+                    QVERIFY2(outside.isEmpty(), qPrintable(figure + ": " + outside.join("; ")));
+                }
                 if (ext == "csv") {
                     const QStringList rows = readText(out).split('\n', Qt::SkipEmptyParts);
                     QVERIFY(rows.size() > 1);
                     QCOMPARE(rows.first(), figure == "panel" ? QString("plot,series,x,y,value") : QString("series,x,y,std"));
                 }
             }
+        r = test::runCli({"export", "--run", run, "--figure", "capacity", "--out", path("capacity.svg"), "--size", "500x320"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(textsOutside(path("capacity.svg")).isEmpty(), qPrintable(textsOutside(path("capacity.svg")).join("; ")));
+        // the same figures drawn here: counting axes in whole numbers, legends off the data
+        const std::vector<RunRecord> runs{loadRun(run)};
+        for (const QString figure : {"length", "efficiency", "loss", "capacity"}) {
+            QCustomPlot plot;
+            plot.resize(layoutSize(600, 400));
+            drawComparison(plot, runs, figure);
+            plot.replot();
+            if (figure != "capacity") QVERIFY2(integerTicks(*plot.xAxis), qPrintable(figure + ": " + tickText(*plot.xAxis)));
+            QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable(figure + ": " + pointsUnderLegend(plot).join("; ")));
+        }
         r = test::runCli({"export", "--run", run, "--figure", "table", "--out", path("table.csv")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY(readText(path("table.csv")).startsWith("task,model,grade,value,runs,detail\ncopy,"));

@@ -182,7 +182,7 @@ QString plotCsv(QCustomPlot& plot)
     for (int i = 0; i < plot.plottableCount(); ++i) {
         QCPAbstractPlottable* p = plot.plottable(i);
         if (!p->visible()) continue;
-        const QString name = csvField(p->name().isEmpty() ? QString("series %1").arg(i + 1) : p->name());
+        const QString name = csvField(p->name().isEmpty() ? QString("series %1").arg(i + 1) : p->name().simplified());  // a legend's line breaks are spaces
         if (auto* g = qobject_cast<QCPGraph*>(p)) {
             for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
                 csv += QString("%1,%2,%3,\n").arg(name, number(it->key), number(it->value));

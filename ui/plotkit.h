@@ -1,0 +1,29 @@
+// What every figure shares, on screen and in exports: whole-number ticks on axes that count
+// (lengths, steps, examples), and a legend that keeps off the data.
+#pragma once
+
+#include <QSharedPointer>
+#include <QString>
+
+class QCPAxisTicker;
+class QCustomPlot;
+
+namespace parrot {
+
+// Ticks at whole numbers only (never 2.5 or 7.5), for axes whose values are counts; on a
+// logarithmic axis, powers of ten, or whole numbers where the range is under 1.6 decades.
+QSharedPointer<QCPAxisTicker> integerTicker(bool logarithmic = false);
+
+// A series' name for a legend: broken between words into lines of at most about `width`
+// characters, so a long model description fits a narrow figure.
+QString legendName(const QString& name, int width = 40);
+
+// From now on, each time the plot is laid out (a replot, an export at any size or font) its
+// legend goes where its box covers no data: the first of the axis rect's inset places, in the
+// order top right, top left, bottom right, bottom left, then the middles of the right, left, top
+// and bottom edges, whose box holds no point or line of a visible graph or curve, no text item and
+// no straight line; when none is free, below the axis rect, in as many columns as fit. Calling it
+// again for the same plot does nothing.
+void keepLegendOffData(QCustomPlot& plot);
+
+}  // namespace parrot
