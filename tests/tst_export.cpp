@@ -717,6 +717,7 @@ private slots:
                 if (ext == "pdf") checkPdf(out, 600, 400);
                 if (ext == "svg") {
                     checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                    if (figure == "accuracy") checkSvg(out, 600, 400, {"training range"});  // the shaded band is named
                     const QStringList outside = textsOutside(out);
                     QVERIFY2(outside.isEmpty(), qPrintable(figure + ": " + outside.join("; ")));
                 }

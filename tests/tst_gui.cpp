@@ -385,7 +385,7 @@ private slots:
         QCOMPARE(p->progressBar()->value(), 1000);
         QCOMPARE(p->resultRuns(), 12);
         QCOMPARE(p->figure()->graphCount(), 6 * 3);  // six series, each a line and a seed band (two edges)
-        QCOMPARE(p->figure()->legend->itemCount(), 6);
+        QCOMPARE(p->figure()->legend->itemCount(), 6 + 1);  // and the training range's swatch
         // Export… is File → Export's dialog (size, DPI, font, line width); as CSV, the figure's own table
         QPushButton* exportButton = nullptr;
         for (QPushButton* b : p->findChildren<QPushButton*>())
@@ -427,7 +427,7 @@ private slots:
             QVERIFY(q->openSweepFolder(m_dir.filePath("sweep-lg")));
             QCOMPARE(q->plan().name, QString("length-generalisation"));
             QCOMPARE(q->resultRuns(), 12);
-            QCOMPARE(q->figure()->legend->itemCount(), 6);
+            QCOMPARE(q->figure()->legend->itemCount(), 6 + 1);
             QVERIFY(q->runButton()->isEnabled());  // its sweep file (bundled) is there: Run resumes it
             QVERIFY(!q->openSweepFolder(m_dir.path()));  // no index.json
             closeErrorBoxes();

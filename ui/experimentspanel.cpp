@@ -370,7 +370,7 @@ void ExperimentsPanel::refreshResults()
     const std::vector<RunRecord> runs = finishedRuns(&finished);
     m_resultRuns = int(runs.size());
     m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
-    m_plot->clearGraphs();
+    m_plot->clearPlottables();
     m_plot->clearItems();
     m_figureNote->clear();
     m_figureCsv.clear();

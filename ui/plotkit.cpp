@@ -201,6 +201,15 @@ void placeLegend(QCustomPlot& plot)
         moveInside(plot, rect);
         relayout(plot);
     }
+    // QCustomPlot clips each legend item one pixel above its box, which cut the underscores of
+    // an item's last line ("d_model" read "d model"): one pixel more below each item.
+    bool grown = false;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* item = legend->item(i); item && item->margins().bottom() < 1) {
+            item->setMargins(item->margins() + QMargins(0, 0, 0, 1));
+            grown = true;
+        }
+    if (grown) relayout(plot);
     if (legend->layout() != inset || !legend->visible() || legend->itemCount() == 0) return;
     int index = 0;
     while (index < inset->elementCount() && inset->elementAt(index) != legend) ++index;
