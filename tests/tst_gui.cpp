@@ -394,6 +394,10 @@ private slots:
         exportButton->click();
         auto* dialog = p->findChild<ExportDialog*>();
         QVERIFY(dialog && dialog->isVisible());
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS"))  // for looking at it: PARROT_SHOTS=DIR tst_gui
+            dialog->grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("experiments-export.png"));
+        QCOMPARE(dialog->targetName(), QString("Accuracy against length"));  // the figure by its title
+        QCOMPARE(QFileInfo(dialog->path()).completeBaseName(), QString("length-generalisation-length"));
         QString exportError;
         dialog->setPath(m_dir.filePath("sweep.csv"));
         QVERIFY2(dialog->exportNow(&exportError), qPrintable(exportError));

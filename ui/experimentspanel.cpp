@@ -132,7 +132,6 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     fh->addWidget(m_figureNote, 1);
     fv->addLayout(fh);
     m_plot = new QCustomPlot(this);
-    m_plot->setObjectName("sweepPlot");
     m_plot->setMinimumHeight(260);
     fv->addWidget(m_plot, 1);
     tabs->addTab(figurePage, tr("Figure"));
