@@ -699,6 +699,39 @@ private slots:
         MainWindow::applyTheme("system");
     }
 
+    // The look-inside figures from the command line (a heatmap with its colour bar and token
+    // labels; the construction's curves and legend): at 192 and 288 DPI the 96-DPI drawing finer,
+    // and no text of their SVG outside the figure.
+    void inspectFiguresAtAnyDpi()
+    {
+        const QList<QStringList> cases{
+            {"inspect", "--bundled", "mamba", "--length", "12", "--seed", "1", "--figure", "implicit"},
+            {"inspect", "--construction", "3", "--figure", "construction", "--lengths", "10,50", "--samples", "4"}};
+        for (const QStringList& base : cases) {
+            const QString name = base[base.indexOf("--figure") + 1];
+            QImage one;
+            for (const int dpi : {96, 192, 288}) {
+                const QString out = path(QString("%1-%2.png").arg(name).arg(dpi));
+                const auto r = test::runCli(base + QStringList{"--out", out, "--size", "450x300", "--dpi", QString::number(dpi)});
+                QVERIFY2(r.code == 0, qPrintable(name + ": " + r.err));
+                const QImage image(out);
+                if (dpi == 96) {
+                    one = image;
+                    QCOMPARE(one.size(), QSize(600, 400));
+                    continue;
+                }
+                QCOMPARE(image.size(), one.size() * (dpi / 96));
+                const Difference d = difference(one, image.scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation));
+                QVERIFY2(d.mean < 4 && d.worstBlock < 40,
+                         qPrintable(QString("%1 at %2 dpi shrunk against 96: mean %3, worst block %4").arg(name).arg(dpi).arg(d.mean).arg(d.worstBlock)));
+            }
+            const QString svg = path(name + ".svg");
+            const auto r = test::runCli(base + QStringList{"--out", svg, "--size", "450x300"});
+            QVERIFY2(r.code == 0, qPrintable(name + ": " + r.err));
+            QVERIFY2(textsOutside(svg).isEmpty(), qPrintable(name + ": " + textsOutside(svg).join("; ")));
+        }
+    }
+
     // `parrotscope export` on a run folder: each figure in each format, and its refusals.
     void exportCommandWritesEveryFigure()
     {
