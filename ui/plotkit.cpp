@@ -83,24 +83,45 @@ struct Obstacles {
 bool drawable(const QCPAxis* axis, double v) { return std::isfinite(v) && (axis->scaleType() != QCPAxis::stLogarithmic || v > 0); }
 
 // The points of one plottable's data as drawn: a mark's box around each, and the segments between
-// consecutive drawable points when it draws a line.
+// consecutive drawable points when it draws a line. Consecutive points in one pixel column are one
+// box around them all (the segments between them lie inside it), so a long training run costs
+// about as much as the plot is wide, not one box per step.
 template <class Data>
 void addPlottable(Obstacles& o, const QCPAbstractPlottable& p, const Data& data, bool line, double markSize)
 {
-    bool previous = false;
+    const double half = std::max(1.0, markSize / 2);
+    bool open = false;      // a column's box is being grown
+    bool previous = false;  // the last point was drawn (a line goes on from it)
+    double column = 0, left = 0, right = 0, top = 0, bottom = 0;
     QPointF last;
+    auto close = [&] {
+        if (open) o.boxes.push_back(QRectF(QPointF(left - half, top - half), QPointF(right + half, bottom + half)));
+        open = false;
+    };
     for (auto it = data.constBegin(); it != data.constEnd(); ++it) {
         if (!drawable(p.keyAxis(), it->key) || !drawable(p.valueAxis(), it->value)) {
+            close();
             previous = false;  // a gap in the line
             continue;
         }
         const QPointF at = p.coordsToPixels(it->key, it->value);
-        const double half = std::max(1.0, markSize / 2);
-        o.boxes.push_back(QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half));
-        if (line && previous) o.lines.push_back(QLineF(last, at));
+        if (open && std::floor(at.x()) == column) {
+            left = std::min(left, at.x());
+            right = std::max(right, at.x());
+            top = std::min(top, at.y());
+            bottom = std::max(bottom, at.y());
+        } else {
+            close();
+            if (line && previous) o.lines.push_back(QLineF(last, at));
+            open = true;
+            column = std::floor(at.x());
+            left = right = at.x();
+            top = bottom = at.y();
+        }
         previous = true;
         last = at;
     }
+    close();
 }
 
 Obstacles obstaclesIn(QCustomPlot& plot, const QCPAxisRect* rect)
