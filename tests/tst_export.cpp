@@ -579,7 +579,14 @@ private slots:
         d->setPath(path("gui-train.pdf"));
         QVERIFY2(d->exportNow(&error), qPrintable(error));
         checkPdf(path("gui-train.pdf"), 700, 420);
-        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) {
+            QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
+            ExportOptions png = d->options();
+            png.dpi = 192;
+            d->setOptions(png);
+            d->setPath(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.png"));
+            QVERIFY2(d->exportNow(&error), qPrintable(error));
+        }
         d->setPath(path("gui-train.txt"));
         QVERIFY(!d->exportNow(&error));
         QVERIFY(error.contains(".png, .pdf, .svg or .csv"));
