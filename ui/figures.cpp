@@ -250,6 +250,8 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) axis->setScaleType(QCPAxis::stLogarithmic);
     plot.xAxis->setTicker(integerTicker(true));  // lengths
     plot.yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot.yAxis->setNumberFormat("eb");  // every bit count as a power of ten, not 10000 below 10^6
+    plot.yAxis->setNumberPrecision(0);
     plot.xAxis->setLabel(QString("string length L (alphabet of %1)").arg(vocab));
     plot.yAxis->setLabel(QString("bits (dashed: state at %1 bits per float)").arg(p));
     plot.xAxis->setRange(1, maxLen);
@@ -274,6 +276,8 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
         axis->setScaleType(QCPAxis::stLinear);
         axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        axis->setNumberFormat("gb");  // QCustomPlot's defaults (the capacity figure writes powers of ten)
+        axis->setNumberPrecision(6);
     }
     plot.yAxis2->setVisible(false);
     for (QCPLayoutElement* e : plot.plotLayout()->elements(false))  // a title from an earlier drawing
