@@ -407,6 +407,31 @@ private slots:
         QVERIFY2(integerTicks(*construction.xAxis), qPrintable(tickText(*construction.xAxis)));
     }
 
+    // The live accuracy plot names its training range in the legend (a label inside the axes had
+    // the curves drawn over it), with a swatch that follows the band's shade; no band, no entry.
+    void theTrainingRangeIsNamedInTheLegend()
+    {
+        AccuracyPlot accuracy;
+        accuracy.resize(500, 300);
+        accuracy.setTask("string length", 1, 8);
+        QCustomPlot* plot = accuracy.plot();
+        QCPItemRect* band = nullptr;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* r = qobject_cast<QCPItemRect*>(plot->item(i))) band = r;
+        QCPBars* key = nullptr;
+        for (int i = 0; i < plot->plottableCount(); ++i)
+            if (auto* b = qobject_cast<QCPBars*>(plot->plottable(i))) key = b;
+        QVERIFY(band && band->visible() && key);
+        QVERIFY(plot->legend->visible() && plot->legend->hasItemWithPlottable(key));
+        QCOMPARE(key->name(), QString("training range"));
+        QCOMPARE(plot->itemCount(), 1);  // the band only: no text for curves to cross
+        band->setBrush(QColor(255, 255, 255, 40));  // as a dark theme might
+        plot->replot();
+        QCOMPARE(key->brush().color(), QColor(255, 255, 255, 40));
+        accuracy.setTask("in-context examples", 1, 8, true);  // error curves: no band
+        QVERIFY(!band->visible() && !plot->legend->hasItemWithPlottable(key));
+    }
+
     // Lengths, steps and examples are counts: their axes tick at whole numbers (never 2.5, 7.5);
     // the loss plot names its raw and its smoothed line.
     void countingAxesTickAtWholeNumbers()

@@ -385,10 +385,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         band->setLayer("background");
         band->topLeft->setCoords(t.minLen - 0.5, 1.02);
         band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
-        auto* key = new QCPBars(plot.xAxis, plot.yAxis);  // the band's name in the legend: a swatch, no data
-        key->setName("training range");
-        key->setPen(QPen(QColor(0, 0, 0, 70)));
-        key->setBrush(band->brush());
+        addBandKey(plot, band, "training range");
     } else if (figure == "efficiency" || figure == "efficiency-time") {
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));

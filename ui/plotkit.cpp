@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QLineF>
+#include <QPointer>
 
 #include <algorithm>
 #include <cmath>
@@ -266,6 +267,21 @@ QString legendName(const QString& name, int width)
         else lines << word;
     }
     return lines.join('\n');
+}
+
+QCPBars* addBandKey(QCustomPlot& plot, QCPItemRect* band, const QString& name)
+{
+    auto* key = new QCPBars(plot.xAxis, plot.yAxis);
+    key->setName(name);
+    key->setBrush(band->brush());
+    QObject::connect(&plot, &QCustomPlot::afterLayout, key, [key, band = QPointer<QCPItemRect>(band)] {
+        if (!band) return;
+        key->setBrush(band->brush());
+        QColor edge = band->brush().color();
+        edge.setAlpha(std::min(255, edge.alpha() * 3));  // the swatch's outline a little stronger than its fill
+        key->setPen(QPen(edge));
+    });
+    return key;
 }
 
 void keepLegendOffData(QCustomPlot& plot)

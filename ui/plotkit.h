@@ -6,6 +6,8 @@
 #include <QString>
 
 class QCPAxisTicker;
+class QCPBars;
+class QCPItemRect;
 class QCustomPlot;
 
 namespace parrot {
@@ -25,5 +27,10 @@ QString legendName(const QString& name, int width = 40);
 // no straight line; when none is free, below the axis rect, in as many columns as fit. Calling it
 // again for the same plot does nothing.
 void keepLegendOffData(QCustomPlot& plot);
+
+// A legend entry for a shaded band (an item, which a legend cannot list): a swatch named `name`
+// (bars without data, so neither a curve nor in the data), given the band's shade each time the
+// plot is laid out, so a theme that changes the band changes its swatch too.
+QCPBars* addBandKey(QCustomPlot& plot, QCPItemRect* band, const QString& name);
 
 }  // namespace parrot

@@ -137,11 +137,8 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     m_range->setClipToAxisRect(true);
     m_range->setVisible(false);
     // The band is named in the legend, by a swatch of its shade: a label inside the axes had the
-    // curves drawn over it. Bars without data, so it is neither a curve nor in the data.
-    m_rangeKey = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    m_rangeKey->setName(tr("training range"));
-    m_rangeKey->setPen(QPen(QColor(0, 0, 0, 70)));
-    m_rangeKey->setBrush(m_range->brush());
+    // curves drawn over it.
+    m_rangeKey = addBandKey(*m_plot, m_range, tr("training range"));
     m_rangeKey->removeFromLegend();
 
     m_replot.setSingleShot(true);
