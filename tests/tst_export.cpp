@@ -442,6 +442,18 @@ private slots:
         accuracy.plot()->replot();
         QVERIFY2(integerTicks(*accuracy.plot()->xAxis), qPrintable(tickText(*accuracy.plot()->xAxis)));
         QVERIFY(accuracy.plot()->xAxis->tickVector().size() >= 4);
+        // a log axis over a short range (lm-eval's 4..32 tokens): 1, 2, 3, 5 times powers of ten,
+        // not 5 10 15 ... 40 crowding at its right end; over decades, powers of ten
+        QCustomPlot logPlot;
+        logPlot.resize(500, 300);
+        logPlot.xAxis->setScaleType(QCPAxis::stLogarithmic);
+        logPlot.xAxis->setTicker(integerTicker(true));
+        logPlot.xAxis->setRange(3.2, 40);
+        logPlot.replot();
+        QCOMPARE(logPlot.xAxis->tickVector(), QVector<double>({5, 10, 20, 30}));
+        logPlot.xAxis->setRange(1, 5000);
+        logPlot.replot();
+        QCOMPARE(logPlot.xAxis->tickVector(), QVector<double>({1, 10, 100, 1000}));
         LossPlot loss;
         loss.resize(500, 300);
         loss.addPoints(1, {3.0, 2.5, 2.0, 1.8});

@@ -29,24 +29,32 @@ protected:
     }
 };
 
-// Powers of ten, and where the range is too short for those (under 1.6 decades) linear ticks at
-// whole numbers.
+// Powers of ten; where the range is too short for those (under 1.6 decades), the whole numbers
+// 1, 2, 3 and 5 times a power of ten (5 10 20 30 on 4..32), which a log axis spaces about evenly;
+// evenly stepped ticks crowd at its right end there (30 35 40).
 class IntegerLogTicker : public QCPAxisTickerLog {
 protected:
-    double getTickStep(const QCPRange& range) override { return wholeStep(QCPAxisTicker::getTickStep(range)); }
     QVector<double> createTickVector(double tickStep, const QCPRange& range) override
     {
-        m_linear = range.lower > 0 && std::log10(range.upper / range.lower) < 1.6;
-        return m_linear ? QCPAxisTicker::createTickVector(tickStep, range) : QCPAxisTickerLog::createTickVector(tickStep, range);
+        m_short = range.lower > 0 && std::log10(range.upper / range.lower) < 1.6;
+        if (!m_short) return QCPAxisTickerLog::createTickVector(tickStep, range);
+        QVector<double> ticks;
+        for (const std::vector<int>& steps : {std::vector<int>{1, 2, 3, 5}, std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+            ticks.clear();
+            for (double decade = std::pow(10.0, std::floor(std::log10(range.lower))); decade <= range.upper; decade *= 10)
+                for (const int m : steps)
+                    if (const double t = m * decade; t >= 1 && t >= range.lower && t <= range.upper) ticks << t;
+            if (ticks.size() >= 3) break;  // else every whole multiple
+        }
+        return ticks;
     }
     int getSubTickCount(double tickStep) override  // called after createTickVector
     {
-        const int n = wholeSubTicks(tickStep);
-        return m_linear ? (n >= 0 ? n : QCPAxisTicker::getSubTickCount(tickStep)) : QCPAxisTickerLog::getSubTickCount(tickStep);
+        return m_short ? 0 : QCPAxisTickerLog::getSubTickCount(tickStep);
     }
 
 private:
-    bool m_linear = false;
+    bool m_short = false;
 };
 
 // Where the data is drawn, in pixels: line segments, and boxes around marks and texts.

@@ -13,7 +13,8 @@ class QCustomPlot;
 namespace parrot {
 
 // Ticks at whole numbers only (never 2.5 or 7.5), for axes whose values are counts; on a
-// logarithmic axis, powers of ten, or whole numbers where the range is under 1.6 decades.
+// logarithmic axis, powers of ten, or where the range is under 1.6 decades 1, 2, 3 and 5 times
+// a power of ten.
 QSharedPointer<QCPAxisTicker> integerTicker(bool logarithmic = false);
 
 // A series' name for a legend: broken between words into lines of at most about `width`
