@@ -393,7 +393,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
     if (table && table->rowCount() > 0) {
         QMenu menu(this);
         menu.addAction(tr("Export table as CSV..."), this, [this, table] {
-            const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QSettings().value("export/folder").toString(),
+            const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), exportFolder(),
                                                               tr("CSV (*.csv)"));
             if (path.isEmpty()) return;
             try {
