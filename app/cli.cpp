@@ -372,7 +372,7 @@ int cmdSweep(Args& a)
                             << QDir(plan.outDir).filePath("index.json") << "\n";
         return 0;
     }
-    if (!plan.description.isEmpty()) out() << plan.description << "\n";
+    if (!plan.description.isEmpty()) out() << describeChanged(plan.description, plan.overrides) << "\n";
     out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
           << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
     out().flush();
