@@ -299,7 +299,7 @@ private slots:
         QVERIFY(p.isRunning() && !p.stepsBox()->isEnabled());
         QVERIFY(!p.figure()->legend->visible() && !p.figure()->xAxis->visible());
         QVERIFY(p.outDir().endsWith("state-size-quick10"));
-        const QJsonObject config = QJsonDocument::fromJson(test::readAll(p.outDir() + "/configs/d128_N16.json")).object();
+        const QJsonObject config = QJsonDocument::fromJson(test::readAll(p.outDir() + "/configs/d128-N16.json")).object();
         QCOMPARE(config["train"].toObject()["steps"].toInt(), 250);  // 2,500 / 10
         QCOMPARE(readSweepIndex(p.outDir())->overrides, quickLookOverrides(p.plan(), 10));
         QTest::qWait(3000);  // the progress line moves
