@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -23,6 +24,12 @@
 #include <QVBoxLayout>
 
 namespace parrot {
+
+namespace {
+
+const QString kOtherEntry = "other";  // the Experiment box's entry for a checkpoint's or a custom config
+
+}  // namespace
 
 QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
 {
@@ -233,7 +240,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_problems);
     layout->addStretch(1);
 
-    connect(m_preset, &QComboBox::activated, this, [this](int) { selectPreset(m_preset->currentText()); });
+    connect(m_preset, &QComboBox::activated, this, [this](int i) {
+        if (m_preset->itemData(i).toString() != kOtherEntry) {
+            selectPreset(m_preset->itemText(i));
+            return;
+        }
+        setOrigin(i, m_other, m_otherText);
+        fillForm(m_other);
+    });
 }
 
 bool SettingsPanel::selectPreset(const QString& name)
@@ -249,15 +263,63 @@ bool SettingsPanel::selectPreset(const QString& name)
     }
 }
 
-QString SettingsPanel::presetName() const { return m_preset->currentText(); }
+QString SettingsPanel::presetName() const
+{
+    return m_preset->currentData().toString() == kOtherEntry ? QString() : m_preset->currentText();
+}
 
 void SettingsPanel::setConfig(const ExperimentConfig& c)
 {
+    const int presetIndex = presetNames().contains(c.name) ? m_preset->findText(c.name) : -1;
+    try {
+        if (presetIndex < 0) throw Error(c.name);
+        const ExperimentConfig preset = loadPreset(c.name);
+        setOrigin(presetIndex, preset, preset.description);
+    } catch (const Error&) {
+        setOther(tr("Custom: %1").arg(c.name), c, c.description.isEmpty() ? tr("(custom experiment)") : c.description);
+    }
+    fillForm(c);
+}
+
+void SettingsPanel::setCheckpointConfig(const ExperimentConfig& c, const QString& path, long long step)
+{
+    setOther(tr("Checkpoint: %1").arg(QFileInfo(path).fileName()), c,
+             tr("The settings of the checkpoint %1, trained to step %2: %3, on %4. Train continues this model or starts "
+                "a fresh one with these settings.")
+                 .arg(QFileInfo(path).fileName()).arg(step).arg(describeModel(c.model), describeTask(c.task)));
+    fillForm(c);
+}
+
+void SettingsPanel::setOther(const QString& label, const ExperimentConfig& c, const QString& text)
+{
+    m_other = c;
+    m_otherText = text;
+    int i = m_preset->findData(kOtherEntry);
+    if (i < 0) {
+        m_preset->addItem(label, kOtherEntry);
+        i = m_preset->count() - 1;
+    }
+    m_preset->setItemText(i, label);
+    setOrigin(i, c, text);
+}
+
+void SettingsPanel::setOrigin(int index, const ExperimentConfig& c, const QString& text)
+{
+    m_preset->setCurrentIndex(index);
+    m_origin = c;
+    m_originText = text;
+}
+
+void SettingsPanel::updateDescription()
+{
+    if (m_originText.isEmpty()) return;  // nothing loaded yet
+    m_description->setText(describeChanged(m_originText, overridesBetween(m_origin, config())));
+}
+
+void SettingsPanel::fillForm(const ExperimentConfig& c)
+{
     m_filling = true;
     m_base = c;
-    const int presetIndex = m_preset->findText(c.name);
-    if (presetIndex >= 0) m_preset->setCurrentIndex(presetIndex);
-    m_description->setText(c.description.isEmpty() ? tr("(custom experiment)") : c.description);
     setTaskFields(c.task);
     m_kind->setCurrentIndex(std::max(0, m_kind->findData(c.model.kind)));
     m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
@@ -498,6 +560,7 @@ void SettingsPanel::showProblems()
 {
     if (m_sizeTimer) m_sizeTimer->start();
     updateTaskFields();
+    updateDescription();
     const QStringList p = problems();
     if (p.isEmpty()) showSample();
     else m_sample->setText(tr("(fix the settings to see an example)"));
