@@ -181,11 +181,14 @@ QStringList quickLookOverrides(const SweepPlan& plan, int divisor)
                                 "shrink this sweep with --set instead")
                             .arg(plan.runs.front().name).arg(first.steps).arg(r.name).arg(t.steps));
     }
-    // An interval of 0 (never) stays 0; the others shrink with the steps but stay at least 1.
-    auto scaled = [divisor](int n) { return n == 0 ? 0 : std::max(1, int(std::lround(double(n) / divisor))); };
-    return {QString("train.steps=%1").arg(scaled(first.steps)), QString("train.warmup_steps=%1").arg(first.warmupSteps / divisor),
-            QString("train.eval_every=%1").arg(scaled(first.evalEvery)),
-            QString("train.checkpoint_every=%1").arg(scaled(first.checkpointEvery))};
+    // The intervals shrink with the steps but stay at least 1; one of 0 (never) stays as it is, unnamed,
+    // so the description lists only what changed.
+    auto scaled = [divisor](int n) { return std::max(1, int(std::lround(double(n) / divisor))); };
+    QStringList sets{QString("train.steps=%1").arg(scaled(first.steps))};
+    if (first.warmupSteps > 0) sets << QString("train.warmup_steps=%1").arg(first.warmupSteps / divisor);
+    if (first.evalEvery > 0) sets << QString("train.eval_every=%1").arg(scaled(first.evalEvery));
+    if (first.checkpointEvery > 0) sets << QString("train.checkpoint_every=%1").arg(scaled(first.checkpointEvery));
+    return sets;
 }
 
 std::optional<SweepPlan> readSweepIndex(const QString& outDir)

@@ -56,8 +56,9 @@ SweepPlan loadSweep(const QString& file, const QString& outDir);
 void overrideSweep(SweepPlan& plan, const QStringList& overrides);
 
 // The overrides of a quick look: every run's train.steps divided by `divisor` (at least 1), its
-// warm-up, evaluation and autosave intervals with it, so the curves keep their number of points.
-// Empty for 1. Throws parrot::Error when the runs do not share these settings.
+// warm-up, evaluation and autosave intervals with it, so the curves keep their number of points
+// (intervals of 0, never, are left out). Empty for 1. Throws parrot::Error when the runs do not
+// share these settings.
 QStringList quickLookOverrides(const SweepPlan& plan, int divisor);
 
 // What index.json says of a sweep folder: its name, description, figure, source, overrides and
