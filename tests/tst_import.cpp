@@ -246,7 +246,7 @@ private slots:
         QVERIFY(!n.runnable);
         const auto text = test::runCli({"info", noiseFile});
         QCOMPARE(text.code, 2);
-        QVERIFY2(text.out.contains("format: unknown") && text.out.contains("why not: its first bytes") &&
+        QVERIFY2(text.out.contains("format: unknown") && text.out.contains("why not: not a format the app reads: its first bytes") &&
                      !text.out.contains("format: safetensors") && !text.out.contains("not a safetensors file"),
                  qPrintable(text.out));
         QCOMPARE(int(text.out.count("unknown")), 1);

@@ -151,7 +151,8 @@ CheckpointInfo inspectCheckpoint(const QString& path)
         } else if (fi.size() < 9) {
             info.problem = QString("not a checkpoint: %1 bytes, too short for any format the app reads").arg(fi.size());
         } else {
-            info.problem = QString("its first bytes (%1) begin no safetensors file, zip archive or torch pickle")
+            info.problem = QString("not a format the app reads: its first bytes (%1) are not those of a safetensors file, "
+                                   "a PyTorch zip archive or a pickle; save the model with safetensors or torch.save")
                                .arg(QString::fromLatin1(start.left(8).toHex(' ')));
         }
     } catch (const Error& e) {
