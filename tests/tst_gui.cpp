@@ -261,7 +261,7 @@ private slots:
         QCOMPARE(w.lossPlot()->pointCount(), 0);
         QCOMPARE(w.lossPlot()->plot()->xAxis->range().lower, 0.0);
         QCOMPARE(w.lossPlot()->plot()->xAxis->range().upper, 10.0);
-        QTest::qWait(100);  // the plots' queued replots
+        QTest::qWait(300);  // the plots' queued replots, the model size (counted 150 ms after a change)
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-opened.png");
 
         // a preset of the same task brings its own lengths and its own words
@@ -382,7 +382,8 @@ private slots:
         p->openFile(file);
         QVERIFY(loaded.wait(30000));
         QCOMPARE(p->info().format, QString("unknown"));
-        QVERIFY2(p->status().contains("format: unknown") && !p->status().contains("safetensors file (") &&
+        QVERIFY2(p->status().contains("format: unknown; a file of 2048 bytes, no tensors read") && !p->status().contains("0 tensors") &&
+                     !p->status().contains("safetensors file (") &&
                      int(p->status().count("unknown")) == 1,
                  qPrintable(p->status()));
     }
