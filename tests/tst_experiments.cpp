@@ -246,6 +246,18 @@ private slots:
         auto* steps = qobject_cast<QStandardItemModel*>(p.stepsBox()->model());
         QVERIFY(!steps->item(p.stepsBox()->findData(4))->isEnabled());
         QCOMPARE(p.stepsBox()->currentData().toInt(), 1);
+
+        // a folder of one's own sweep file: the box names the folder, and choosing that entry again
+        // reopens the folder (not the file's default folder)
+        const QString folder = m_dir.filePath("mine-folder");
+        writeSweepFiles(loadSweep(file, folder));
+        QVERIFY(p.openSweepFolder(folder));
+        QCOMPARE(p.presetBox()->currentText(), QString("Folder: mine-folder"));
+        QCOMPARE(p.outDir(), folder);
+        QVERIFY(p.selectPreset("state-size"));
+        p.presetBox()->setCurrentIndex(p.presetBox()->findText("Folder: mine-folder"));
+        QCOMPARE(p.plan().name, QString("mine"));
+        QCOMPARE(p.outDir(), folder);
     }
 
     // A sweep shrunk on the command line records its --set in index.json; the Experiments tab takes

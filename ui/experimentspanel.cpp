@@ -37,6 +37,7 @@ namespace parrot {
 namespace {
 
 constexpr int kSourceRole = Qt::UserRole + 1;     // the Experiment box's entry for a file: its path
+constexpr int kFolderRole = Qt::UserRole + 2;     // ... for a sweep folder: the folder
 constexpr int kOverridesRole = Qt::UserRole + 1;  // the Steps box's custom entry: its --set list
 
 QString minutes(double seconds)
@@ -177,7 +178,9 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
         if (m_preset->currentIndex() < 0 || isRunning()) return;
         const QString name = m_preset->currentData().toString();
         const QString file = m_preset->currentData(kSourceRole).toString();
+        const QString folder = m_preset->currentData(kFolderRole).toString();
         if (!name.isEmpty()) selectPreset(name);
+        else if (!folder.isEmpty()) openSweepFolder(folder);  // the folder again, not its sweep file's default one
         else if (!file.isEmpty() && file != m_source) openSweepFile(file);
     });
     connect(m_steps, &QComboBox::currentIndexChanged, this, [this] {
@@ -316,7 +319,7 @@ void ExperimentsPanel::updateDescription()
     }
 }
 
-void ExperimentsPanel::showOtherSource(const QString& label, const QString& source)
+void ExperimentsPanel::showOtherSource(const QString& label, const QString& source, const QString& folder)
 {
     const QSignalBlocker block(m_preset);  // shown, not reloaded
     int i = m_preset->findData(QString());
@@ -326,6 +329,7 @@ void ExperimentsPanel::showOtherSource(const QString& label, const QString& sour
     }
     m_preset->setItemText(i, label);
     m_preset->setItemData(i, source, kSourceRole);
+    m_preset->setItemData(i, folder, kFolderRole);
     m_preset->setCurrentIndex(i);
 }
 
@@ -394,7 +398,7 @@ bool ExperimentsPanel::openSweepFolder(const QString& dir)
         const QSignalBlocker block(m_preset);
         m_preset->setCurrentIndex(bundled);
     } else {
-        showOtherSource(tr("Folder: %1").arg(QFileInfo(dir).fileName()), source);
+        showOtherSource(tr("Folder: %1").arg(QFileInfo(dir).fileName()), source, QDir(dir).absolutePath());
     }
     setOutDir(dir);
     emit message(source.isEmpty() ? tr("Opened sweep %1 (%2 runs); its sweep file is gone, so it cannot be resumed from here").arg(m_plan.name).arg(m_plan.runs.size())

@@ -80,8 +80,9 @@ signals:
 
 private:
     void setPlan(SweepPlan plan, const QString& source);
-    // The Experiment box's entry for a sweep file or folder of the user's, chosen (no reload).
-    void showOtherSource(const QString& label, const QString& source);
+    // The Experiment box's entry for a sweep file or folder of the user's, chosen (no reload);
+    // chosen again, it opens that file, or that folder.
+    void showOtherSource(const QString& label, const QString& source, const QString& folder = {});
     // The folder for the Steps box's choice, unless the user picked one.
     QString defaultOutDir() const;
     // A folder whose index.json records other overrides than the Steps box gives: take those, so
