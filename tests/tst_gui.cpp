@@ -326,7 +326,8 @@ private slots:
         QTest::mouseClick(w.trainButton(), Qt::LeftButton);
         box = w.trainChoiceBox();
         QVERIFY(box && box->isVisible());
-        QVERIFY2(box->text().contains("last.safetensors") && box->text().contains("step 22"), qPrintable(box->text()));
+        const QString autosave = QFileInfo(w.currentRunDir()).fileName() + "/last.safetensors";  // the run it is, not just "last"
+        QVERIFY2(box->text().contains(autosave) && box->text().contains("step 22"), qPrintable(box->text()));
         box->findChild<QPushButton*>("freshModel")->click();
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.last().first().value<TrainOutcome>().step, 12);

@@ -520,7 +520,7 @@ void MainWindow::startTraining()
     auto* box = new QMessageBox(QMessageBox::Question, tr("Train"),
                                 tr("The Train tab holds the model opened from %1, trained to step %2. Continue training it, "
                                    "or start a fresh model with these settings?")
-                                    .arg(QFileInfo(m_modelCheckpoint).fileName()).arg(m_model.step()),
+                                    .arg(SettingsPanel::checkpointName(m_modelCheckpoint)).arg(m_model.step()),
                                 QMessageBox::Cancel, this);
     box->setObjectName("trainChoice");
     box->setAttribute(Qt::WA_DeleteOnClose);

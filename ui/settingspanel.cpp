@@ -9,6 +9,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -30,6 +31,13 @@ namespace {
 const QString kOtherEntry = "other";  // the Experiment box's entry for a checkpoint's or a custom config
 
 }  // namespace
+
+QString SettingsPanel::checkpointName(const QString& path)
+{
+    const QFileInfo f(path);
+    // a run's autosave, <run>/checkpoints/last.safetensors: which run it is says more than its name
+    return f.dir().dirName() == "checkpoints" ? QFileInfo(f.absolutePath()).dir().dirName() + "/" + f.fileName() : f.fileName();
+}
 
 QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
 {
@@ -283,10 +291,10 @@ void SettingsPanel::setConfig(const ExperimentConfig& c)
 
 void SettingsPanel::setCheckpointConfig(const ExperimentConfig& c, const QString& path, long long step)
 {
-    setOther(tr("Checkpoint: %1").arg(QFileInfo(path).fileName()), c,
+    setOther(tr("Checkpoint: %1").arg(checkpointName(path)), c,
              tr("The settings of the checkpoint %1, trained to step %2: %3, on %4. Train continues this model or starts "
                 "a fresh one with these settings.")
-                 .arg(QFileInfo(path).fileName()).arg(step).arg(describeModel(c.model), describeTask(c.task)));
+                 .arg(checkpointName(path)).arg(step).arg(describeModel(c.model), describeTask(c.task)));
     fillForm(c);
 }
 

@@ -30,6 +30,8 @@ public:
     // The form filled from a checkpoint: the Experiment box names the file and its step, never the
     // preset that was chosen before; choosing that entry again restores the checkpoint's settings.
     void setCheckpointConfig(const ExperimentConfig& c, const QString& path, long long step);
+    // A checkpoint as the window names it: its file name, with its run folder for a run's autosave.
+    static QString checkpointName(const QString& path);
     ExperimentConfig config() const;    // the form's values over the base config
     QStringList problems() const;       // validation messages; empty when trainable
     QString presetName() const;  // "" when the form holds a checkpoint's or a custom config
