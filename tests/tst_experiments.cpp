@@ -271,6 +271,10 @@ private slots:
         QVERIFY2(cli.code == 0, qPrintable(cli.out + cli.err));
         QVERIFY2(cli.out.contains("Changed: train.steps=6") && !cli.out.contains("Measured"), qPrintable(cli.out));
         QCOMPARE(readSweepIndex(out)->overrides, sets);
+        // resumed from the command line without them: refused, saying what it was made with
+        const test::CliResult plain = test::runCli({"sweep", "--preset", "ngram-lookup", "--out", out}, 60000);
+        QCOMPARE(plain.code, 1);  // a run-time refusal, not a usage error
+        QVERIFY2(plain.err.contains("made with --set " + sets.join(" --set ")), qPrintable(plain.err));
         const SweepPlan plan = loadSweep(sweepPresetFile("ngram-lookup"), out);
         QVERIFY(QFile::remove(plan.runs[0].runDir + "/result.json"));  // one run cut short, to resume
 
