@@ -45,8 +45,9 @@ public:
     // What Run adds to every run of the sweep file (the Steps box's choice).
     QStringList overrides() const;
 
+    // The sweep's folder: shows its finished runs, and takes the overrides its index.json records.
     void setOutDir(const QString& dir);
-    void showResultsTable(bool table);       // the Results table tab, or the Figure tab      // the sweep's folder (shows its finished runs)
+    void showResultsTable(bool table);       // the Results table tab, or the Figure tab
     bool selectPreset(const QString& name);  // a bundled sweep; false (and a message) if unknown
     bool openSweepFile(const QString& file);
     // A sweep folder (its index.json): its runs' figure and table, and Run resumes it when its
@@ -98,7 +99,6 @@ private:
     std::vector<RunRecord> finishedRuns(int* finished = nullptr) const;
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
-
     SweepPlan m_plan;
     std::unique_ptr<SweepRunner> m_runner;
     int m_resultRuns = 0;
