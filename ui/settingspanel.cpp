@@ -24,6 +24,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <optional>
+
 namespace parrot {
 
 namespace {
@@ -279,13 +281,15 @@ QString SettingsPanel::presetName() const
 void SettingsPanel::setConfig(const ExperimentConfig& c)
 {
     const int presetIndex = presetNames().contains(c.name) ? m_preset->findText(c.name) : -1;
-    try {
-        if (presetIndex < 0) throw Error(c.name);
-        const ExperimentConfig preset = loadPreset(c.name);
-        setOrigin(presetIndex, preset, preset.description);
-    } catch (const Error&) {
-        setOther(tr("Custom: %1").arg(c.name), c, c.description.isEmpty() ? tr("(custom experiment)") : c.description);
+    std::optional<ExperimentConfig> preset;  // what the form changes of it, the description says
+    if (presetIndex >= 0) {
+        try {
+            preset = loadPreset(c.name);
+        } catch (const Error&) {  // a bundled preset always loads; were it not to, the config stands alone
+        }
     }
+    if (preset) setOrigin(presetIndex, *preset, preset->description);
+    else setOther(tr("Custom: %1").arg(c.name), c, c.description.isEmpty() ? tr("(custom experiment)") : c.description);
     fillForm(c);
 }
 
