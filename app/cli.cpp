@@ -393,7 +393,6 @@ int cmdSweep(Args& a)
     return runner.failedCount() == 0 ? 0 : 2;
 }
 
-namespace {
 
 // "WIDTHxHEIGHT" in pixels, or the defaults when empty.
 std::pair<int, int> parseSize(const QString& size, int width, int height)
@@ -418,6 +417,8 @@ ExportOptions figureStyle(Args& a)
     o.lineWidth = a.number("--line-width", 0, 0.1, 20);
     return o;
 }
+
+namespace {
 
 // The copy paper's construction measured against its bound (inspect --construction --figure construction).
 void renderConstructionFigure(int n, int letters, const std::vector<int>& lengths, int samples, const QString& outFile, int width, int height,

@@ -3,9 +3,20 @@
 // `a`, calls a.done() so that an option it does not know is an error, and returns the exit code.
 #pragma once
 
+#include "export.h"
+
+#include <QString>
+
+#include <utility>
+
 namespace parrot {
 
 class Args;
+
+// Options the figure-writing commands share: --size WxH (pixels; `width`/`height` when absent)
+// and --dpi / --font-size / --line-width.
+std::pair<int, int> parseSize(const QString& size, int width, int height);
+ExportOptions figureStyle(Args& a);
 
 int cmdPresets(Args& a);
 int cmdModels(Args& a);
@@ -20,6 +31,8 @@ int cmdInfo(Args& a);
 int cmdRuns(Args& a);
 int cmdCompare(Args& a);
 int cmdExport(Args& a);
+int cmdGenerate(Args& a);
+int cmdLmEval(Args& a);
 int runWindow(Args& a);
 
 }  // namespace parrot

@@ -74,6 +74,15 @@ const std::vector<Command>& commands()
            {"a run's (or every run's under DIR) figure for a paper:", "panel = loss beside accuracy in one figure; table = the",
             "graded results table as CSV. --dpi, --font-size and", "--line-width also work for compare and inspect --figure"}}},
          Widgets::Figures, cmdExport},
+        {"generate",
+         {{{"generate --model DIR --prompt TEXT [--max-new-tokens N] [--json]"},
+           {"greedy continuation by a pretrained model folder", "(Pythia / GPT-NeoX or Mamba: config.json,", "tokenizer.json, weights)"}}},
+         Widgets::None, cmdGenerate},
+        {"lm-eval",
+         {{{"lm-eval --model DIR [--model DIR2]... --task phonebook|copy-text|shuffled-text",
+            "        [--sizes 10,20,40,80] [--samples N] [--seed S] [--json]", "        [--out FIG.(png|pdf|svg|csv) [--size WxH] [--dpi N]]"},
+           {"the copy paper's zero-shot tests of pretrained models:", "accuracy against phone-book entries or text tokens"}}},
+         Widgets::FigureOption, cmdLmEval},
         {"",
          {{{"--screenshot FILE [--preset NAME] [--set KEY=VALUE]..."}, {"open the window, save it as PNG, exit"}},
           {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
@@ -198,7 +207,7 @@ Widgets widgetsFor(const Command& command, const QStringList& argv)
     if (asksAbout(argv)) return Widgets::None;
     if (command.widgets != Widgets::FigureOption) return command.widgets;
     for (const QString& a : argv)
-        if (a == "--figure" || a.startsWith("--figure=")) return Widgets::Figures;
+        if (a == "--figure" || a.startsWith("--figure=") || a == "--out" || a.startsWith("--out=")) return Widgets::Figures;
     return Widgets::None;
 }
 

@@ -15,7 +15,7 @@ class Args;
 enum class Widgets {
     None,          // a QCoreApplication: no display is touched
     Figures,       // draws figures: a QApplication on the offscreen platform, never a window
-    FigureOption,  // as Figures when --figure is given, else None
+    FigureOption,  // as Figures when --figure or --out is given, else None
     Window,        // the window
 };
 

@@ -302,7 +302,9 @@ QStringList validate(const ExperimentConfig& c)
     need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
     for (int len : t.evalLengths)
         need(len >= 1 && len <= 10000, QString("task.eval_lengths: expected lengths in 1..10000, got %1").arg(len));
-    if (p.isEmpty()) {
+    if (isTextTask(t.kind)) {
+        need(t.vocabSize >= 2 && t.vocabSize <= (1 << 24), QString("task.vocab_size: a language model's vocabulary of 2..16,777,216 tokens, got %1").arg(t.vocabSize));
+    } else if (p.isEmpty()) {
         // The task checks the rest: its kind, vocabulary, options, room in the context, and
         // whether each evaluation length can be generated.
         try {

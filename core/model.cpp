@@ -2,9 +2,11 @@
 
 #include "error.h"
 #include "eval/evaluate.h"
+#include "eval/generate.h"
 #include "io/importers.h"
 #include "io/safetensors.h"
 #include "modelcatalog.h"
+#include "tasks/taskcatalog.h"
 #include "train/losses.h"
 #include "version.h"
 
@@ -41,14 +43,17 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
 {
     const QStringList problems = validate(config);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
-    // Weights, gradients and AdamW's two moments: 16 bytes a parameter before activations.
-    const double needed = estimatedParameters(config) * 16.0;
+    // Training: weights, gradients and AdamW's two moments, 16 bytes a parameter before
+    // activations. A pretrained language model is only run here: its weights, 4 bytes a parameter.
+    const bool runOnly = isTextTask(config.task.kind);
+    const double needed = estimatedParameters(config) * (runOnly ? 4.0 : 16.0);
     const double available = availableMemoryBytes();
     if (available > 0 && needed > 0.8 * available)
-        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB for training, "
-                            "only %3 GB of memory are available; reduce model.d_model or model.layers")
+        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB %3, only %4 GB of memory are "
+                            "available; %5")
                         .arg(estimatedParameters(config) / 1e6, 0, 'f', 1).arg(needed / 1e9, 0, 'f', 1)
-                        .arg(available / 1e9, 0, 'f', 1));
+                        .arg(runOnly ? "as float32 weights" : "for training").arg(available / 1e9, 0, 'f', 1)
+                        .arg(runOnly ? "close other programs or choose a smaller model" : "reduce model.d_model or model.layers"));
     auto impl = std::make_shared<Model::Impl>();
     impl->config = config;
     impl->device = preferredDevice();
@@ -207,8 +212,9 @@ void Model::save(const QString& path) const
     writeSafetensors(path, file);
 }
 
-Model Model::load(const QString& path)
+Model Model::load(const QString& given, const std::function<bool(int, int)>& progress)
 {
+    const QString path = QFileInfo(given).isDir() ? checkpointInFolder(given) : given;  // a HuggingFace folder: its weights
     SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
     ExperimentConfig config;
     ImportedCheckpoint imported;  // for another program's checkpoint: how its names map
@@ -250,7 +256,10 @@ Model Model::load(const QString& path)
     torch::NoGradGuard noGrad;
     // every problem with the tensors, the first few of each kind in the message
     QStringList expected, missing, mismatched, unexpected;
-    for (auto& p : m.d->net->named_parameters()) {
+    const auto parameters = m.d->net->named_parameters();
+    int copied = 0;
+    for (auto& p : parameters) {
+        if (progress && !progress(copied++, int(parameters.size()))) throw Error("loading cancelled");
         const QString name = QString::fromStdString(p.key());
         const QString shown = imported.sourceName(name);  // the file's own name in messages
         expected << name;
@@ -366,6 +375,28 @@ ModelProbes Model::probe(const std::vector<int>& tokens) const
     out.stateNorm = probeMatrices(probes.stateNorm, probes.stateLayer);
     out.delta = probeMatrices(probes.delta, probes.deltaLayer);
     return out;
+}
+
+std::vector<int> Model::generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                 const std::function<bool(int, int)>& keepGoing) const
+{
+    if (!d) throw Error("no model");
+    if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+    if (maxNewTokens < 0 || maxNewTokens > 100000) throw Error(QString("generate: %1 new tokens: expected 0..100000").arg(maxNewTokens));
+    if (isVectorTask(d->config.task.kind)) throw Error("generate: this model reads vectors (in-context learning), not tokens");
+    const int vocab = taskVocabSize(d->config.task);
+    for (int t : prompt)
+        if (t < 0 || t >= vocab) throw Error(QString("generate: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
+    const ModelConfig& mc = d->config.model;
+    const long long longest = (long long)prompt.size() + maxNewTokens;
+    if (mc.positions == "learned" && longest > mc.maxPositions)
+        throw Error(QString("generate: %1 prompt tokens and %2 new ones pass the model's %3 learned positions")
+                        .arg(prompt.size()).arg(maxNewTokens).arg(mc.maxPositions));
+    try {
+        return generateGreedy(*d, prompt, maxNewTokens, stopToken, keepGoing);
+    } catch (const c10::Error& e) {
+        throw Error(QString("generate: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
+    }
 }
 
 LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,

@@ -28,9 +28,12 @@ public:
 
     // A freshly initialised model for the experiment, seeded by config.seed.
     static Model create(const ExperimentConfig& config);
-    // Loads a checkpoint written by save(). Throws parrot::Error naming the file and the
-    // problem (malformed file, missing or extra tensors, shapes that do not match the config).
-    static Model load(const QString& path);
+    // Loads a checkpoint written by save(), another program's checkpoint (io/importers.h) or a
+    // HuggingFace model folder. Throws parrot::Error naming the file and the problem (malformed
+    // file, missing or extra tensors, shapes that do not match the config, too little memory).
+    // `progress(done, total)` is called after each tensor is copied in; returning false stops
+    // the load with an Error("loading cancelled").
+    static Model load(const QString& path, const std::function<bool(int done, int total)>& progress = {});
 
     // Writes a safetensors checkpoint atomically; the configs, step and app version go
     // into its __metadata__. Throws parrot::Error when the file cannot be written.
@@ -72,6 +75,13 @@ public:
     // stops and returns what it has.
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
+
+    // The greedy continuation of a row of tokens: up to `maxNewTokens` tokens, each the most
+    // likely next one, stopping after `stopToken` (>= 0, e.g. <|endoftext|>). Uses the family's
+    // KV cache or recurrent state where it has one. Throws parrot::Error for ids outside the
+    // vocabulary or a prompt longer than the model's positions allow.
+    std::vector<int> generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken = -1,
+                              const std::function<bool(int done, int total)>& keepGoing = {}) const;
 
     struct Impl;  // the torch side (modelimpl.h)
 

@@ -52,7 +52,7 @@ private slots:
         QCOMPARE(h.code, 0);
         const QString commandsPart = h.out.section("\nCommands:\n", 1).section("\n\nOptions:\n", 0, 0);
         QStringList inHelp;
-        static const QRegularExpression commandLine("^  ([a-z]+)\\b");
+        static const QRegularExpression commandLine("^  ([a-z]+(?:-[a-z]+)?)\\b");
         for (const QString& line : commandsPart.split('\n')) {
             const QRegularExpressionMatch m = commandLine.match(line);
             if (m.hasMatch() && !inHelp.contains(m.captured(1))) inHelp << m.captured(1);

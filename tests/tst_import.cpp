@@ -136,6 +136,56 @@ private slots:
 
     // Each variant's configuration comes from its config.json, and the variants really differ:
     // the same weights give other logits under another class.
+    // Checkpoints written by HuggingFace's own classes (save_pretrained of a random
+    // GPTNeoXForCausalLM and MambaForCausalLM, tests/data/make_hf_refs.py): the logits at each
+    // prompt's last position as transformers computed them.
+    void huggingFaceClassesMatchTransformers_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("GPTNeoXForCausalLM") << "neox";
+        QTest::newRow("MambaForCausalLM (the -hf layout)") << "mamba";
+    }
+    void huggingFaceClassesMatchTransformers()
+    {
+        QFETCH(QString, name);
+        const Model m = Model::load(kData + "/hf_tiny/" + name + "/model.safetensors");
+        QFile f(kData + "/hf_tiny/model_refs.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).object()[name].toArray();
+        QCOMPARE(cases.size(), 4);
+        for (const auto c : cases) {
+            std::vector<int> ids;
+            for (const auto v : c.toObject()["ids"].toArray()) ids.push_back(v.toInt());
+            const int T = int(ids.size());
+            const std::vector<float> got = m.logits(ids, 1, T);
+            const QJsonArray want = c.toObject()["last_logits"].toArray();
+            const int V = int(want.size());
+            QCOMPARE(int(got.size()), T * V);
+            double worst = 0;
+            for (int v = 0; v < V; ++v) worst = std::max(worst, std::abs(double(got[size_t(T - 1) * V + v]) - want[v].toDouble()));
+            QVERIFY2(worst < 1e-4, qPrintable(QString("%1 tokens: logits differ by %2").arg(T).arg(worst)));
+        }
+    }
+
+    // Greedy continuations (16 tokens) as transformers' generate() made them, with the KV cache or
+    // the recurrent state.
+    void huggingFaceGreedyContinuationsMatch_data() { huggingFaceClassesMatchTransformers_data(); }
+    void huggingFaceGreedyContinuationsMatch()
+    {
+        QFETCH(QString, name);
+        const Model m = Model::load(kData + "/hf_tiny/" + name + "/model.safetensors");
+        QFile f(kData + "/hf_tiny/model_refs.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        for (const auto c : QJsonDocument::fromJson(f.readAll()).object()[name].toArray()) {
+            std::vector<int> ids, want;
+            for (const auto v : c.toObject()["ids"].toArray()) ids.push_back(v.toInt());
+            for (const auto v : c.toObject()["greedy"].toArray()) want.push_back(v.toInt());
+            QCOMPARE(m.generate(ids, int(want.size())), want);
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, m.generate({}, 4));
+        QVERIFY_THROWS_EXCEPTION(Error, m.generate({100000}, 4));
+    }
+
     void gptNeoxConfigurations()
     {
         const Model pythia = Model::load(kData + "/neox_tiny/pythia/model.safetensors");

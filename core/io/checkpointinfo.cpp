@@ -102,7 +102,9 @@ void fromSafetensors(CheckpointInfo& info, const SafetensorsFile& st)
         info.recognised = imported.recognised;
         info.runnable = true;
     } catch (const Error& e) {
-        if (info.architecture == "mamba_ssm") info.recognised = "mamba_ssm MambaLMHeadModel (backbone.layers.N.mixer.*)";
+        if (info.architecture == "mamba_ssm")
+            info.recognised = st.tensors.contains("backbone.embeddings.weight") ? "HuggingFace MambaForCausalLM (backbone.embeddings, backbone.layers.N.mixer.*)"
+                                                                                 : "mamba_ssm MambaLMHeadModel (backbone.layers.N.mixer.*)";
         else if (info.architecture == "gpt_neox") info.recognised = "HuggingFace GPT-NeoX (gpt_neox.*)";
         else info.recognised = "tensors of an unknown architecture";
         info.problem = e.message();

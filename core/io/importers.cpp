@@ -1,5 +1,7 @@
 #include "io/importers.h"
 
+#include "tasks/taskcatalog.h"
+
 #include "error.h"
 #include "io/torchzip.h"
 
@@ -73,15 +75,24 @@ struct JsonConfig {
     static constexpr int kRequired = std::numeric_limits<int>::min();
 };
 
-// The copy task's vocabulary for a model with `tokens` embedding rows.
-void setCopyVocabulary(ExperimentConfig& e, int tokens, const QString& path)
+// The task an imported model runs: a folder with a tokenizer.json holds a pretrained language
+// model, which reads its tokenizer's ids (any vocabulary, the "text" task); without one, the ids
+// are the copy task's (0-3 its specials, the rest letters), as the copy paper's checkpoints are.
+void setVocabulary(ExperimentConfig& e, int tokens, const QString& path)
 {
+    e.seed = 0;
+    if (QFileInfo::exists(QFileInfo(path).dir().filePath("tokenizer.json"))) {
+        if (tokens < 2) throw Error(QString("%1: a vocabulary of %2 tokens").arg(path).arg(tokens));
+        e.task.kind = kTextTask;
+        e.task.vocabSize = tokens;
+        return;
+    }
     if (tokens - 4 < 2 || tokens - 4 > 1024)
-        throw Error(QString("%1: a vocabulary of %2 tokens: the app runs models of 6 to 1,028 tokens (its copy task's specials and "
-                            "letters); `parrotscope info` shows this one's tensors").arg(path).arg(tokens));
+        throw Error(QString("%1: a vocabulary of %2 tokens and no tokenizer.json beside it: without a tokenizer the app runs models "
+                            "of 6 to 1,028 tokens (its copy task's specials and letters); `parrotscope info` shows this one's tensors")
+                        .arg(path).arg(tokens));
     e.task.kind = "copy";
     e.task.vocabSize = tokens - 4;
-    e.seed = 0;
 }
 
 const TensorRecord& required(const SafetensorsFile& file, const QString& name, const QString& path)
@@ -152,8 +163,50 @@ TensorRecord reorderQkv(const TensorRecord& t, int heads, int headDim)
     return out;
 }
 
+// HuggingFace's MambaForCausalLM (the state-spaces/mamba-*-hf checkpoints): mamba_ssm's tensors
+// but for `backbone.embeddings` (mamba_ssm: `backbone.embedding`), and a MambaConfig of other
+// keys (hidden_size, state_size, conv_kernel, time_step_rank, ...) without vocabulary padding.
+ImportedCheckpoint importHfMamba(const QString& path, const SafetensorsFile& file)
+{
+    const QString configPath = QFileInfo(path).dir().filePath("config.json");
+    const JsonConfig c{configPath, readJsonObject(configPath, "config.json (HuggingFace's MambaConfig)")};
+    ImportedCheckpoint out;
+    out.architecture = "hf_mamba";
+    ExperimentConfig& e = out.config;
+    e.name = "imported-" + QFileInfo(path).completeBaseName();
+    e.description = QString("HuggingFace MambaForCausalLM checkpoint imported from %1").arg(path);
+    ModelConfig& m = e.model;
+    m.kind = "mamba";
+    m.dModel = c.integer("hidden_size", JsonConfig::kRequired, 1, 8192);
+    m.layers = c.integer("num_hidden_layers", JsonConfig::kRequired, 1, 256);
+    m.dState = c.integer("state_size", 16, 1, 256);
+    m.dConv = c.integer("conv_kernel", 4, 1, 64);
+    m.expand = c.integer("expand", 2, 1, 16);
+    m.tieEmbeddings = c.boolean("tie_word_embeddings", true);
+    m.mambaMlpRatio = 0;
+    const int rank = c.integer("time_step_rank", (m.dModel + 15) / 16, 1, 1 << 16);
+    if (rank != (m.dModel + 15) / 16)
+        throw Error(QString("%1: time_step_rank %2: the app's Mamba uses ceil(hidden_size / 16) = %3").arg(configPath).arg(rank).arg((m.dModel + 15) / 16));
+    if (c.boolean("use_bias", false)) throw Error(QString("%1: use_bias is true: the app's in_proj and out_proj have no bias").arg(configPath));
+    if (!c.boolean("use_conv_bias", true)) throw Error(QString("%1: use_conv_bias is false: the app's convolution has a bias").arg(configPath));
+    const QString act = c.value("hidden_act").toString("silu");
+    if (act != "silu") throw Error(QString("%1: hidden_act is \"%2\": Mamba's mixer uses SiLU").arg(configPath, act));
+    const int vocab = c.integer("vocab_size", JsonConfig::kRequired, 1, 1 << 24);
+    const TensorRecord& emb = required(file, "backbone.embeddings.weight", path);
+    if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)
+        throw Error(QString("%1: backbone.embeddings.weight has shape %2, config.json says [%3, %4] (vocab_size, hidden_size)")
+                        .arg(path, shapeText(emb.shape)).arg(vocab).arg(m.dModel));
+    setVocabulary(e, vocab, path);
+    for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it)
+        out.tensors.tensors.insert(it.key() == "backbone.embeddings.weight" ? QString("backbone.embedding.weight") : it.key(), it.value());
+    out.tensors.metadata = file.metadata;
+    out.recognised = QString("HuggingFace MambaForCausalLM: %1").arg(describeModel(m));
+    return out;
+}
+
 ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
 {
+    if (file.tensors.contains("backbone.embeddings.weight")) return importHfMamba(path, file);
     const JsonConfig c{QFileInfo(path).dir().filePath("config.json"),
                        readJsonObject(QFileInfo(path).dir().filePath("config.json"), "config.json (mamba_ssm's MambaConfig)")};
     const QJsonObject ssm = c.value("ssm_cfg").toObject();
@@ -185,7 +238,7 @@ ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
         throw Error(QString("%1: backbone.embedding.weight has shape %2, config.json says [%3, %4] (vocab_size %5 padded to a multiple of %6)")
                         .arg(path, shapeText(emb.shape))
                         .arg(padded).arg(m.dModel).arg(vocab).arg(multiple));
-    setCopyVocabulary(e, padded, path);
+    setVocabulary(e, padded, path);
     out.recognised = QString("mamba_ssm MambaLMHeadModel: %1").arg(describeModel(m));
     return out;
 }
@@ -243,7 +296,7 @@ ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
     if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)
         throw Error(QString("%1: gpt_neox.embed_in.weight has shape %2, config.json says [%3, %4] (vocab_size, hidden_size)")
                         .arg(path, shapeText(emb.shape)).arg(vocab).arg(m.dModel));
-    setCopyVocabulary(e, vocab, path);
+    setVocabulary(e, vocab, path);
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
         if (neoxBuffer(it.key())) continue;
         const QString name = mapName(it.key(), true);
@@ -262,8 +315,19 @@ ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
 
 }  // namespace
 
+QString checkpointInFolder(const QString& dir)
+{
+    const QDir d(dir);
+    if (!d.exists()) throw Error(QString("%1: no such folder").arg(dir));
+    for (const char* name : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"})
+        if (QFileInfo(d.filePath(name)).isFile()) return d.filePath(name);
+    throw Error(QString("%1: no weights in this folder (expected model.safetensors, model.safetensors.index.json, pytorch_model.bin "
+                        "or pytorch_model.bin.index.json, as HuggingFace's save_pretrained writes)").arg(dir));
+}
+
 SafetensorsFile readCheckpointTensors(const QString& path)
 {
+    if (QFileInfo(path).isDir()) return readCheckpointTensors(checkpointInFolder(path));
     if (looksLikeZip(path)) return readTorchZip(path);
     if (looksLikeLegacyTorch(path)) throw Error(QString("%1: %2").arg(path, legacyTorchAdvice()));
     if (!path.endsWith(".json")) return readSafetensors(path);
@@ -309,6 +373,7 @@ QString checkpointArchitecture(const SafetensorsFile& file)
 
 QString ImportedCheckpoint::sourceName(const QString& appName) const
 {
+    if (architecture == "hf_mamba") return appName == "backbone.embedding.weight" ? QString("backbone.embeddings.weight") : appName;
     if (architecture != "gpt_neox") return appName;
     const QString theirs = mapName(appName, false);
     return theirs.isEmpty() ? appName : theirs;

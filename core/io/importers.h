@@ -24,7 +24,12 @@
 
 namespace parrot {
 
-// One safetensors file, every shard a `.index.json` names (each a file beside the index, every
+// The weights of a HuggingFace-style model folder: model.safetensors, model.safetensors.index.json,
+// pytorch_model.bin or pytorch_model.bin.index.json, the first there is. Throws parrot::Error
+// naming the folder and what it lacks.
+QString checkpointInFolder(const QString& dir);
+
+// One safetensors file (or a folder, see checkpointInFolder), every shard a `.index.json` names (each a file beside the index, every
 // tensor in the shard the index says), or a torch.save zip archive (io/torchzip.h). Throws
 // parrot::Error naming the file at fault.
 SafetensorsFile readCheckpointTensors(const QString& path);
@@ -36,7 +41,7 @@ QString checkpointArchitecture(const SafetensorsFile& file);
 struct ImportedCheckpoint {
     ExperimentConfig config;
     SafetensorsFile tensors;  // under the app's names, in the app's layout
-    QString architecture;     // "mamba_ssm", "gpt_neox", "parrotscope-config"
+    QString architecture;     // "mamba_ssm", "hf_mamba", "gpt_neox", "parrotscope-config"
     QString recognised;       // for people: "the copy paper's GPT-NeoX Hard-ALiBi (2 masked heads)"
     // The file's own name for one of the app's tensor names, for messages.
     QString sourceName(const QString& appName) const;

@@ -46,7 +46,8 @@ int dtypeSize(const QString& dtype)
 
 SafetensorsFile readSafetensors(const QString& path)
 {
-    QFile f(path);
+    auto file = std::make_shared<QFile>(path);
+    QFile& f = *file;
     if (!QFileInfo(path).exists()) throw Error(QString("%1: no such file").arg(path));
     if (QFileInfo(path).isDir()) throw Error(QString("%1: is a folder, expected a .safetensors file").arg(path));
     if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
@@ -65,8 +66,17 @@ SafetensorsFile readSafetensors(const QString& path)
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         throw Error(QString("%1: safetensors header is not a JSON object (%2 at byte %3)")
                         .arg(path, err.errorString()).arg(err.offset));
-    const QByteArray data = f.readAll();
-    const qint64 dataSize = data.size();
+    const qint64 dataStart = 8 + qint64(headerLen), dataSize = size - dataStart;
+    QByteArray data;  // only when the file cannot be mapped
+    const char* bytes = dataSize > 0 ? reinterpret_cast<const char*>(f.map(dataStart, dataSize)) : nullptr;
+    std::shared_ptr<const void> mapping;
+    if (bytes) {
+        mapping = file;  // QFile unmaps when destroyed: with the last record that shares it
+    } else {
+        data = f.readAll();
+        if (data.size() != dataSize) throw Error(QString("%1: cannot read its %2 bytes of data (%3)").arg(path).arg(dataSize).arg(f.errorString()));
+        bytes = data.constData();
+    }
 
     SafetensorsFile out;
     std::vector<std::pair<qint64, qint64>> ranges;
@@ -109,7 +119,12 @@ SafetensorsFile readSafetensors(const QString& path)
         if (expected != e - b)
             throw Error(where + QString(": shape and dtype need %1 bytes but data_offsets span %2")
                                     .arg(qint64(expected)).arg(qint64(e - b)));
-        rec.data = data.mid(qint64(b), qint64(e - b));
+        if (mapping) {
+            rec.data = QByteArray::fromRawData(bytes + qint64(b), qint64(e - b));
+            rec.mapping = mapping;
+        } else {
+            rec.data = data.mid(qint64(b), qint64(e - b));
+        }
         ranges.emplace_back(qint64(b), qint64(e));
         out.tensors.insert(name, std::move(rec));
     }

@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace parrot {
@@ -17,6 +18,9 @@ struct TensorRecord {
     QString dtype;               // "F32", "F16", "BF16", "F64", "I64", "I32", "I16", "I8", "U8", "BOOL"
     std::vector<int64_t> shape;
     QByteArray data;             // little-endian, row-major
+    // What `data` points into when it was not copied: readSafetensors maps the file and each
+    // record shares the mapping, which lasts while any record (or copy of one) does.
+    std::shared_ptr<const void> mapping;
     int64_t elementCount() const;
 };
 
@@ -31,7 +35,9 @@ QString shapeText(const std::vector<int64_t>& shape);
 // Bytes per element of a safetensors dtype; 0 for an unknown dtype.
 int dtypeSize(const QString& dtype);
 
-// Reads and checks the whole file. Throws parrot::Error naming the file and what is wrong:
+// Reads the header and checks the whole file; the tensors' bytes are memory-mapped, not read
+// (a 3 GB checkpoint costs no memory until a tensor is converted), and read into memory only
+// where the file cannot be mapped. Throws parrot::Error naming the file and what is wrong:
 // too short, a header length past the end, invalid JSON, an unknown dtype, a shape that
 // does not match the byte range, offsets outside the data or overlapping, metadata that is
 // not a string map.

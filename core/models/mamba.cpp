@@ -286,6 +286,23 @@ torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache
     return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, V)
 }
 
+namespace {
+struct MambaDecode : DecodeState {
+    std::vector<MambaCache> caches;  // per layer, made by step() on the first token
+};
+}  // namespace
+
+std::unique_ptr<DecodeState> MambaLMImpl::startDecoding(int64_t, torch::TensorOptions) { return std::make_unique<MambaDecode>(); }
+
+torch::Tensor MambaLMImpl::decode(const torch::Tensor& idx, DecodeState& state)
+{
+    auto& s = static_cast<MambaDecode&>(state);
+    std::vector<torch::Tensor> logits;
+    for (int64_t t = 0; t < idx.size(1); ++t) logits.push_back(step(idx.select(1, t), s.caches));  // (B, V) each
+    s.length += idx.size(1);
+    return torch::stack(logits, 1);  // (B, S, V)
+}
+
 StateSize MambaLMImpl::stateSize() const
 {
     return {m_o.layers * m_o.mixer.dInner() * (m_o.mixer.dState + m_o.mixer.dConv - 1), 0};

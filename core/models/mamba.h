@@ -111,6 +111,9 @@ public:
     StateSize stateSize() const override;
     // One token per call: idx (B) -> logits (B, V). `caches` starts empty.
     torch::Tensor step(const torch::Tensor& idx, std::vector<MambaCache>& caches);
+    // Generating: each layer's convolution and scan state (MambaCache), one step per token.
+    std::unique_ptr<DecodeState> startDecoding(int64_t batch, torch::TensorOptions opts) override;
+    torch::Tensor decode(const torch::Tensor& idx, DecodeState& state) override;
 
     torch::nn::Embedding embedding{nullptr};  // backbone.embedding
     torch::nn::ModuleList layers{nullptr};    // backbone.layers

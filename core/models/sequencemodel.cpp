@@ -35,6 +35,13 @@ void SequenceModelImpl::addVectorIO(int64_t dIn, int64_t dOut, int64_t dModel)
     }
 }
 
+std::unique_ptr<DecodeState> SequenceModelImpl::startDecoding(int64_t, torch::TensorOptions) { return nullptr; }
+
+torch::Tensor SequenceModelImpl::decode(const torch::Tensor&, DecodeState&)
+{
+    TORCH_CHECK(false, "this model family has no incremental decoding (startDecoding gave no state)");
+}
+
 torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied)
 {
     if (tied) return nullptr;

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct StateSize {
     long long floatsPerToken = 0;  // state added per token of context (KV cache)
 };
 
+// What a family carries from one call of decode() to the next while generating (a KV cache,
+// a recurrent state); made by startDecoding().
+struct DecodeState {
+    virtual ~DecodeState() = default;
+    int64_t length = 0;  // tokens decoded so far
+};
+
 // Every family is embed -> hidden -> head. Token tasks go through the embedding and the LM
 // head; vector tasks (in-context learning) through a linear read-in and read-out around the
 // same hidden stack, so nothing is written twice per family.
@@ -51,6 +59,13 @@ public:
     virtual torch::Tensor hidden(const torch::Tensor& x, Probes* probes) = 0;  // (B, T, C) -> (B, T, C), final norm applied
     virtual torch::Tensor head(const torch::Tensor& h) = 0;                     // (B, T, C) -> (B, T, V)
     virtual StateSize stateSize() const = 0;
+
+    // Generating: the state for `batch` rows, or null for a family without an incremental path
+    // (generation then runs the whole sequence again for each token). decode() takes the next
+    // tokens idx (B, S) -- the prompt first, then one at a time -- and returns their logits
+    // (B, S, V), the same as forward() over everything so far would give at those positions.
+    virtual std::unique_ptr<DecodeState> startDecoding(int64_t batch, torch::TensorOptions opts);
+    virtual torch::Tensor decode(const torch::Tensor& idx, DecodeState& state);
 
     torch::nn::Linear read_in{nullptr}, read_out{nullptr};
 };

@@ -26,17 +26,22 @@ torch::Tensor alibiSlopes(int64_t heads)
 
 torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device)
 {
+    return attentionBiasRows(o, 0, T, T, device);
+}
+
+torch::Tensor attentionBiasRows(const TransformerOptions& o, int64_t offset, int64_t queries, int64_t keys, torch::Device device)
+{
     const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
-    auto pos = torch::arange(T, longs);
-    auto dist = pos.unsqueeze(1) - pos.unsqueeze(0);  // (T, T): q - k
-    auto allowed = dist.ge(0).unsqueeze(0).expand({o.heads, T, T});
+    auto q = torch::arange(offset, offset + queries, longs), k = torch::arange(keys, longs);
+    auto dist = q.unsqueeze(1) - k.unsqueeze(0);  // (queries, keys): q - k
+    auto allowed = dist.ge(0).unsqueeze(0).expand({o.heads, queries, keys});
     if (o.positions == Positions::HardAlibi && o.numMaskedHeads > 0) {
         // head i < m sees only the last i+1 tokens, itself included; the rest see everything before
-        auto window = torch::full({o.heads, 1, 1}, T, longs);
+        auto window = torch::full({o.heads, 1, 1}, keys + offset + queries, longs);
         window.slice(0, 0, o.numMaskedHeads).copy_(torch::arange(o.numMaskedHeads, longs).view({-1, 1, 1}));
         allowed = allowed & dist.unsqueeze(0).le(window);
     }
-    auto bias = torch::zeros({o.heads, T, T}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    auto bias = torch::zeros({o.heads, queries, keys}, torch::TensorOptions().dtype(torch::kFloat).device(device));
     if (o.positions == Positions::Alibi)
         bias = -alibiSlopes(o.heads).to(device).view({-1, 1, 1}) * dist.unsqueeze(0).clamp_min(0).to(torch::kFloat);
     return bias.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
@@ -111,6 +116,19 @@ torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& x, const torch::
     return torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
 }
 
+torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset,
+                                                const torch::Tensor& bias)
+{
+    const int64_t B = x.size(0), S = x.size(1), C = x.size(2), H = m_heads, D = C / H;
+    auto qkv = c_attn(x).view({B, S, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, S, D)
+    auto q = applyRotary(qkv[0], m_rotaryDims, offset, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, offset, m_rotaryBase);
+    if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
+    K = K.defined() && K.size(2) > 0 ? torch::cat({K, k}, 2) : k.contiguous();  // (B, H, offset + S, D)
+    V = V.defined() && V.size(2) > 0 ? torch::cat({V, qkv[2]}, 2) : qkv[2].contiguous();
+    auto scores = torch::matmul(q, K.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, S, offset + S)
+    return torch::matmul(torch::softmax(scores, -1), V).transpose(1, 2).reshape({B, S, C});
+}
+
 MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)
 {
     c_fc = register_module("c_fc", torch::nn::Linear(dModel, hidden));
@@ -143,6 +161,14 @@ torch::Tensor BlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& 
     if (parallelResidual) return xr + a + mlp(ln_2(xr));
     xr = xr + a;
     return xr + mlp(ln_2(xr));
+}
+
+torch::Tensor BlockImpl::decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias)
+{
+    const auto a = attn->c_proj(attn->mixCached(ln_1(x), K, V, offset, bias));
+    if (parallelResidual) return x + a + mlp(ln_2(x));
+    const auto y = x + a;
+    return y + mlp(ln_2(y));
 }
 
 void gpt2Init(torch::nn::Module& m, int64_t layers)
@@ -209,6 +235,37 @@ torch::Tensor TransformerImpl::forwardAt(const torch::Tensor& idx, const torch::
     const auto bias = layerBias(m_options, input, false);
     const auto x = blocks(input, bias, nullptr, 1);
     return head(ln_f(h->at<BlockImpl>(h->size() - 1).forwardAt(x, bias, rows)));  // (R, V)
+}
+
+namespace {
+struct KvCache : DecodeState {
+    std::vector<torch::Tensor> k, v;  // per layer: (B, H, length, D)
+};
+}  // namespace
+
+std::unique_ptr<DecodeState> TransformerImpl::startDecoding(int64_t, torch::TensorOptions)
+{
+    auto cache = std::make_unique<KvCache>();
+    cache->k.resize(h->size());
+    cache->v.resize(h->size());
+    return cache;
+}
+
+torch::Tensor TransformerImpl::decode(const torch::Tensor& idx, DecodeState& state)
+{
+    auto& cache = static_cast<KvCache&>(state);
+    const int64_t S = idx.size(1), offset = cache.length;
+    auto x = embed(idx);  // (B, S, C)
+    if (wpe) {
+        TORCH_CHECK(offset + S <= m_options.maxPositions, "learned positions cover ", m_options.maxPositions, " tokens; generating reached ",
+                    offset + S);
+        x = x + wpe(torch::arange(offset, offset + S, idx.options().dtype(torch::kLong)));
+    }
+    const auto bias = attentionBiasRows(m_options, offset, S, offset + S, idx.device());
+    for (size_t layer = 0; layer < h->size(); ++layer)
+        x = h->at<BlockImpl>(layer).decode(x, cache.k[layer], cache.v[layer], offset, bias);
+    cache.length += S;
+    return head(ln_f(x));  // (B, S, V)
 }
 
 StateSize TransformerImpl::stateSize() const

@@ -39,6 +39,9 @@ struct TransformerOptions {
 // Which keys each head may see, as an additive bias: (H, T, T), 0 where query q may attend
 // to key k (ALiBi's linear penalty where it applies) and -inf where it may not.
 torch::Tensor attentionBias(const TransformerOptions& o, int64_t T, torch::Device device);
+// The same for `queries` positions from `offset` against keys 0..keys-1: (H, queries, keys),
+// the rows of attentionBias(o, keys) from `offset` (generating with a KV cache).
+torch::Tensor attentionBiasRows(const TransformerOptions& o, int64_t offset, int64_t queries, int64_t keys, torch::Device device);
 // Whether a plain forward of x (no weights asked) takes the fused attention kernel: CPU tensors,
 // fast paths on (kernels/fastpaths.h), and no per-dim rotation or score weights (RoPE and the
 // copy paper's imported GPT-NeoX attention keep the explicit path).
@@ -61,6 +64,10 @@ public:
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
     // The heads' outputs before c_proj: (B, T, C) -> (B, T, C); forward = c_proj(mix(...)).
     torch::Tensor mix(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights = nullptr);
+    // Generating: the next tokens x (B, S, C) at positions offset.. offset+S-1, their keys and
+    // values appended to the layer's cache K, V (B, H, offset, D); bias (H, S, offset+S) from
+    // attentionBiasRows -> the heads' outputs (B, S, C), before c_proj.
+    torch::Tensor mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias);
 
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
     torch::nn::Linear c_proj{nullptr};  // C -> C, back into the residual stream
@@ -90,6 +97,8 @@ public:
     // The block's output at some positions: x (B, T, C), rows (R) into B * T -> (R, C). Attention
     // reads every position; the projection, the MLP and the residual run on the R rows only.
     torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& bias, const torch::Tensor& rows);
+    // Generating: forward() for the next tokens with the layer's KV cache (mixCached).
+    torch::Tensor decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias);
     bool parallelResidual = false;
     torch::nn::LayerNorm ln_1{nullptr};
     CausalSelfAttention attn{nullptr};
@@ -106,6 +115,9 @@ public:
     torch::Tensor head(const torch::Tensor& h) override;
     torch::Tensor forwardAt(const torch::Tensor& idx, const torch::Tensor& rows) override;
     StateSize stateSize() const override;
+    // Generating with a KV cache: every layer's keys and values so far.
+    std::unique_ptr<DecodeState> startDecoding(int64_t batch, torch::TensorOptions opts) override;
+    torch::Tensor decode(const torch::Tensor& idx, DecodeState& state) override;
     const TransformerOptions& options() const { return m_options; }
 
     torch::nn::Embedding wte{nullptr};

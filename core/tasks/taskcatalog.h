@@ -43,4 +43,10 @@ TaskConfig taskDefaults(const QString& kind);
 // 0 for tasks (and kinds) without a meaningful chance level.
 double chanceLevel(const TaskConfig& t);
 
+// A pretrained language model's task: text through its own tokenizer, task.vocab_size its
+// embedding rows (any number). Not a catalogue entry: nothing generates it and nothing trains on
+// it; such models are run by generation and the zero-shot tests (eval/lmtests.h).
+inline const QString kTextTask = QStringLiteral("text");
+inline bool isTextTask(const QString& kind) { return kind == kTextTask; }
+
 }  // namespace parrot

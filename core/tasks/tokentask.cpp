@@ -382,6 +382,9 @@ TokenTask::TokenTask(const TaskConfig& config, QStringList symbols) : m_config(c
 std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
 {
     const TaskInfo* info = findTask(c.kind);
+    if (isTextTask(c.kind))
+        throw Error("task.kind: \"text\" is a pretrained language model's own text; such a model is not trained here: use "
+                    "`parrotscope generate`, `parrotscope lm-eval` or the Pretrained tab");
     if (!info) {
         throw Error(QString("task.kind: unknown task \"%1\" (expected one of %2)").arg(c.kind, taskIds().join(", ")));
     }
@@ -505,6 +508,7 @@ int taskVocabSize(const TaskConfig& config)
 {
     const TaskInfo* info = findTask(config.kind);
     if (info && info->vectors) return 0;  // read in and out through linear layers
+    if (isTextTask(config.kind)) return config.vocabSize;  // its tokenizer's ids, no specials of ours
     if (info && info->characters) return 4 + int(characters().size());
     return CopyVocab{config.vocabSize}.size();
 }

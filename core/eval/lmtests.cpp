@@ -1,0 +1,187 @@
+#include "eval/lmtests.h"
+
+#include "error.h"
+
+#include <QFile>
+#include <QRegularExpression>
+
+#include <algorithm>
+#include <set>
+
+namespace parrot {
+
+namespace {
+
+// Lines of a bundled resource (resources/data), without # comments and blank lines.
+QStringList bundledLines(const QString& name)
+{
+    QFile f(":/data/" + name);
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("missing bundled resource %1").arg(name));
+    QStringList out;
+    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n'))
+        if (!line.trimmed().isEmpty() && !line.startsWith('#')) out << line.trimmed();
+    return out;
+}
+
+const QStringList& corpusParagraphs()
+{
+    static const QStringList paragraphs = bundledLines("alice.txt");
+    return paragraphs;
+}
+
+int uniformInt(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+std::vector<int> concat(std::initializer_list<const std::vector<int>*> parts)
+{
+    std::vector<int> out;
+    for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
+    return out;
+}
+
+LmPrompt phonebookPrompt(int entries, const BpeTokenizer& tok, std::mt19937_64& rng)
+{
+    static const QStringList first = bundledLines("first_names.txt"), last = bundledLines("surnames.txt");
+    const long long names = (long long)first.size() * last.size();
+    if (entries < 3 || entries > names)
+        throw Error(QString("phone book of %1 entries: expected 3..%2 (the bundled name lists' distinct names; "
+                            "the prompt needs two examples and a question)").arg(entries).arg(names));
+    std::set<long long> used;
+    QStringList lines, numbers;
+    while (lines.size() < entries) {
+        const long long pick = std::uniform_int_distribution<long long>(0, names - 1)(rng);
+        if (!used.insert(pick).second) continue;
+        QString number = QString::number(uniformInt(rng, 6, 9));
+        while (number.size() < 10) number += QString::number(uniformInt(rng, 0, 9));
+        lines << first[int(pick / last.size())] + ' ' + last[int(pick % last.size())] + ": " + number;
+        numbers << number;
+    }
+    // two examples and the asked entry, three different lines of the book
+    std::vector<int> order(static_cast<size_t>(entries));
+    for (int i = 0; i < entries; ++i) order[size_t(i)] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    const int a = order[0], b = order[1], asked = order[2];
+    const QString prompt = lines.join('\n') + "\n\n" + lines[a] + '\n' + lines[b] + "\n\n" + lines[asked].section(':', 0, 0) + ':';
+    LmPrompt p;
+    p.ids = tok.encode(prompt);
+    p.answer = numbers[asked];
+    p.target = tok.encode(' ' + numbers[asked]);
+    return p;
+}
+
+LmPrompt textPrompt(int length, bool shuffled, const BpeTokenizer& tok, std::mt19937_64& rng)
+{
+    if (length < 2 || length > 5000) throw Error(QString("text span of %1 tokens: expected 2..5000").arg(length));
+    const QStringList& paragraphs = corpusParagraphs();
+    // A span from the start of a random paragraph, running on into the next ones as needed.
+    int at = uniformInt(rng, 0, int(paragraphs.size()) - 1);
+    QString text = paragraphs[at];
+    std::vector<int> ids = tok.encode(text);
+    while (int(ids.size()) < length) {
+        at = (at + 1) % int(paragraphs.size());
+        text += ' ' + paragraphs[at];
+        ids = tok.encode(text);
+    }
+    ids.resize(size_t(length));
+    if (shuffled) std::shuffle(ids.begin(), ids.end(), rng);
+    const std::vector<int> gap = tok.encode("\n\n"), first{ids[0]};
+    LmPrompt p;
+    p.ids = concat({&ids, &gap, &ids, &gap, &first});
+    p.target.assign(ids.begin() + 1, ids.end());
+    p.answer = tok.decode(p.target);
+    return p;
+}
+
+}  // namespace
+
+void checkLmTest(const QString& id)
+{
+    if (findLmTest(id)) return;
+    QStringList ids;
+    for (const LmTestInfo& t : lmTests()) ids << t.id;
+    throw Error(QString("unknown test \"%1\" (expected one of %2)").arg(id, ids.join(", ")));
+}
+
+const std::vector<LmTestInfo>& lmTests()
+{
+    static const std::vector<LmTestInfo> tests{
+        {"phonebook", "Phone-book lookup", "entries",
+         "A phone book of L entries `First Last: number`, two of its lines as examples, then a third name: answer its number."},
+        {"copy-text", "Copy natural text", "tokens",
+         "L tokens of English (Alice's Adventures in Wonderland), the same text again, then its first token: continue it."},
+        {"shuffled-text", "Copy shuffled text", "tokens",
+         "As copy text, with the span's tokens in random order: no language to lean on, only the context."},
+    };
+    return tests;
+}
+
+const LmTestInfo* findLmTest(const QString& id)
+{
+    for (const LmTestInfo& t : lmTests())
+        if (t.id == id) return &t;
+    return nullptr;
+}
+
+LmPrompt makeLmPrompt(const QString& id, int size, const BpeTokenizer& tokenizer, std::mt19937_64& rng)
+{
+    if (id == "phonebook") return phonebookPrompt(size, tokenizer, rng);
+    checkLmTest(id);
+    return textPrompt(size, id == "shuffled-text", tokenizer, rng);
+}
+
+int lmAnswerBudget(const QString& id, const LmPrompt& prompt) { return int(prompt.target.size()) + (id == "phonebook" ? 4 : 0); }
+
+LmAnswer scoreLmAnswer(const QString& id, const LmPrompt& prompt, const std::vector<int>& generated, const BpeTokenizer& tokenizer)
+{
+    LmAnswer a;
+    for (size_t i = 0; i < prompt.target.size() && i < generated.size(); ++i) a.tokensRight += generated[i] == prompt.target[i];
+    a.text = tokenizer.decode(generated, true);
+    if (id == "phonebook") {
+        a.text = a.text.section('\n', 0, 0).trimmed();
+        QString digits = a.text;
+        digits.remove(QRegularExpression("[^0-9]"));
+        a.right = digits == prompt.answer;
+    } else {
+        a.right = generated.size() >= prompt.target.size() && std::equal(prompt.target.begin(), prompt.target.end(), generated.begin());
+    }
+    return a;
+}
+
+LengthCurve runLmTest(const LanguageModel& lm, const QString& id, const std::vector<int>& sizes, int samples,
+                      unsigned long long seed, const std::function<bool(int, int)>& keepGoing)
+{
+    checkLmTest(id);
+    if (samples < 1 || samples > 100000) throw Error(QString("samples: expected 1..100000, got %1").arg(samples));
+    if (sizes.empty()) throw Error("no sizes to test");
+    // Every prompt first: one that does not fit the context is refused before any time is spent.
+    std::vector<std::vector<LmPrompt>> prompts;
+    for (int size : sizes) {
+        std::mt19937_64 rng(seed * 1000003ULL + unsigned(size));
+        prompts.emplace_back();
+        for (int s = 0; s < samples; ++s) {
+            prompts.back().push_back(makeLmPrompt(id, size, lm.tokenizer, rng));
+            const LmPrompt& p = prompts.back().back();
+            if (lm.contextLength > 0 && p.ids.size() + size_t(lmAnswerBudget(id, p)) > size_t(lm.contextLength))
+                throw Error(QString("%1 at size %2: a prompt of %3 tokens and its answer pass %4's context of %5 tokens; choose smaller sizes")
+                                .arg(id).arg(size).arg(p.ids.size()).arg(lm.name).arg(lm.contextLength));
+        }
+    }
+    LengthCurve curve;
+    curve.samples = samples;
+    const int total = int(sizes.size()) * samples;
+    int done = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        long long right = 0, tokensRight = 0, tokens = 0;
+        for (const LmPrompt& p : prompts[i]) {
+            const std::vector<int> out = lm.model.generate(p.ids, lmAnswerBudget(id, p), -1);
+            const LmAnswer a = scoreLmAnswer(id, p, out, lm.tokenizer);
+            right += a.right;
+            tokensRight += a.tokensRight;
+            tokens += (long long)p.target.size();
+            if (keepGoing && !keepGoing(++done, total)) return curve;
+        }
+        curve.addAccuracy(sizes[i], right, samples, tokensRight, tokens);
+    }
+    return curve;
+}
+
+}  // namespace parrot
