@@ -394,7 +394,7 @@ int cmdSweep(Args& a)
 }
 
 
-// "WIDTHxHEIGHT" in pixels, or the defaults when empty.
+// "WIDTHxHEIGHT" in points (1/72 inch, every format), or the defaults when empty.
 std::pair<int, int> parseSize(const QString& size, int width, int height)
 {
     if (size.isEmpty()) return {width, height};
@@ -404,7 +404,7 @@ std::pair<int, int> parseSize(const QString& size, int width, int height)
         width = wh[0].toInt(&ok1);
         height = wh[1].toInt(&ok2);
     }
-    if (!ok1 || !ok2) throw Error(QString("--size: expected WIDTHxHEIGHT in pixels, got \"%1\"").arg(size));
+    if (!ok1 || !ok2) throw Error(QString("--size: expected WIDTHxHEIGHT in points, got \"%1\"").arg(size));
     return {width, height};
 }
 
@@ -432,7 +432,7 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
     }
     QCustomPlot plot;
     plot.setBackground(Qt::white);
-    plot.resize(width, height);
+    plot.resize(layoutSize(width, height));
     const QString csv = drawConstruction(plot, c);
     savePlot(plot, outFile, width, height, "two-layer copy construction", csv, style);
     for (size_t i = 0; i < c.orders.size(); ++i) out() << "n = " << c.orders[i] << ": " << c.curves[i].summary() << "\n";

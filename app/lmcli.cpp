@@ -99,7 +99,7 @@ int cmdLmEval(Args& a)
     if (test.isEmpty()) throw Error("lm-eval: --task phonebook|copy-text|shuffled-text is required");
     checkLmTest(test);
     const LmTestInfo& info = *findLmTest(test);
-    const std::vector<int> sizes = parseLengthList(sizesText.isEmpty() ? (test == "phonebook" ? "10,20,40,80" : "25,50,100,200") : sizesText, "--sizes");
+    const std::vector<int> sizes = parseLengthList(sizesText.isEmpty() ? info.defaultSizes : sizesText, "--sizes");
     if (!outFile.isEmpty()) checkFigureFile(outFile, width, height);  // before hours of work, not after
     std::vector<LmSeries> series;
     for (const QString& folder : folders) {

@@ -12,6 +12,7 @@
 #include "experimentspanel.h"
 #include "inspectorpanel.h"
 #include "mainwindow.h"
+#include "pretrainedpanel.h"
 #include "presets.h"
 #include "version.h"
 
@@ -50,6 +51,7 @@ int runWindow(Args& a)
     const bool resultsTable = a.flag("--results-table");
     QString tab = a.value("--tab");
     const QString inspectFile = a.value("--inspect");
+    const QStringList pretrainedFolders = a.values("--pretrained");
     QString theme = a.value("--theme");
     if (theme.isNull()) theme = QSettings().value("theme", "system").toString();
     const QString layout = a.value("--layout");
@@ -72,8 +74,8 @@ int runWindow(Args& a)
         throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, sweepPresetNames().join(", ")));
     if ((!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
         throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
-    if (!tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect")
-        throw Error(QString("--tab: expected train, experiments, explore or inspect, not '%1'").arg(tab));
+    if (!tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect" && tab != "pretrained")
+        throw Error(QString("--tab: expected train, experiments, explore, inspect or pretrained, not '%1'").arg(tab));
     if (theme != "system" && theme != "light" && theme != "dark")
         throw Error(QString("--theme: expected system, light or dark, not '%1'").arg(theme));
     ExperimentConfig config = loadPreset(preset.isEmpty() ? defaultPresetName() : preset);
@@ -102,6 +104,10 @@ int runWindow(Args& a)
         tab = "inspect";
         window.inspector()->openFile(inspectFile);
     }
+    for (const QString& folder : pretrainedFolders) {  // loaded one after the other, off the GUI thread
+        tab = "pretrained";
+        window.pretrained()->addFolder(folder);
+    }
     // (a restored session keeps the tab it had in front)
     if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0 && !restored)
         tab = "explore";
@@ -109,6 +115,7 @@ int runWindow(Args& a)
     else if (tab == "experiments") window.showExperiments();
     else if (tab == "train") window.showTrain();
     else if (tab == "inspect") window.showInspector();
+    else if (tab == "pretrained") window.showPretrained();
     window.show();
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {

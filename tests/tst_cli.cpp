@@ -269,7 +269,7 @@ private slots:
         QVERIFY(QFileInfo::exists(out + "/runs/hard-alibi_seed-1/result.json"));
         QCOMPARE(QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified(), kept);
 
-        // The runs as figures, without a display: PNG (drawn at 2x), PDF, SVG and the data as CSV.
+        // The runs as figures, without a display: PNG (at 192 dpi), PDF, SVG and the data as CSV.
         const QStringList runDirs{out + "/runs/hard-alibi_seed-1", out + "/runs/hard-alibi_seed-2", out + "/runs/mamba_seed-1",
                                   out + "/runs/mamba_seed-2"};
         for (const QString& ext : QStringList{"png", "pdf", "svg", "csv"}) {
@@ -277,7 +277,7 @@ private slots:
             const Result c = run(QStringList{"compare", "--runs"} + runDirs + QStringList{"--figure", "length", "--out", file});
             QVERIFY2(c.code == 0, qPrintable(c.err));
             const QByteArray bytes = parrot::test::readAll(file);
-            if (ext == QString("png")) QCOMPARE(QImage(file).size(), QSize(1600, 1000));
+            if (ext == QString("png")) QCOMPARE(QImage(file).size(), QSize(2133, 1333));  // 800 x 500 points at 192 dpi
             if (ext == QString("pdf")) QVERIFY(bytes.startsWith("%PDF"));
             if (ext == QString("svg")) QVERIFY(bytes.contains("<svg") && bytes.contains("</svg>"));
             if (ext == QString("csv")) {

@@ -395,12 +395,12 @@ private slots:
         for (const SweepRun& run : plan.runs) runs << out + "/runs/" + run.name;
         const test::CliResult fig = test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--out", png});
         QVERIFY2(fig.code == 0, qPrintable(fig.err));
-        QCOMPARE(QImage(png).size(), QSize(1600, 1000));
+        QCOMPARE(QImage(png).size(), QSize(2133, 1333));  // 800 x 500 points at 192 dpi
         const QString logPng = m_dir.filePath(preset + "-log.png");  // log axes, where a user wants them
         const test::CliResult logFig = test::runCli(QStringList{"compare", "--runs"} + runs +
                                                     QStringList{"--figure", plan.figure, "--log", "xy", "--out", logPng, "--size", "400x300"});
         QVERIFY2(logFig.code == 0, qPrintable(logFig.err));
-        QCOMPARE(QImage(logPng).size(), QSize(800, 600));
+        QCOMPARE(QImage(logPng).size(), QSize(1067, 800));
         test::expectCliError(test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--log", "z", "--out", logPng}),
                              "--log: expected x, y or xy");
         if (preset == "state-size") {  // the capacity view of the same runs: one crossing per fixed-state model

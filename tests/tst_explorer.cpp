@@ -254,7 +254,7 @@ private slots:
         const QString png = m_dir.filePath("a.png"), csv = m_dir.filePath("s.csv"), svg = m_dir.filePath("c.svg");
         auto r = test::runCli({"inspect", "--bundled", "hard-alibi", "--input", "abcab", "--figure", "attention", "--out", png, "--size", "500x400"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
-        QCOMPARE(QImage(png).size(), QSize(1000, 800));  // 2x
+        QCOMPARE(QImage(png).size(), QSize(1333, 1067));  // 500 x 400 points at 192 dpi
         r = test::runCli({"inspect", "--bundled", "mamba", "--input", "abcab", "--figure", "state", "--out", csv});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         const QStringList lines = QString::fromUtf8(test::readAll(csv)).split('\n', Qt::SkipEmptyParts);

@@ -1,13 +1,21 @@
 // Figures for papers: every export format is a valid file of its kind (PNG header and pixel size
 // from the DPI; PDF structure and page size; SVG that parses, with its text as text; CSV columns),
-// exports are white in dark mode and leave the view as it was, a panel exports as one figure and
-// can be cancelled, File → Export drives the dialog, `parrotscope export` writes every figure of a
-// run, and window layouts survive a save / restore round trip and a restart.
+// a PNG at 2x or 3x the DPI is the 1x drawing finer (pixels compared, not headers), no text of an
+// SVG lies outside the figure, legends cover no data where there is room, counting axes tick at
+// whole numbers, exports are white in dark mode and leave the view as it was, a panel exports as
+// one figure and can be cancelled, File → Export drives the dialog and starts in a folder that
+// exists, `parrotscope export` writes every figure of a run, and window layouts survive a save /
+// restore round trip and a restart.
+#include "analysis/construction.h"
+#include "constructionview.h"
 #include "error.h"
 #include "export.h"
 #include "exportdialog.h"
+#include "figures.h"
+#include "io/runfolder.h"
 #include "mainwindow.h"
 #include "model.h"
+#include "plotkit.h"
 #include "plots.h"
 #include "settingspanel.h"
 #include "testutil.h"
@@ -17,6 +25,7 @@
 #include <QDockWidget>
 #include <QHBoxLayout>
 #include <QImage>
+#include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -62,6 +71,25 @@ void drawSample(QCustomPlot& plot)
     plot.replot();
 }
 
+// The sample as a 600 x 400 view.
+struct SamplePlot : QCustomPlot {
+    SamplePlot()
+    {
+        resize(600, 400);
+        drawSample(*this);
+    }
+};
+
+ExportOptions options(int width, int height, int dpi, double fontPt = 0)
+{
+    ExportOptions o;
+    o.width = width;
+    o.height = height;
+    o.dpi = dpi;
+    o.fontPt = fontPt;
+    return o;
+}
+
 QString readText(const QString& path) { return QString::fromUtf8(test::readAll(path)); }
 
 // A PDF that a reader can open: header, at least one page of the asked size, a cross-reference
@@ -80,7 +108,8 @@ void checkPdf(const QString& path, int width, int height)
              qPrintable(m.captured(0)));
 }
 
-// An SVG that parses, of the asked size, with its labels as <text>.
+// An SVG that parses, of the asked size in points (its width and height in mm, its coordinates
+// the layout's pixels), with its labels as <text>.
 void checkSvg(const QString& path, int width, int height, const QStringList& texts)
 {
     QFile f(path);
@@ -92,13 +121,150 @@ void checkSvg(const QString& path, int width, int height, const QStringList& tex
         xml.readNext();
         if (xml.isStartElement() && xml.name() == u"svg" && !root) {
             root = true;
-            QCOMPARE(xml.attributes().value("viewBox").toString(), QString("0 0 %1 %2").arg(width).arg(height));
+            const QSize layout = layoutSize(width, height);
+            QCOMPARE(xml.attributes().value("viewBox").toString(), QString("0 0 %1 %2").arg(layout.width()).arg(layout.height()));
+            const double mm = xml.attributes().value("width").toString().remove("mm").toDouble();
+            QVERIFY2(std::abs(mm - width * 25.4 / 72) < 0.5, qPrintable(xml.attributes().value("width").toString()));
         }
         if (xml.isStartElement() && xml.name() == u"text") allText += xml.readElementText(QXmlStreamReader::IncludeChildElements) + "\n";
     }
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
     QVERIFY(root);
     for (const QString& t : texts) QVERIFY2(allText.contains(t), qPrintable(t + " not among the SVG's texts: " + allText.left(300)));
+}
+
+// An SVG's transform attribute as QSvgGenerator writes it ("matrix(a,b,c,d,e,f)"); false for others.
+bool parseTransform(const QString& text, QTransform* t)
+{
+    static const QRegularExpression matrix("^\\s*matrix\\(([^)]*)\\)\\s*$");
+    const QRegularExpressionMatch m = matrix.match(text);
+    if (!m.hasMatch()) return false;
+    const QStringList v = m.captured(1).split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
+    if (v.size() != 6) return false;
+    *t = QTransform(v[0].toDouble(), v[1].toDouble(), v[2].toDouble(), v[3].toDouble(), v[4].toDouble(), v[5].toDouble());
+    return true;
+}
+
+// The texts of an SVG that reach outside its viewBox: each <text>'s anchor (the start of its
+// baseline) and an estimate of its extent (the font's metrics at its size) carried through the
+// transforms of the groups around it. A text whose position cannot be read counts as outside.
+QStringList textsOutside(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {path + ": cannot read"};
+    QXmlStreamReader xml(&f);
+    struct Context {
+        QTransform transform;
+        double size;
+        QString family;
+    };
+    std::vector<Context> stack{{QTransform(), 12, "sans"}};
+    QRectF view;
+    QStringList outside;
+    int texts = 0;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isEndElement()) {
+            stack.pop_back();
+            continue;
+        }
+        if (!xml.isStartElement()) continue;
+        const QXmlStreamAttributes a = xml.attributes();
+        Context c = stack.back();
+        if (a.hasAttribute("transform")) {
+            QTransform local;
+            if (!parseTransform(a.value("transform").toString(), &local)) outside << "unread transform " + a.value("transform").toString();
+            c.transform = local * c.transform;  // into the parent's coordinates, then the parent's
+        }
+        if (a.hasAttribute("font-size")) c.size = a.value("font-size").toDouble();
+        if (a.hasAttribute("font-family")) c.family = a.value("font-family").toString();
+        if (xml.name() == u"svg") {
+            const QStringList v = a.value("viewBox").toString().split(' ', Qt::SkipEmptyParts);
+            if (v.size() == 4) view = QRectF(v[0].toDouble(), v[1].toDouble(), v[2].toDouble(), v[3].toDouble());
+        }
+        if (xml.name() != u"text") {
+            stack.push_back(c);
+            continue;
+        }
+        const double x = a.value("x").toDouble(), y = a.value("y").toDouble();
+        const QString text = xml.readElementText(QXmlStreamReader::IncludeChildElements);  // through its end element
+        ++texts;
+        QFont font(c.family);
+        font.setPointSizeF(c.size * 72.0 / figureLayoutDpi());  // the SVG's unit is the layout's pixel
+        const QFontMetricsF metrics(font);
+        const QRectF box = c.transform.mapRect(QRectF(x, y - metrics.ascent(), metrics.horizontalAdvance(text), metrics.height()));
+        if (!view.adjusted(-1, -1, 1, 1).contains(box))
+            outside << QString("\"%1\" at %2,%3 %4x%5").arg(text).arg(box.x()).arg(box.y()).arg(box.width()).arg(box.height());
+    }
+    if (xml.hasError()) outside << xml.errorString();
+    if (view.isEmpty()) outside << "no viewBox";
+    if (texts == 0) outside << "no text at all";
+    return outside;
+}
+
+// The drawn points of the plot's visible graphs that the legend's box holds: the data points and
+// points along the lines between them, in pixels as last laid out.
+QStringList pointsUnderLegend(QCustomPlot& plot)
+{
+    const QRectF legend = plot.legend->outerRect();
+    QStringList under;
+    for (int g = 0; g < plot.graphCount(); ++g) {
+        QCPGraph* graph = plot.graph(g);
+        if (!graph->visible() || (graph->pen().style() == Qt::NoPen && graph->scatterStyle().isNone())) continue;
+        const bool line = graph->pen().style() != Qt::NoPen && graph->lineStyle() != QCPGraph::lsNone;
+        QPointF last;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+            const QPointF at = graph->coordsToPixels(it->key, it->value);
+            for (int k = line && it != graph->data()->constBegin() ? 0 : 10; k <= 10; ++k)
+                if (legend.contains(last + (at - last) * (k / 10.0)))
+                    under << QString("%1 near (%2, %3)").arg(graph->name()).arg(it->key).arg(it->value);
+            last = at;
+        }
+    }
+    return under;
+}
+
+bool integerTicks(const QCPAxis& axis)
+{
+    const QVector<double> ticks = axis.tickVector();
+    return !ticks.isEmpty() && std::all_of(ticks.begin(), ticks.end(), [](double t) { return t == std::round(t); });
+}
+
+QString tickText(const QCPAxis& axis)
+{
+    QStringList t;
+    for (double v : axis.tickVector()) t << QString::number(v);
+    return t.join(' ');
+}
+
+// How far two images of one size are apart: the mean absolute difference of their channels
+// (0..255) over the image, and over the worst 24 x 24 block (a cut title or a moved legend is
+// local, and a mean over the whole image would hide it).
+struct Difference {
+    double mean = 0, worstBlock = 0;
+};
+Difference difference(const QImage& a, const QImage& b)
+{
+    const QImage x = a.convertToFormat(QImage::Format_RGB32), y = b.convertToFormat(QImage::Format_RGB32);
+    constexpr int block = 24;
+    const int bw = (x.width() + block - 1) / block, bh = (x.height() + block - 1) / block;
+    std::vector<double> sums(size_t(bw * bh), 0.0), counts(size_t(bw * bh), 0.0);
+    double total = 0;
+    for (int r = 0; r < x.height(); ++r) {
+        const auto* p = reinterpret_cast<const QRgb*>(x.constScanLine(r));
+        const auto* q = reinterpret_cast<const QRgb*>(y.constScanLine(r));
+        for (int c = 0; c < x.width(); ++c) {
+            const double d = (std::abs(qRed(p[c]) - qRed(q[c])) + std::abs(qGreen(p[c]) - qGreen(q[c])) + std::abs(qBlue(p[c]) - qBlue(q[c]))) / 3.0;
+            total += d;
+            const size_t i = size_t(r / block * bw + c / block);
+            sums[i] += d;
+            counts[i] += 1;
+        }
+    }
+    Difference out;
+    out.mean = total / (double(x.width()) * x.height());
+    for (size_t i = 0; i < sums.size(); ++i) out.worstBlock = std::max(out.worstBlock, sums[i] / counts[i]);
+    return out;
 }
 
 void checkPng(const QString& path, int width, int height)
@@ -126,15 +292,10 @@ private slots:
 
     void everyFormatIsAValidFileOfItsKind()
     {
-        QCustomPlot plot;
-        plot.resize(600, 400);
-        drawSample(plot);
-        ExportOptions o;
-        o.width = 640;
-        o.height = 400;
-        o.dpi = 144;
+        SamplePlot plot;
+        const ExportOptions o = options(640, 400, 144);
         exportPlot(plot, path("s.png"), o);
-        checkPng(path("s.png"), 960, 600);  // 640 x 400 points at 144 dpi
+        checkPng(path("s.png"), 1280, 800);  // 640 x 400 points at 144 dpi: 2 pixels a point
         QCOMPARE(QImage(path("s.png")).dotsPerMeterX(), int(std::lround(144 / 0.0254)));
         exportPlot(plot, path("s.pdf"), o);
         checkPdf(path("s.pdf"), 640, 400);
@@ -147,6 +308,163 @@ private slots:
         QVERIFY(rows.contains("\"accuracy, seed 1\",3,0.09,"));
         QVERIFY(rows.contains("heat,2,1,12"));  // cell (2, 1) at its centre coordinates
         QVERIFY(!QFileInfo::exists(path("s.png.part.png")));
+    }
+
+    // A PNG at 2x or 3x the DPI, shrunk back, is the 1x PNG: one layout (text, legend, colour bar at
+    // the same places and sizes), only finer; and the file says its DPI. Text scaled twice (the
+    // old fault: the image's DPI and the painter's scale both enlarging it) moves and cuts it.
+    void aPngAtAnyDpiIsTheSameDrawingFiner()
+    {
+        SamplePlot plot;
+        ExportOptions o = options(450, 300, 96, 10);  // 600 x 400 pixels at 96 dpi, whole multiples of them at 192 and 288
+        exportPlot(plot, path("dpi96.png"), o);
+        const QImage one(path("dpi96.png"));
+        QCOMPARE(one.size(), QSize(600, 400));
+        for (const int factor : {2, 3}) {
+            o.dpi = 96 * factor;
+            const QString file = path(QString("dpi%1.png").arg(o.dpi));
+            exportPlot(plot, file, o);
+            const QImage fine(file);
+            QCOMPARE(fine.size(), one.size() * factor);
+            QCOMPARE(fine.dotsPerMeterX(), int(std::lround(o.dpi / 0.0254)));
+            const QImage shrunk = fine.scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+            if (qEnvironmentVariableIsSet("PARROT_SHOTS")) shrunk.save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath(QString("shrunk%1.png").arg(o.dpi)));
+            // measured: 2.6 and 19 at 2x, 2.0 and 17 at 3x (antialiased edges); text scaled twice: 7.9 and 100
+            const Difference d = difference(one, shrunk);
+            QVERIFY2(d.mean < 4 && d.worstBlock < 40,
+                     qPrintable(QString("%1 dpi shrunk against 96: mean %2, worst block %3").arg(o.dpi).arg(d.mean).arg(d.worstBlock)));
+        }
+    }
+
+    // No text of an SVG figure lies outside it, at the view's fonts and at a large export font.
+    void svgTextStaysInsideTheFigure()
+    {
+        SamplePlot plot;
+        ExportOptions o = options(360, 240, 96);
+        for (const double font : {0.0, 14.0}) {
+            o.fontPt = font;
+            exportPlot(plot, path("inside.svg"), o);
+            const QStringList outside = textsOutside(path("inside.svg"));
+            QVERIFY2(outside.isEmpty(), qPrintable(QString("font %1: ").arg(font) + outside.join("; ")));
+        }
+    }
+
+    // The legend goes where its box holds no drawn point when there is such a place (a corner or
+    // an edge's middle of the axes), on screen and at an export's size; where the data fills the
+    // axes, below them; and back inside when there is room again.
+    void legendsCoverNoDataWhereThereIsRoom()
+    {
+        QCustomPlot plot;
+        plot.resize(600, 400);
+        keepLegendOffData(plot);
+        plot.legend->setVisible(true);
+        // lines along the top and the bottom: every corner is taken, the middles of the sides are free
+        for (const double y : {0.95, 0.05, 0.85}) {
+            QCPGraph* g = plot.addGraph();
+            g->setName(QString("a rather long series name at %1").arg(y));
+            g->setPen(QPen(seriesColour(plot.graphCount()), 2));
+            g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+            for (int x = 0; x <= 40; ++x) g->addData(x, y);
+        }
+        plot.xAxis->setRange(0, 40);
+        plot.yAxis->setRange(-0.02, 1.02);
+        plot.replot();
+        const QRect axes = plot.axisRect()->rect();
+        QVERIFY(axes.contains(plot.legend->outerRect()));
+        QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable(pointsUnderLegend(plot).join("; ")));
+        QVERIFY(plot.legend->outerRect().top() > axes.top() + 20 && plot.legend->outerRect().bottom() < axes.bottom() - 20);
+        plot.toPixmap(900, 300);  // an export's layout
+        QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable("at 900 x 300: " + pointsUnderLegend(plot).join("; ")));
+
+        // points everywhere: below the axes, in columns
+        QCPGraph* cloud = plot.addGraph();
+        cloud->setName("everywhere");
+        cloud->setLineStyle(QCPGraph::lsNone);
+        cloud->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
+        for (int x = 0; x <= 40; ++x)
+            for (int y = 0; y <= 20; ++y) cloud->addData(x, y / 20.0);
+        plot.replot();
+        QVERIFY(!plot.legend->outerRect().intersects(plot.axisRect()->rect()));
+        QVERIFY(plot.legend->outerRect().top() >= plot.axisRect()->rect().bottom());
+        QVERIFY(plot.viewport().contains(plot.legend->outerRect()));
+        QVERIFY(plot.legend->outerRect().height() < plot.legend->outerRect().width());  // its items side by side
+        plot.removeGraph(cloud);
+        plot.replot();
+        QVERIFY(plot.axisRect()->rect().contains(plot.legend->outerRect()));
+        QVERIFY(pointsUnderLegend(plot).isEmpty());
+
+        // the construction's figure (its legend covered the n = 3 curve), measured
+        ConstructionCurves c;
+        c.letters = 26;
+        for (int n = 2; n <= 5; ++n) {
+            c.orders.push_back(n);
+            c.curves.push_back(CopyConstruction({n, 26}).evaluate({10, 25, 50, 100, 150, 200}, 16, 1));
+        }
+        QCustomPlot construction;
+        construction.resize(layoutSize(900, 800));
+        drawConstruction(construction, c);
+        QVERIFY2(pointsUnderLegend(construction).isEmpty(), qPrintable(pointsUnderLegend(construction).join("; ")));
+        QVERIFY2(integerTicks(*construction.xAxis), qPrintable(tickText(*construction.xAxis)));
+    }
+
+    // The live accuracy plot names its training range in the legend (a label inside the axes had
+    // the curves drawn over it), with a swatch that follows the band's shade; no band, no entry.
+    void theTrainingRangeIsNamedInTheLegend()
+    {
+        AccuracyPlot accuracy;
+        accuracy.resize(500, 300);
+        accuracy.setTask("string length", 1, 8);
+        QCustomPlot* plot = accuracy.plot();
+        QCPItemRect* band = nullptr;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* r = qobject_cast<QCPItemRect*>(plot->item(i))) band = r;
+        QCPBars* key = nullptr;
+        for (int i = 0; i < plot->plottableCount(); ++i)
+            if (auto* b = qobject_cast<QCPBars*>(plot->plottable(i))) key = b;
+        QVERIFY(band && band->visible() && key);
+        QVERIFY(plot->legend->visible() && plot->legend->hasItemWithPlottable(key));
+        QCOMPARE(key->name(), QString("training range"));
+        QCOMPARE(plot->itemCount(), 1);  // the band only: no text for curves to cross
+        band->setBrush(QColor(255, 255, 255, 40));  // as a dark theme might
+        plot->replot();
+        QCOMPARE(key->brush().color(), QColor(255, 255, 255, 40));
+        accuracy.setTask("in-context examples", 1, 8, true);  // error curves: no band
+        QVERIFY(!band->visible() && !plot->legend->hasItemWithPlottable(key));
+    }
+
+    // Lengths, steps and examples are counts: their axes tick at whole numbers (never 2.5, 7.5);
+    // the loss plot names its raw and its smoothed line.
+    void countingAxesTickAtWholeNumbers()
+    {
+        AccuracyPlot accuracy;
+        accuracy.resize(500, 300);
+        accuracy.setTask("string length", 1, 10);
+        accuracy.plot()->replot();
+        QVERIFY2(integerTicks(*accuracy.plot()->xAxis), qPrintable(tickText(*accuracy.plot()->xAxis)));
+        QVERIFY(accuracy.plot()->xAxis->tickVector().size() >= 4);
+        // a log axis over a short range (lm-eval's 4..32 tokens): 1, 2, 3, 5 times powers of ten,
+        // not 5 10 15 ... 40 crowding at its right end; over decades, powers of ten
+        QCustomPlot logPlot;
+        logPlot.resize(500, 300);
+        logPlot.xAxis->setScaleType(QCPAxis::stLogarithmic);
+        logPlot.xAxis->setTicker(integerTicker(true));
+        logPlot.xAxis->setRange(3.2, 40);
+        logPlot.replot();
+        QCOMPARE(logPlot.xAxis->tickVector(), QVector<double>({5, 10, 20, 30}));
+        logPlot.xAxis->setRange(1, 5000);
+        logPlot.replot();
+        QCOMPARE(logPlot.xAxis->tickVector(), QVector<double>({1, 10, 100, 1000}));
+        LossPlot loss;
+        loss.resize(500, 300);
+        loss.addPoints(1, {3.0, 2.5, 2.0, 1.8});
+        loss.plot()->rescaleAxes();
+        loss.plot()->replot();
+        QVERIFY2(integerTicks(*loss.plot()->xAxis), qPrintable(tickText(*loss.plot()->xAxis)));
+        QStringList names;
+        for (int i = 0; i < loss.plot()->legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(loss.plot()->legend->item(i))) names << item->plottable()->name();
+        QVERIFY(loss.plot()->legend->visible());
+        QCOMPARE(names, QStringList({"loss per step", "moving average (20 steps)"}));
     }
 
     // The figure's fonts, line widths and white background are the export's; the view keeps its own.
@@ -167,9 +485,9 @@ private slots:
         o.fontPt = 21;
         o.lineWidth = 4;
         exportPlot(plot, path("o.svg"), o);
-        const QString svg = readText(path("o.svg"));
-        QVERIFY2(svg.contains("font-size=\"21\""), "the export's font size is not in the SVG");
-        QVERIFY(svg.contains("stroke-width=\"4\""));
+        const QString svg = readText(path("o.svg"));  // in the layout's pixels: 4/3 of a point at 96 DPI
+        QVERIFY2(svg.contains(QString("font-size=\"%1\"").arg(21 * layoutPixelsPerPoint())), "the export's font size is not in the SVG");
+        QVERIFY(svg.contains(QString("stroke-width=\"%1\"").arg(4 * layoutPixelsPerPoint())));
         exportPlot(plot, path("o.png"), o);
         const QImage png(path("o.png"));
         QCOMPARE(png.pixelColor(2, 2), QColor(Qt::white));  // white although the view is dark
@@ -206,7 +524,7 @@ private slots:
         o.height = 500;
         o.dpi = 96;
         exportPlots(plots, path("panel.png"), o);
-        checkPng(path("panel.png"), 1200, 500);
+        checkPng(path("panel.png"), 1600, 667);  // 1200 x 500 points at 96 dpi
         exportPlots(plots, path("panel.svg"), o);
         checkSvg(path("panel.svg"), 1200, 500, {"Sample figure"});
         exportPlots(plots, path("panel.csv"), o);
@@ -246,6 +564,24 @@ private slots:
         }
     }
 
+    // An export starts in a folder that exists: the last one while it is there, else Documents,
+    // else home (a fresh account may have no Documents, and the first export failed on it).
+    void exportsStartInAFolderThatExists()
+    {
+        QSettings().setValue("export/folder", path("gone/away"));
+        QVERIFY(QFileInfo(exportFolder()).isDir());
+        QWidget panel;
+        auto* plot = new QCustomPlot(&panel);
+        drawSample(*plot);
+        ExportDialog d(&panel, "Sample", plot, false);
+        QVERIFY2(QFileInfo(QFileInfo(d.path()).absolutePath()).isDir(), qPrintable(d.path()));
+        d.setPath(QDir(m_dir.path()).filePath("first.pdf"));
+        QString error;
+        QVERIFY2(d.exportNow(&error), qPrintable(error));
+        QCOMPARE(exportFolder(), QFileInfo(m_dir.path()).absoluteFilePath());  // kept for the next export
+        QVERIFY(d.findChild<QLabel*>("pixelSize")->text().contains("points (1/72 inch)"));
+    }
+
     // File → Export on the Train tab's loss plot, then the whole tab; and the plot's right-click menu.
     void fileExportDrivesTheDialog()
     {
@@ -275,12 +611,19 @@ private slots:
         }
         QString error;
         QVERIFY2(d->exportNow(&error), qPrintable(error));
-        checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step"});
+        checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step", "loss per step", "moving average"});
         d->setTarget(2);  // the whole Train tab
         d->setPath(path("gui-train.pdf"));
         QVERIFY2(d->exportNow(&error), qPrintable(error));
         checkPdf(path("gui-train.pdf"), 700, 420);
-        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS")) {
+            QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
+            ExportOptions png = d->options();
+            png.dpi = 192;
+            d->setOptions(png);
+            d->setPath(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.png"));
+            QVERIFY2(d->exportNow(&error), qPrintable(error));
+        }
         d->setPath(path("gui-train.txt"));
         QVERIFY(!d->exportNow(&error));
         QVERIFY(error.contains(".png, .pdf, .svg or .csv"));
@@ -400,6 +743,39 @@ private slots:
         MainWindow::applyTheme("system");
     }
 
+    // The look-inside figures from the command line (a heatmap with its colour bar and token
+    // labels; the construction's curves and legend): at 192 and 288 DPI the 96-DPI drawing finer,
+    // and no text of their SVG outside the figure.
+    void inspectFiguresAtAnyDpi()
+    {
+        const QList<QStringList> cases{
+            {"inspect", "--bundled", "mamba", "--length", "12", "--seed", "1", "--figure", "implicit"},
+            {"inspect", "--construction", "3", "--figure", "construction", "--lengths", "10,50", "--samples", "4"}};
+        for (const QStringList& base : cases) {
+            const QString name = base[base.indexOf("--figure") + 1];
+            QImage one;
+            for (const int dpi : {96, 192, 288}) {
+                const QString out = path(QString("%1-%2.png").arg(name).arg(dpi));
+                const auto r = test::runCli(base + QStringList{"--out", out, "--size", "450x300", "--dpi", QString::number(dpi)});
+                QVERIFY2(r.code == 0, qPrintable(name + ": " + r.err));
+                const QImage image(out);
+                if (dpi == 96) {
+                    one = image;
+                    QCOMPARE(one.size(), QSize(600, 400));
+                    continue;
+                }
+                QCOMPARE(image.size(), one.size() * (dpi / 96));
+                const Difference d = difference(one, image.scaled(one.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation));
+                QVERIFY2(d.mean < 4 && d.worstBlock < 40,
+                         qPrintable(QString("%1 at %2 dpi shrunk against 96: mean %3, worst block %4").arg(name).arg(dpi).arg(d.mean).arg(d.worstBlock)));
+            }
+            const QString svg = path(name + ".svg");
+            const auto r = test::runCli(base + QStringList{"--out", svg, "--size", "450x300"});
+            QVERIFY2(r.code == 0, qPrintable(name + ": " + r.err));
+            QVERIFY2(textsOutside(svg).isEmpty(), qPrintable(name + ": " + textsOutside(svg).join("; ")));
+        }
+    }
+
     // `parrotscope export` on a run folder: each figure in each format, and its refusals.
     void exportCommandWritesEveryFigure()
     {
@@ -414,15 +790,33 @@ private slots:
                 r = test::runCli({"export", "--run", run, "--figure", figure, "--out", out, "--size", "600x400", "--dpi", "96",
                                   "--font-size", "11", "--line-width", "1.5"});
                 QVERIFY2(r.code == 0, qPrintable(figure + "." + ext + ": " + r.err));
-                if (ext == "png") checkPng(out, 600, 400);
+                if (ext == "png") checkPng(out, 800, 533);  // 600 x 400 points at 96 dpi
                 if (ext == "pdf") checkPdf(out, 600, 400);
-                if (ext == "svg") checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                if (ext == "svg") {
+                    checkSvg(out, 600, 400, {figure == "loss" ? "training step" : "answer accuracy"});
+                    if (figure == "accuracy") checkSvg(out, 600, 400, {"training range"});  // the shaded band is named
+                    const QStringList outside = textsOutside(out);
+                    QVERIFY2(outside.isEmpty(), qPrintable(figure + ": " + outside.join("; ")));
+                }
                 if (ext == "csv") {
                     const QStringList rows = readText(out).split('\n', Qt::SkipEmptyParts);
                     QVERIFY(rows.size() > 1);
                     QCOMPARE(rows.first(), figure == "panel" ? QString("plot,series,x,y,value") : QString("series,x,y,std"));
                 }
             }
+        r = test::runCli({"export", "--run", run, "--figure", "capacity", "--out", path("capacity.svg"), "--size", "500x320"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(textsOutside(path("capacity.svg")).isEmpty(), qPrintable(textsOutside(path("capacity.svg")).join("; ")));
+        // the same figures drawn here: counting axes in whole numbers, legends off the data
+        const std::vector<RunRecord> runs{loadRun(run)};
+        for (const QString figure : {"length", "efficiency", "loss", "capacity"}) {
+            QCustomPlot plot;
+            plot.resize(layoutSize(600, 400));
+            drawComparison(plot, runs, figure);
+            plot.replot();
+            if (figure != "capacity") QVERIFY2(integerTicks(*plot.xAxis), qPrintable(figure + ": " + tickText(*plot.xAxis)));
+            QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable(figure + ": " + pointsUnderLegend(plot).join("; ")));
+        }
         r = test::runCli({"export", "--run", run, "--figure", "table", "--out", path("table.csv")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY(readText(path("table.csv")).startsWith("task,model,grade,value,runs,detail\ncopy,"));

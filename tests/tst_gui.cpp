@@ -2,6 +2,7 @@
 // open (a good and a broken checkpoint), evaluate at longer lengths.
 #include "config.h"
 #include "experimentspanel.h"
+#include "exportdialog.h"
 #include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "plots.h"
@@ -128,6 +129,15 @@ private slots:
         QCOMPARE(o.status, TrainOutcome::Status::Finished);
         QCOMPARE(o.step, 200);
         QCOMPARE(w.lossPlot()->pointCount(), 200);  // every step, though reports come five times a second
+        // each step once across the pause, and the moving average over all of them: no step in it
+        const auto raw = w.lossPlot()->plot()->graph(0)->data(), smooth = w.lossPlot()->plot()->graph(1)->data();
+        double average = 0;
+        for (int i = 0; i < 200; ++i) {
+            QCOMPARE(raw->at(i)->key, double(i + 1));
+            const double l = std::log(raw->at(i)->value);
+            average = i == 0 ? l : 0.95 * average + 0.05 * l;
+            QVERIFY2(std::abs(smooth->at(i)->value - std::exp(average)) < 1e-9 * std::exp(average), qPrintable(QString("step %1").arg(i + 1)));
+        }
         QVERIFY(w.accuracyPlot()->curveCount() >= 1);
         QVERIFY2(worstGap < 500, qPrintable(QString("event loop blocked for %1 ms").arg(worstGap)));
         QVERIFY(!w.isTraining());
@@ -564,7 +574,27 @@ private slots:
         QCOMPARE(p->progressBar()->value(), 1000);
         QCOMPARE(p->resultRuns(), 12);
         QCOMPARE(p->figure()->graphCount(), 6 * 3);  // six series, each a line and a seed band (two edges)
-        QCOMPARE(p->figure()->legend->itemCount(), 6);
+        QCOMPARE(p->figure()->legend->itemCount(), 6 + 1);  // and the training range's swatch
+        // Export… is File → Export's dialog (size, DPI, font, line width); as CSV, the figure's own table
+        QPushButton* exportButton = nullptr;
+        for (QPushButton* b : p->findChildren<QPushButton*>())
+            if (b->text() == "Export…") exportButton = b;
+        QVERIFY(exportButton && exportButton->isEnabled());
+        exportButton->click();
+        auto* dialog = p->findChild<ExportDialog*>();
+        QVERIFY(dialog && dialog->isVisible());
+        if (qEnvironmentVariableIsSet("PARROT_SHOTS"))  // for looking at it: PARROT_SHOTS=DIR tst_gui
+            dialog->grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("experiments-export.png"));
+        QCOMPARE(dialog->targetName(), QString("Accuracy against length"));  // the figure by its title
+        QCOMPARE(QFileInfo(dialog->path()).completeBaseName(), QString("length-generalisation-length"));
+        QString exportError;
+        dialog->setPath(m_dir.filePath("sweep.csv"));
+        QVERIFY2(dialog->exportNow(&exportError), qPrintable(exportError));
+        QVERIFY(test::readAll(m_dir.filePath("sweep.csv")).startsWith("series,x,y,std\n"));
+        dialog->setPath(m_dir.filePath("sweep.png"));
+        QVERIFY2(dialog->exportNow(&exportError), qPrintable(exportError));
+        QCOMPARE(QImage(m_dir.filePath("sweep.png")).size(), imageSize(dialog->options()));
+        dialog->close();
         QTableWidget* t = p->resultsTable();
         QCOMPARE(t->rowCount(), 1);
         QCOMPARE(t->columnCount(), 6);
@@ -590,7 +620,7 @@ private slots:
             QVERIFY(q->openSweepFolder(m_dir.filePath("sweep-lg")));
             QCOMPARE(q->plan().name, QString("length-generalisation"));
             QCOMPARE(q->resultRuns(), 12);
-            QCOMPARE(q->figure()->legend->itemCount(), 6);
+            QCOMPARE(q->figure()->legend->itemCount(), 6 + 1);
             QVERIFY(q->runButton()->isEnabled());  // its sweep file (bundled) is there: Run resumes it
             QVERIFY(!q->openSweepFolder(m_dir.path()));  // no index.json
             closeErrorBoxes();

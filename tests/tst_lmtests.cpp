@@ -6,6 +6,7 @@
 #include "error.h"
 #include "eval/lmtests.h"
 #include "io/safetensors.h"
+#include "tasks/taskcatalog.h"
 #include "testutil.h"
 #include "text/languagemodel.h"
 
@@ -144,6 +145,21 @@ private slots:
         QVERIFY(f.resize(f.size() / 2));
         const QString m = errorOf([&] { LanguageModel::load(cut); });
         QVERIFY2(m.contains("model.safetensors"), qPrintable(m));
+    }
+
+    // A language model larger than the free memory is refused before anything is allocated,
+    // naming what it needs and what there is.
+    void refusesModelsLargerThanMemory()
+    {
+        ExperimentConfig c;
+        c.task.kind = kTextTask;
+        c.task.vocabSize = 1 << 24;
+        c.model.dModel = 8192;  // a 16M x 8192 embedding alone: 550 GB of float32
+        c.model.heads = 8;
+        c.model.numMaskedHeads = 0;
+        c.model.layers = 1;
+        const QString msg = errorOf([&] { Model::create(c); });
+        QVERIFY2(msg.contains("too large") && msg.contains("as float32 weights") && msg.contains("GB of memory are available"), qPrintable(msg));
     }
 
     void refusesPromptsLongerThanTheContext()

@@ -129,6 +129,25 @@ private slots:
         QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
     }
 
+    // Mamba reads a prompt at once (the fused scan, the state after it in closed form, by chunks
+    // of 256 tokens): the tokens after a 600-token prompt continue as the whole forward does.
+    void longPromptPrefillEqualsForward()
+    {
+        ExperimentConfig c = smallConfig("mamba");
+        torch::manual_seed(5);
+        SequenceModel net = buildModel(c);
+        net->eval();
+        const int64_t T = 604, prompt = 600, V = CopyVocab{c.task.vocabSize}.size();
+        const auto idx = torch::randint(0, V, {1, T}, torch::kLong);
+        torch::NoGradGuard g;
+        const auto whole = net->forward(idx);
+        auto state = net->startDecoding(1, idx.options());
+        std::vector<torch::Tensor> parts{net->decode(idx.narrow(1, 0, prompt), *state)};
+        for (int64_t t = prompt; t < T; ++t) parts.push_back(net->decode(idx.narrow(1, t, 1), *state));
+        const double diff = maxAbsDiff(torch::cat(parts, 1), whole);
+        QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+    }
+
     void hardAlibiMasksExactlyAsDefined()
     {
         TransformerOptions o;

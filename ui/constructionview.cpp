@@ -3,6 +3,7 @@
 #include "analysis/construction.h"
 #include "config.h"
 #include "error.h"
+#include "plotkit.h"
 
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -32,6 +33,8 @@ QString drawConstruction(QCustomPlot& plot, const ConstructionCurves& c)
     plot.clearGraphs();
     plot.clearItems();
     plot.legend->setVisible(true);
+    keepLegendOffData(plot);
+    plot.xAxis->setTicker(integerTicker());
     plot.xAxis->setLabel("string length L");
     plot.yAxis->setLabel("string accuracy (copied exactly)");
     QString csv = "n,length,string_accuracy,std_err,bound_accuracy\n";
@@ -58,7 +61,6 @@ QString drawConstruction(QCustomPlot& plot, const ConstructionCurves& c)
     plot.xAxis->setRange(0, longest * 1.03);
     plot.yAxis->setRange(-0.03, 1.05);
     plot.legend->setBrush(QColor(255, 255, 255, 220));
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);  // where only mid-n curves pass
     plot.replot();
     return csv;
 }

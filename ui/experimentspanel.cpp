@@ -3,6 +3,7 @@
 #include "error.h"
 #include "experiments/results.h"
 #include "experiments/sweeprunner.h"
+#include "exportdialog.h"
 #include "figures.h"
 #include "io/runfolder.h"
 
@@ -149,7 +150,6 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     fh->addWidget(m_figureNote, 1);
     fv->addLayout(fh);
     m_plot = new QCustomPlot(this);
-    m_plot->setObjectName("sweepPlot");
     m_plot->setMinimumHeight(260);
     fv->addWidget(m_plot, 1);
     tabs->addTab(figurePage, tr("Figure"));
@@ -531,12 +531,16 @@ void ExperimentsPanel::refreshResults()
     const std::vector<RunRecord> runs = finishedRuns(&finished);
     m_resultRuns = int(runs.size());
     m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
+    m_plot->clearPlottables();
+    m_plot->clearItems();
     m_figureNote->clear();
+    m_figureCsv.clear();
     if (!runs.empty()) {
         try {
             m_plot->xAxis->setVisible(true);
             m_plot->yAxis->setVisible(true);
-            drawComparison(*m_plot, runs, m_figure->currentData().toString(), {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
+            m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(),
+                                         {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
             showEmptyFigure(QString());
@@ -590,17 +594,17 @@ void ExperimentsPanel::showEmptyFigure(const QString& text)
     note->setColor(palette().color(QPalette::PlaceholderText));
 }
 
+// The figure as shown, through the dialog File → Export opens (size, DPI, font, line width);
+// as CSV, the figure's own table with its standard deviations.
 void ExperimentsPanel::exportFigure()
 {
-    const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), QDir(m_out->text()).filePath(m_plan.name + ".png"),
-                                                      tr("PNG (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"));
-    if (file.isEmpty()) return;
-    try {
-        renderComparison(finishedRuns(), m_figure->currentData().toString(), file, 1000, 600, {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
-        emit message(tr("Figure saved to %1").arg(file));
-    } catch (const Error& e) {
-        emit errorMessage(e.message());
-    }
+    auto* dialog = new ExportDialog(this, tr("Experiments"), m_plot, false, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileStem(m_plan.name + "-" + m_figure->currentData().toString());
+    dialog->setCsvSource(m_plot, [this] { return m_figureCsv; });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) { emit message(tr("Figure saved to %1").arg(path)); });
+    connect(dialog, &ExportDialog::failed, this, [this](const QString& why) { emit message(tr("Export failed: %1").arg(why)); });
+    dialog->open();  // window-modal, never blocking the event loop
 }
 
 }  // namespace parrot

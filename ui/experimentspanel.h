@@ -99,6 +99,7 @@ private:
     std::vector<RunRecord> finishedRuns(int* finished = nullptr) const;
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
+    QString m_figureCsv;  // the figure's own table, as drawn last
     SweepPlan m_plan;
     std::unique_ptr<SweepRunner> m_runner;
     int m_resultRuns = 0;

@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QFileInfo>
+#include <QScreen>
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSvgGenerator>
@@ -82,7 +83,7 @@ public:
                 if (p->pen().style() == Qt::NoPen) continue;
                 m_pens.push_back({p, p->pen()});
                 QPen pen = p->pen();
-                pen.setWidthF(o.lineWidth);
+                pen.setWidthF(o.lineWidth * layoutPixelsPerPoint());
                 p->setPen(pen);
             }
     }
@@ -121,18 +122,21 @@ private:
 
 QString number(double v) { return std::isfinite(v) ? QString::number(v, 'g', 9) : QString(); }
 
-// Draws the plots onto a painter whose coordinates are the figure's points.
+// Draws the plots onto a painter whose coordinates are layout pixels (figureLayoutDpi); each
+// plot is laid out at its rectangle's size in those pixels, with the fonts Qt measures at that DPI.
 bool paintPlots(QCPPainter& painter, const std::vector<PlacedPlot>& plots, const ExportOptions& o,
                 const std::function<bool(int, int)>& progress)
 {
-    if (o.white) painter.fillRect(QRect(0, 0, o.width, o.height), Qt::white);
+    painter.setMode(QCPPainter::pmNonCosmetic);  // hairlines scale with the figure instead of staying one device pixel
+    if (o.white) painter.fillRect(QRect(QPoint(0, 0), layoutSize(o.width, o.height)), Qt::white);
     int done = 0;
     for (const PlacedPlot& p : plots) {
         {
             ExportStyle style(*p.plot, o);  // restored before `progress` lets events (and redraws) run
             painter.save();
-            painter.translate(p.rect.topLeft());
-            p.plot->toPainter(&painter, p.rect.width(), p.rect.height());
+            const QSize at = layoutSize(p.rect.x(), p.rect.y()), size = layoutSize(p.rect.width(), p.rect.height());
+            painter.translate(at.width(), at.height());
+            p.plot->toPainter(&painter, size.width(), size.height());
             painter.restore();
         }
         if (progress && !progress(++done, int(plots.size()))) return false;
@@ -157,7 +161,7 @@ void checkExport(const QString& path, const ExportOptions& o)
     if (o.dpi < 36 || o.dpi > 1200) throw Error(QString("dpi %1: expected 36..1200").arg(o.dpi));
     if (o.fontPt < 0 || o.fontPt > 72) throw Error(QString("font size %1: expected 1..72 points (0 keeps the view's)").arg(o.fontPt));
     if (o.lineWidth < 0 || o.lineWidth > 20) throw Error(QString("line width %1: expected up to 20 points (0 keeps the view's)").arg(o.lineWidth));
-    if (ext == "png" && double(o.width) * o.height * (o.dpi / 96.0) * (o.dpi / 96.0) > 400e6)
+    if (ext == "png" && double(imageSize(o).width()) * imageSize(o).height() > 400e6)
         throw Error(QString("%1 x %2 at %3 dpi is over 400 million pixels: lower the DPI or the size").arg(o.width).arg(o.height).arg(o.dpi));
     const QFileInfo dir(QFileInfo(path).absolutePath());
     if (!dir.isDir()) throw Error(QString("%1: the folder %2 does not exist").arg(path, dir.filePath()));
@@ -178,7 +182,7 @@ QString plotCsv(QCustomPlot& plot)
     for (int i = 0; i < plot.plottableCount(); ++i) {
         QCPAbstractPlottable* p = plot.plottable(i);
         if (!p->visible()) continue;
-        const QString name = csvField(p->name().isEmpty() ? QString("series %1").arg(i + 1) : p->name());
+        const QString name = csvField(p->name().isEmpty() ? QString("series %1").arg(i + 1) : p->name().simplified());  // a legend's line breaks are spaces
         if (auto* g = qobject_cast<QCPGraph*>(p)) {
             for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
                 csv += QString("%1,%2,%3,\n").arg(name, number(it->key), number(it->value));
@@ -240,19 +244,23 @@ void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, cons
             painter.end();
         };
         const QString shownTitle = title.isEmpty() ? QString("Parrotscope figure") : title;
+        // vector devices at the layout DPI: a point of the page is a point of the figure
+        const int dpi = figureLayoutDpi();
         if (ext == "pdf") {
             QPdfWriter pdf(partial);
             pdf.setCreator("Parrotscope");
             pdf.setTitle(shownTitle);
-            pdf.setResolution(72);  // one unit = one point
+            pdf.setResolution(dpi);
             pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
             pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
             paintVector(pdf);
         } else {
+            const QSize size = layoutSize(o.width, o.height);
             QSvgGenerator svg;
             svg.setFileName(partial);
-            svg.setSize(QSize(o.width, o.height));
-            svg.setViewBox(QRect(0, 0, o.width, o.height));
+            svg.setResolution(dpi);
+            svg.setSize(size);
+            svg.setViewBox(QRect(QPoint(0, 0), size));
             svg.setTitle(shownTitle);
             svg.setDescription("Written by Parrotscope");
             paintVector(svg);
@@ -299,22 +307,45 @@ std::vector<PlacedPlot> panelPlots(QWidget* panel, int width, int height)
     return out;
 }
 
+int figureLayoutDpi()
+{
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    return screen ? int(std::lround(screen->logicalDotsPerInchY())) : 96;
+}
+
+double layoutPixelsPerPoint() { return figureLayoutDpi() / 72.0; }
+
+QSize layoutSize(int width, int height)
+{
+    const double k = layoutPixelsPerPoint();
+    return QSize(int(std::lround(width * k)), int(std::lround(height * k)));
+}
+
+QSize imageSize(const ExportOptions& o) { return QSize(int(std::lround(o.width * o.dpi / 72.0)), int(std::lround(o.height * o.dpi / 72.0))); }
+
 QImage renderImage(const std::vector<PlacedPlot>& plots, const ExportOptions& o, const std::function<bool(int, int)>& progress,
                    bool* complete)
 {
-    const double scale = o.dpi / 96.0;
     if (complete) *complete = false;
-    if (double(o.width) * o.height * scale * scale > 400e6) return {};  // as checkExport: no image over 400 million pixels
-    QImage image(QSize(int(std::lround(o.width * scale)), int(std::lround(o.height * scale))), QImage::Format_ARGB32);
+    const QSize size = imageSize(o);
+    if (double(size.width()) * size.height() > 400e6) return {};  // as checkExport: no image over 400 million pixels
+    QImage image(size, QImage::Format_ARGB32);
     if (image.isNull()) return image;
     image.fill(o.white ? Qt::white : Qt::transparent);
-    image.setDotsPerMeterX(int(std::lround(o.dpi / 0.0254)));
-    image.setDotsPerMeterY(int(std::lround(o.dpi / 0.0254)));
+    // While painting, the image has the layout's DPI, so a font's points become the pixels the
+    // layout made room for; the painter's scale alone takes the figure to the asked DPI.
+    auto setDpi = [&image](double dpi) {
+        image.setDotsPerMeterX(int(std::lround(dpi / 0.0254)));
+        image.setDotsPerMeterY(int(std::lround(dpi / 0.0254)));
+    };
+    const int layoutDpi = figureLayoutDpi();
+    setDpi(layoutDpi);
     QCPPainter painter(&image);
     painter.setRenderHint(QPainter::Antialiasing);
-    painter.scale(scale, scale);
+    painter.scale(double(o.dpi) / layoutDpi, double(o.dpi) / layoutDpi);
     const bool done = paintPlots(painter, plots, o, progress);
     painter.end();
+    setDpi(o.dpi);
     if (complete) *complete = done;
     return image;
 }

@@ -4,10 +4,16 @@
 // with legend, axis titles and colour bar) or their data as CSV. Exports are white and
 // printer-friendly whatever the window's theme; font size and line width can be set for the
 // figure without touching the view. Also the plot theme (light / dark) the window uses.
+//
+// One unit for every format: sizes, font sizes and line widths are points (1/72 inch). A figure
+// is laid out once, at the DPI font metrics use (figureLayoutDpi), and only then scaled, so a
+// PNG at any DPI is the PDF's drawing in pixels: 720 x 450 pt is 960 x 600 px at 96 DPI and
+// 1920 x 1200 px at 192, and a 10 pt label is as tall, in inches, in every format.
 #pragma once
 
 #include <QImage>
 #include <QRect>
+#include <QSize>
 #include <QString>
 
 #include <functional>
@@ -19,15 +25,26 @@ class QWidget;
 namespace parrot {
 
 struct ExportOptions {
-    int width = 800;          // the figure's size in points (1/96 inch on screen, 1/72 inch in PDF)
+    int width = 800;          // the figure's size in points (1/72 inch), in every format
     int height = 500;
-    int dpi = 192;            // PNG only: pixels per inch; the image is width * dpi / 96 pixels wide
+    int dpi = 192;            // PNG only: pixels per inch; the image is width * dpi / 72 pixels wide
     double fontPt = 0;        // every text of the figure at this size; 0 keeps the view's fonts
     double lineWidth = 0;     // every curve this wide (points); 0 keeps the view's
     bool white = true;        // white background, black axes and text, whatever the window's theme
 };
 
-// A plot placed in a figure of several: its rectangle in the figure's coordinates.
+// The DPI figures are laid out at: the one Qt's font metrics use (the primary screen's logical
+// DPI; 96 on the offscreen platform), so that the room QCustomPlot makes for a text is the room
+// the text takes when drawn.
+int figureLayoutDpi();
+// Points to layout pixels (figureLayoutDpi / 72), and the pixels a figure of width x height
+// points is laid out in (what a plot drawn only for a file is resized to).
+double layoutPixelsPerPoint();
+QSize layoutSize(int width, int height);
+// A PNG's pixels: width x height points at the DPI (width * dpi / 72 wide).
+QSize imageSize(const ExportOptions& options);
+
+// A plot placed in a figure of several: its rectangle in the figure's coordinates (points).
 struct PlacedPlot {
     QCustomPlot* plot = nullptr;
     QRect rect;
@@ -54,8 +71,9 @@ QString plotName(const QCustomPlot& plot);
 // Every plottable's data: "series,x,y,value" (graphs, curves and bars: x, y; colour maps: the
 // cell's centre x, y and its value). Names with commas or quotes are quoted.
 QString plotCsv(QCustomPlot& plot);
-// Plots drawn as one image of width x height scaled by dpi / 96 (PNG export and the clipboard);
-// null when over 400 million pixels or out of memory. `complete` is false when `progress` cancelled.
+// Plots drawn as one image of width x height points at the DPI, i.e. width * dpi / 72 pixels wide,
+// with the DPI in the image (PNG export and the clipboard); null when over 400 million pixels or
+// out of memory. `complete` is false when `progress` cancelled.
 QImage renderImage(const std::vector<PlacedPlot>& plots, const ExportOptions& options,
                    const std::function<bool(int, int)>& progress = {}, bool* complete = nullptr);
 QImage plotImage(QCustomPlot& plot, const ExportOptions& options);  // one plot filling the image

@@ -72,6 +72,7 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     for (QSpinBox* b : {m_width, m_height}) {
         b->setRange(100, 10000);
         b->setSuffix(" pt");
+        b->setToolTip(tr("Points (1/72 inch) in every format: the PDF's page, the SVG's size, and a PNG of width × DPI / 72 pixels"));
         sizeRow->addWidget(b);
     }
     form->addRow(tr("Size (width × height)"), sizeRow);
@@ -80,6 +81,10 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     m_dpi->setSuffix(" dpi");
     m_dpi->setToolTip(tr("PNG only: PDF and SVG are vector graphics"));
     form->addRow(tr("PNG resolution"), m_dpi);
+    m_pixels = new QLabel(this);
+    m_pixels->setObjectName("pixelSize");
+    m_pixels->setWordWrap(true);
+    form->addRow(QString(), m_pixels);
     m_font = new QDoubleSpinBox(this);
     m_font->setRange(0, 72);
     m_font->setDecimals(1);
@@ -110,12 +115,10 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     setOptions(savedExportOptions());
     const auto it = std::find(m_plots.begin(), m_plots.end(), preselect);
     setTarget(wholePanel && m_plots.size() > 1 ? int(m_plots.size()) : it != m_plots.end() ? int(it - m_plots.begin()) : 0);
-    const QString folder = s.value("export/folder", QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).toString();
-    setPath(QDir(folder).filePath(fileNameFor(targetName()) + "." + s.value("export/format", "pdf").toString()));
-    connect(m_target, &QComboBox::currentIndexChanged, this, [this] {  // the file name follows the figure
-        const QFileInfo f(path());
-        setPath(f.dir().filePath(fileNameFor(targetName()) + "." + (f.suffix().isEmpty() ? QString("pdf") : f.suffix())));
-    });
+    setPath(QDir(exportFolder()).filePath(fileNameFor(targetName()) + "." + s.value("export/format", "pdf").toString()));
+    connect(m_target, &QComboBox::currentIndexChanged, this, [this] { setFileStem(fileNameFor(targetName())); });  // the file name follows the figure
+    for (QSpinBox* b : {m_width, m_height, m_dpi}) connect(b, &QSpinBox::valueChanged, this, &ExportDialog::showPixels);
+    showPixels();
     connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(save, &QPushButton::clicked, this, [this] {
         if (exportNow()) accept();
@@ -132,6 +135,26 @@ QString ExportDialog::targetName() const
 }
 void ExportDialog::setPath(const QString& path) { m_path->setText(path); }
 QString ExportDialog::path() const { return m_path->text().trimmed(); }
+
+void ExportDialog::setFileStem(const QString& stem)
+{
+    const QFileInfo f(path());
+    setPath(f.dir().filePath(stem + "." + (f.suffix().isEmpty() ? QString("pdf") : f.suffix())));
+}
+
+void ExportDialog::setCsvSource(QCustomPlot* plot, std::function<QString()> csv)
+{
+    m_csvPlot = plot;
+    m_csv = std::move(csv);
+}
+
+void ExportDialog::showPixels()
+{
+    const QSize png = imageSize(options());
+    m_pixels->setText(tr("Sizes, fonts and lines are in points (1/72 inch) in every format. As PNG: %1 × %2 pixels.")
+                          .arg(png.width())
+                          .arg(png.height()));
+}
 
 ExportOptions ExportDialog::options() const
 {
@@ -180,14 +203,19 @@ bool ExportDialog::exportNow(QString* error)
             progress->setMinimumDuration(300);
         }
         bool cancelled = false;
-        exportPlots(plots, file, options(), targetName(), [&](int done, int total) {
-            if (!progress) return true;
-            progress->setMaximum(total);
-            progress->setValue(done);
-            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
-            cancelled = progress->wasCanceled();
-            return !cancelled;
-        });
+        if (m_csv && plots.size() == 1 && plots.front().plot == m_csvPlot && QFileInfo(file).suffix().toLower() == "csv") {
+            checkExport(file, options());
+            writeTextFile(file, m_csv(), "the figure");
+        } else {
+            exportPlots(plots, file, options(), targetName(), [&](int done, int total) {
+                if (!progress) return true;
+                progress->setMaximum(total);
+                progress->setValue(done);
+                QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+                cancelled = progress->wasCanceled();
+                return !cancelled;
+            });
+        }
         if (cancelled) {
             m_status->setText(tr("Cancelled: nothing was written."));
             return false;
@@ -248,6 +276,14 @@ void ExportDialog::remember() const
         s.setValue("export/folder", f.absolutePath());
         if (!f.suffix().isEmpty()) s.setValue("export/format", f.suffix().toLower());
     }
+}
+
+QString exportFolder()
+{
+    const QString last = QSettings().value("export/folder").toString();
+    if (!last.isEmpty() && QFileInfo(last).isDir()) return last;
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QFileInfo(documents).isDir() ? documents : QDir::homePath();
 }
 
 ExportOptions savedExportOptions()

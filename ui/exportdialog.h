@@ -1,12 +1,15 @@
-// File → Export (Ctrl+E) and a plot's right-click menu: one plot or a whole tab's plots as one
-// figure, to PNG / PDF / SVG / CSV with size, DPI, font size, line width and a white background;
-// or to the clipboard. The choices are remembered (QSettings "export/…").
+// File → Export (Ctrl+E), a plot's right-click menu and the Experiments tab's Export: one plot or
+// a whole tab's plots as one figure, to PNG / PDF / SVG / CSV with size, DPI, font size, line
+// width (all in points, 1/72 inch) and a white background; or to the clipboard. The choices and
+// the folder are remembered (QSettings "export/…").
 #pragma once
 
 #include "export.h"
 
 #include <QDialog>
 #include <QPointer>
+
+#include <functional>
 
 class QCheckBox;
 class QComboBox;
@@ -30,6 +33,11 @@ public:
     QString targetName() const;
     void setPath(const QString& path);
     QString path() const;
+    // The file's name without its extension (the folder and the format stay).
+    void setFileStem(const QString& stem);
+    // The CSV written when `plot` is exported alone as .csv: a figure's own table (with its
+    // standard deviations) instead of the plotted points.
+    void setCsvSource(QCustomPlot* plot, std::function<QString()> csv);
     ExportOptions options() const;
     void setOptions(const ExportOptions& o);
     // Writes the file (a panel with a progress dialog that can cancel). Returns false with
@@ -44,6 +52,7 @@ signals:
 private:
     void browse();
     void remember() const;
+    void showPixels();
     std::vector<PlacedPlot> selection() const;
     QPointer<QWidget> m_panel;
     QString m_panelName;
@@ -53,11 +62,17 @@ private:
     QSpinBox *m_width, *m_height, *m_dpi;
     QDoubleSpinBox *m_font, *m_line;
     QCheckBox* m_white;
+    QLabel* m_pixels;  // what the size and DPI make a PNG
     QLabel* m_status;
+    QPointer<QCustomPlot> m_csvPlot;
+    std::function<QString()> m_csv;
 };
 
 // The export choices last remembered (QSettings "export/…"), or the defaults.
 ExportOptions savedExportOptions();
+// The folder an export starts in: the last one exported to while it exists, else the Documents
+// folder where there is one, else the home folder (a fresh account may have no Documents).
+QString exportFolder();
 
 // A table's cells as CSV: the header row, then every row (text as shown).
 QString tableCsv(const QTableWidget& table);

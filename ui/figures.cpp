@@ -1,6 +1,7 @@
 #include "figures.h"
 
 #include "export.h"
+#include "plotkit.h"
 
 #include "analysis/capacity.h"
 #include "error.h"
@@ -145,41 +146,6 @@ std::vector<std::pair<double, double>> lossByStep(const RunRecord& r)
     return v;
 }
 
-// The legend goes in the corner whose box (40% x 45% of the axes) the curves cross least,
-// sampling every drawn line along its segments.
-void placeLegend(QCustomPlot& plot)
-{
-    const QCPRange xr = plot.xAxis->range(), yr = plot.yAxis->range();
-    const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
-                                     Qt::AlignBottom | Qt::AlignRight, Qt::AlignBottom | Qt::AlignLeft};
-    int hits[4] = {0, 0, 0, 0};
-    for (int g = 0; g < plot.graphCount(); ++g) {
-        const QCPGraph* graph = plot.graph(g);
-        if (graph->pen().style() == Qt::NoPen) continue;  // band edges
-        const auto data = graph->data();
-        for (auto it = data->constBegin(); it != data->constEnd(); ++it) {
-            const auto next = it + 1;
-            const int samples = next == data->constEnd() ? 1 : 24;
-            for (int k = 0; k < samples; ++k) {
-                const double t = double(k) / samples;
-                const double x = next == data->constEnd() ? it->key : it->key + t * (next->key - it->key);
-                const double y = next == data->constEnd() ? it->value : it->value + t * (next->value - it->value);
-                const double u = (x - xr.lower) / xr.size(), v = (y - yr.lower) / yr.size();
-                if (u < 0 || u > 1 || v < 0 || v > 1) continue;
-                const bool right = u > 0.6, left = u < 0.4, top = v > 0.55, bottom = v < 0.45;
-                hits[0] += right && top;
-                hits[1] += left && top;
-                hits[2] += right && bottom;
-                hits[3] += left && bottom;
-            }
-        }
-    }
-    int best = 0;
-    for (int c = 1; c < 4; ++c)
-        if (hits[c] < hits[best]) best = c;
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, corners[best]);
-}
-
 // The capacity view: bits against string length, log-log. The string's bits L log2|V| (black),
 // each series' state in bits at 32-bit floats (solid) and at the effective precision (dashed;
 // a Transformer's KV cache grows with L), the crossing where the string outgrows the state
@@ -224,7 +190,7 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
         QCPGraph* g = plot.addGraph(plot.xAxis, valueAxis ? valueAxis : plot.yAxis);
         g->setData(x, y, true);
         g->setPen(pen);
-        g->setName(name);
+        g->setName(legendName(name));
         if (!legend) g->removeFromLegend();
         for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 40)) csv += QString("\"%1\",line,%2,%3\n").arg(name).arg(x[i]).arg(y[i], 0, 'g', 6);
         return g;
@@ -233,19 +199,31 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     for (double L : xs) bits << L * std::log2(double(vocab));
     addLine(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
     std::map<QString, int> perColour;
-    for (const Row& r : rows) {
+    auto sameState = [](const Row& a, const Row& b) {
+        return a.size.stateFloats == b.size.stateFloats && a.size.stateFloatsPerToken == b.size.stateFloatsPerToken;
+    };
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
         const QColor colour = seriesStyle(r.s->architecture, perColour).colour;
-        QVector<double> y32, yp;
-        for (double L : xs) {
-            const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
-            y32 << floats * 32;
-            yp << floats * p;
-        }
         const QString label = r.s->label;
-        addLine(label + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
-        QPen dashed(colour, 1.5, Qt::DashLine);
-        addLine(QString("%1: at %2 bits").arg(label).arg(p), xs, yp, dashed, false);
-        if (r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
+        // Series with the same state (Transformers with any positions: the same KV cache) share one
+        // line, named by all of them, instead of lines drawn over each other with one colour showing.
+        const bool drawn = std::any_of(rows.begin(), rows.begin() + ptrdiff_t(i), [&](const Row& o) { return sameState(o, r); });
+        if (!drawn) {
+            QStringList sharing;
+            for (const Row& o : rows)
+                if (sameState(o, r)) sharing << o.s->label;
+            QVector<double> y32, yp;
+            for (double L : xs) {
+                const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
+                y32 << floats * 32;
+                yp << floats * p;
+            }
+            addLine(sharing.join(", ") + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
+            QPen dashed(colour, 1.5, Qt::DashLine);
+            addLine(QString("%1: at %2 bits").arg(sharing.join(", ")).arg(p), xs, yp, dashed, false);
+        }
+        if (!drawn && r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
             const double cross = crossingLength(double(r.size.stateFloats) * p, vocab);
             QCPGraph* mark = addLine(QString(), {cross}, {double(r.size.stateFloats) * p}, Qt::NoPen, false);
             mark->setLineStyle(QCPGraph::lsNone);
@@ -269,16 +247,16 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
         addLine(QString("copy error bound, %1 bits").arg(smallest, 0, 'g', 4), xs, err, QPen(QColor(120, 120, 120), 1.5, Qt::DotLine), true,
                 plot.yAxis2);
     }
-    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) {
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    }
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) axis->setScaleType(QCPAxis::stLogarithmic);
+    plot.xAxis->setTicker(integerTicker(true));  // lengths
+    plot.yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot.yAxis->setNumberFormat("eb");  // every bit count as a power of ten, not 10000 below 10^6
+    plot.yAxis->setNumberPrecision(0);
     plot.xAxis->setLabel(QString("string length L (alphabet of %1)").arg(vocab));
     plot.yAxis->setLabel(QString("bits (dashed: state at %1 bits per float)").arg(p));
     plot.xAxis->setRange(1, maxLen);
     plot.yAxis->rescale();
     plot.yAxis->setRange(std::max(1.0, plot.yAxis->range().lower / 2), plot.yAxis->range().upper * 2);
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);  // below the string's line
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "State capacity against the bits of the string", QFont("sans", 11, QFont::Bold)));
     plot.replot();
@@ -293,17 +271,19 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity" &&
         figure != "loss")
         throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl, capacity or loss, got \"%1\"").arg(figure));
-    plot.clearGraphs();
+    plot.clearPlottables();  // graphs, and the training range's legend key
     plot.clearItems();
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
         axis->setScaleType(QCPAxis::stLinear);
         axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        axis->setNumberFormat("gb");  // QCustomPlot's defaults (the capacity figure writes powers of ten)
+        axis->setNumberPrecision(6);
     }
     plot.yAxis2->setVisible(false);
-    while (plot.plotLayout()->rowCount() > 1) {  // a title from an earlier drawing
-        plot.plotLayout()->removeAt(0);
-        plot.plotLayout()->simplify();
-    }
+    for (QCPLayoutElement* e : plot.plotLayout()->elements(false))  // a title from an earlier drawing
+        if (qobject_cast<QCPTextElement*>(e)) plot.plotLayout()->remove(e);
+    plot.plotLayout()->simplify();
+    keepLegendOffData(plot);
     const std::vector<Series> series = group(runs);
     if (figure == "capacity") return drawCapacity(plot, series, options);
     std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
@@ -356,7 +336,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
             high->removeFromLegend();
         }
         QCPGraph* g = plot.addGraph();
-        g->setName(s.label);
+        g->setName(legendName(s.label));
         g->setData(x, y, true);
         QPen pen(colour, 2);
         pen.setStyle(dash);
@@ -405,6 +385,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         band->setLayer("background");
         band->topLeft->setCoords(t.minLen - 0.5, 1.02);
         band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
+        addBandKey(plot, band, "training range");
     } else if (figure == "efficiency" || figure == "efficiency-time") {
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
@@ -440,6 +421,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         label->setColor(QColor(90, 90, 90));
     }
     // Log axes: from just below the smallest positive value drawn (zeros and negatives are not drawn).
+    const bool counts = figure != "efficiency-time";  // lengths, examples, steps: whole numbers
     auto logAxis = [&](QCPAxis* axis, bool keys) {
         double lo = std::numeric_limits<double>::infinity(), hi = 0;
         for (int g = 0; g < plot.graphCount(); ++g)
@@ -452,12 +434,12 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
             }
         if (!(hi > 0)) return;
         axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+        axis->setTicker(keys && counts ? integerTicker(true) : QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
         axis->setRange(std::max(lo * 0.8, hi * 1e-6), hi * 1.25);
     };
+    if (counts) plot.xAxis->setTicker(integerTicker());
     if (options.logX) logAxis(plot.xAxis, true);
     if (options.logY) logAxis(plot.yAxis, false);
-    placeLegend(plot);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
                                                                   : figure.startsWith("efficiency") ? "Training efficiency"
@@ -493,7 +475,7 @@ void renderComparison(const std::vector<RunRecord>& runs, const QString& figure,
     checkFigureFile(outFile, width, height);
     QCustomPlot plot;
     plot.setBackground(Qt::white);
-    plot.resize(width, height);
+    plot.resize(layoutSize(width, height));
     const QString csv = drawComparison(plot, runs, figure, options);
     savePlot(plot, outFile, width, height, figure, csv, style);
 }

@@ -142,7 +142,7 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
         index = int(v.maps.size()) - 1;
     }
     HeatmapView heatmap;
-    heatmap.resize(r.width, r.height);
+    heatmap.resize(layoutSize(r.width, r.height));
     HeatmapStyle style;
     style.logScale = r.logScale;
     heatmap.setStyle(style);

@@ -1,7 +1,9 @@
 #include "lmfigure.h"
 
 #include "eval/lmtests.h"
+#include "export.h"
 #include "figures.h"
+#include "plotkit.h"
 
 #include "qcustomplot.h"
 
@@ -48,12 +50,12 @@ QString drawLmCurves(QCustomPlot& plot, const std::vector<LmSeries>& series, con
     if (lo <= hi) {
         const bool wide = lo > 0 && hi / lo >= 8;  // sizes spanning an order of magnitude read better on a log axis
         plot.xAxis->setScaleType(wide ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-        plot.xAxis->setTicker(wide ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        plot.xAxis->setTicker(integerTicker(wide));  // sizes are counts (lines, tokens)
         if (wide) plot.xAxis->setRange(lo / 1.25, hi * 1.25);
         else plot.xAxis->setRange(lo - 0.05 * (hi - lo) - 0.5, hi + 0.05 * (hi - lo) + 0.5);
     }
     plot.legend->setVisible(!series.empty());
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    keepLegendOffData(plot);
     return csv;
 }
 
@@ -62,7 +64,7 @@ void renderLmCurves(const std::vector<LmSeries>& series, const QString& testId, 
 {
     checkFigureFile(outFile, width, height);
     QCustomPlot plot;
-    plot.resize(width, height);
+    plot.resize(layoutSize(width, height));  // width x height points
     const QString csv = drawLmCurves(plot, series, testId);
     const LmTestInfo* test = findLmTest(testId);
     savePlot(plot, outFile, width, height, test ? test->label + ", zero-shot, greedy" : testId, csv, style);

@@ -8,6 +8,7 @@
 #include "export.h"
 #include "exportdialog.h"
 #include "inspectorpanel.h"
+#include "pretrainedpanel.h"
 #include "io/runfolder.h"
 #include "plots.h"
 #include "presets.h"
@@ -95,10 +96,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_explorer = new ExplorerPanel(this);  // look inside models (attention, implicit attention, states) and the construction
     m_explorer->setCurrentModelProvider([this] { return m_model; });
     m_inspector = new InspectorPanel(this);  // any checkpoint file, read (never run) and shown tensor by tensor
+    m_pretrained = new PretrainedPanel(this);  // HuggingFace language models: generation and the zero-shot tests
     const std::pair<QWidget*, QString> pages[] = {{m_trainPanel, tr("Train")}, {m_experiments, tr("Experiments")},
-                                                  {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")}};
-    const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock"};
-    for (size_t i = 0; i < 4; ++i) {
+                                                  {m_explorer, tr("Explore")}, {m_inspector, tr("Inspect")},
+                                                  {m_pretrained, tr("Pretrained")}};
+    const char* ids[] = {"trainDock", "experimentsDock", "exploreDock", "inspectDock", "pretrainedDock"};
+    for (size_t i = 0; i < std::size(pages); ++i) {
         auto* dock = new QDockWidget(pages[i].second, this);
         dock->setObjectName(ids[i]);
         dock->setWidget(pages[i].first);
@@ -293,6 +296,7 @@ void MainWindow::showExperiments() { showWorkspace(1); }
 void MainWindow::showExplorer() { showWorkspace(2); }
 
 void MainWindow::showInspector() { showWorkspace(3); }
+void MainWindow::showPretrained() { showWorkspace(4); }
 
 QWidget* MainWindow::currentPanel() const { return m_currentWorkspace ? m_currentWorkspace->widget() : nullptr; }
 
@@ -387,7 +391,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
     if (table && table->rowCount() > 0) {
         QMenu menu(this);
         menu.addAction(tr("Export table as CSV..."), this, [this, table] {
-            const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QSettings().value("export/folder").toString(),
+            const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), exportFolder(),
                                                               tr("CSV (*.csv)"));
             if (path.isEmpty()) return;
             try {
@@ -483,7 +487,10 @@ void MainWindow::updateJobStatus()
     m_statusJob->setText((job.isEmpty() ? tr("idle") : job) + (rss > 0 ? tr(" · memory %1 MB").arg(rss / (1024 * 1024)) : QString()));
 }
 
-bool MainWindow::busyLoading() const { return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy(); }
+bool MainWindow::busyLoading() const
+{
+    return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy() || m_pretrained->busy();
+}
 
 QString MainWindow::runsFolder() const
 {

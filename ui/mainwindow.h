@@ -31,6 +31,7 @@ class ExportDialog;
 class ExperimentsPanel;
 class ExplorerPanel;
 class InspectorPanel;
+class PretrainedPanel;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -82,6 +83,8 @@ public:
     void showExplorer();     // the Explore tab
     void showTrain();        // the Train tab
     void showInspector();    // the Inspect tab
+    void showPretrained();   // the Pretrained tab
+    PretrainedPanel* pretrained() const { return m_pretrained; }
     // The workspace tab (dock) in front, its panel and title ("Train", "Explore", …).
     QWidget* currentPanel() const;
     QString currentPanelName() const;
@@ -152,6 +155,7 @@ private:
     ExperimentsPanel* m_experiments = nullptr;
     ExplorerPanel* m_explorer = nullptr;
     InspectorPanel* m_inspector = nullptr;
+    PretrainedPanel* m_pretrained = nullptr;
     bool m_shownOnce = false;
     std::vector<QDockWidget*> m_workspace;  // Train, Experiments, Explore, Inspect
     QDockWidget* m_currentWorkspace = nullptr;

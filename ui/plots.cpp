@@ -1,5 +1,7 @@
 #include "plots.h"
 
+#include "plotkit.h"
+
 #include <qcustomplot.h>
 
 #include <QCheckBox>
@@ -41,14 +43,18 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
     styleAxes(m_plot, tr("step"), tr("loss (answer tokens; in-context: squared error / d)"));
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
+    m_plot->xAxis->setTicker(integerTicker());
     m_graph = m_plot->addGraph();
     QColor pale = seriesColour(0);
     pale.setAlpha(70);
     m_graph->setPen(QPen(pale, 1));
-    m_graph->setName(tr("loss"));
+    m_graph->setName(tr("loss per step"));
     m_smooth = m_plot->addGraph();
     m_smooth->setPen(QPen(seriesColour(0), 2));
-    m_smooth->setName(tr("moving average"));
+    m_smooth->setName(tr("moving average (20 steps)"));
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(QFont("sans", 8));
+    keepLegendOffData(*m_plot);
     m_log->setObjectName("logScale");
     m_log->setChecked(true);
     setLogScale(true);
@@ -80,7 +86,7 @@ void LossPlot::addPoints(long long firstStep, const std::vector<double>& losses)
     for (size_t i = 0; i < losses.size(); ++i) {
         const double step = double(firstStep + (long long)i);
         m_graph->addData(step, losses[i]);
-        // in log space, so one spike does not dominate; ~20 steps of memory
+        // in log space, so one spike does not dominate; 0.95 a step is 1 / (1 - 0.95) = 20 steps of memory
         const double l = std::log(std::max(losses[i], 1e-12));
         m_ema = m_points == 0 ? l : 0.95 * m_ema + 0.05 * l;
         m_smooth->addData(step, std::exp(m_ema));
@@ -122,9 +128,10 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     m_plot->plotLayout()->addElement(0, 0, m_title);
     m_plot->yAxis->setRange(-0.02, 1.02);
     m_plot->xAxis->setRange(0, 45);
+    m_plot->xAxis->setTicker(integerTicker());
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(QFont("sans", 8));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+    keepLegendOffData(*m_plot);
 
     m_range = new QCPItemRect(m_plot);
     m_range->setPen(Qt::NoPen);
@@ -132,17 +139,10 @@ AccuracyPlot::AccuracyPlot(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     m_range->setLayer("background");
     m_range->setClipToAxisRect(true);
     m_range->setVisible(false);
-    auto* rangeLabel = new QCPItemText(m_plot);
-    rangeLabel->setObjectName("rangeLabel");
-    rangeLabel->position->setParentAnchor(m_range->topLeft);
-    rangeLabel->position->setType(QCPItemPosition::ptAbsolute);
-    rangeLabel->position->setCoords(4, 4);
-    rangeLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    rangeLabel->setText(tr("training lengths"));
-    rangeLabel->setColor(QColor(90, 90, 90));
-    rangeLabel->setFont(QFont("sans", 8));
-    rangeLabel->setClipToAxisRect(true);
-    rangeLabel->setVisible(false);
+    // The band is named in the legend, by a swatch of its shade: a label inside the axes had the
+    // curves drawn over it.
+    m_rangeKey = addBandKey(*m_plot, m_range, tr("training range"));
+    m_rangeKey->removeFromLegend();
 
     m_replot.setSingleShot(true);
     m_replot.setInterval(40);
@@ -153,13 +153,9 @@ void AccuracyPlot::setTask(const QString& difficulty, int lo, int hi, bool error
 {
     if (errorCurves != m_errorMode) clearCurves();  // accuracies and errors do not share an axis
     m_errorMode = errorCurves;
-    // Accuracy falls to the right (legend bottom left); error falls too (legend top right).
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, errorCurves ? Qt::AlignTop | Qt::AlignRight
-                                                                        : Qt::AlignBottom | Qt::AlignLeft);
     m_plot->xAxis->setLabel(difficulty);
     m_plot->yAxis->setLabel(errorCurves ? tr("squared error / d") : tr("answer accuracy (whole answers right)"));
     m_title->setText(errorCurves ? tr("In-context error against examples, with baselines") : tr("Accuracy against %1").arg(difficulty));
-    if (auto* label = m_plot->findChild<QCPItemText*>("rangeLabel")) label->setText(tr("training range"));
     if (errorCurves) setTrainingRange(0, -1);  // every prompt has the same length: no band
     else setTrainingRange(lo, hi);
 }
@@ -172,8 +168,8 @@ void AccuracyPlot::setTrainingRange(int lo, int hi)
     m_range->topLeft->setCoords(lo - 0.5, 1.02);
     m_range->bottomRight->setCoords(hi + 0.5, -0.02);
     m_range->setVisible(hi >= lo && hi > 0);
-    for (int i = 0; i < m_plot->itemCount(); ++i)
-        if (auto* t = qobject_cast<QCPItemText*>(m_plot->item(i))) t->setVisible(m_range->visible());
+    if (m_range->visible()) m_rangeKey->addToLegend();
+    else m_rangeKey->removeFromLegend();
     rescale();
 }
 
@@ -250,7 +246,7 @@ int AccuracyPlot::curveCount() const { return m_plot->graphCount(); }
 
 void AccuracyPlot::rescale()
 {
-    m_plot->legend->setVisible(m_plot->graphCount() > 0);
+    m_plot->legend->setVisible(m_plot->graphCount() > 0 || m_range->visible());
     double hi = std::max(10, m_rangeHi + 1);
     for (int i = 0; i < m_plot->graphCount(); ++i) {
         bool found = false;

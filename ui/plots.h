@@ -9,6 +9,7 @@
 #include <QWidget>
 
 class QCustomPlot;
+class QCPBars;
 class QCPGraph;
 class QCPItemRect;
 class QCPTextElement;
@@ -73,6 +74,7 @@ private:
     QCustomPlot* m_plot;
     QCPGraph* m_live = nullptr;
     QCPItemRect* m_range;
+    QCPBars* m_rangeKey;  // the range's entry in the legend
     QCPTextElement* m_title = nullptr;
     bool m_errorMode = false;
     std::vector<QCPGraph*> m_baselines;  // the live curve's baselines (error mode)

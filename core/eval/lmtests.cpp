@@ -105,11 +105,13 @@ const std::vector<LmTestInfo>& lmTests()
 {
     static const std::vector<LmTestInfo> tests{
         {"phonebook", "Phone-book lookup", "entries",
-         "A phone book of L entries `First Last: number`, two of its lines as examples, then a third name: answer its number."},
+         "A phone book of L entries `First Last: number`, two of its lines as examples, then a third name: answer its number.",
+         "10,20,40,80"},
         {"copy-text", "Copy natural text", "tokens",
-         "L tokens of English (Alice's Adventures in Wonderland), the same text again, then its first token: continue it."},
+         "L tokens of English (Alice's Adventures in Wonderland), the same text again, then its first token: continue it.",
+         "25,50,100,200"},
         {"shuffled-text", "Copy shuffled text", "tokens",
-         "As copy text, with the span's tokens in random order: no language to lean on, only the context."},
+         "As copy text, with the span's tokens in random order: no language to lean on, only the context.", "25,50,100,200"},
     };
     return tests;
 }

@@ -28,6 +28,7 @@ struct LmTestInfo {
     QString label;
     QString size;        // what L counts: "entries" or "tokens"
     QString description;
+    QString defaultSizes;  // what `lm-eval` and the Pretrained tab start with, e.g. "10,20,40,80"
 };
 const std::vector<LmTestInfo>& lmTests();
 const LmTestInfo* findLmTest(const QString& id);  // nullptr when there is none

@@ -146,6 +146,34 @@ MambaImplicitAttention MambaMixerImpl::implicitAttention(const torch::Tensor& hi
     return {unrollScan(dt, -torch::exp(A_log), Bm, Cm), u, xz.narrow(1, Di, Di)};
 }
 
+torch::Tensor MambaMixerImpl::prefill(const torch::Tensor& hidden, MambaCache& cache)
+{
+    TORCH_CHECK(m_o.selective, "prefill: a selective mixer only");
+    const int64_t Di = m_o.dInner(), K = m_o.dConv, S = hidden.size(1);
+    const auto xz = in_proj(hidden);                                        // (B, S, 2Di)
+    const auto x = xz.narrow(2, 0, Di).contiguous(), z = xz.narrow(2, Di, Di).contiguous();
+    // the convolution's window: the last K inputs, zeros before the prompt
+    cache.conv = torch::cat({cache.conv, x.transpose(1, 2)}, 2).narrow(2, S, K).contiguous();
+    const ScanInputs in = channelLastScan(x, z);
+    const auto y = selectiveScan(in);                                       // (B, Di, S)
+    // The state after the prompt, x_S = sum_t exp(A (cum_S - cum_t)) delta_t B_t u_t, by chunks of
+    // the prompt (a (B, Di, chunk, N) block at a time); every exponent is <= 0.
+    const auto delta = F::softplus(in.delta + in.deltaBias.view({1, Di, 1}));  // (B, Di, S)
+    const auto A = in.A.view({1, Di, 1, -1});                               // (1, Di, 1, N)
+    auto state = cache.ssm;
+    for (int64_t a = 0; a < S; a += 256) {
+        const int64_t n = std::min<int64_t>(256, S - a);
+        const auto d = delta.narrow(2, a, n);                               // (B, Di, n)
+        const auto cum = d.cumsum(2);
+        const auto total = cum.narrow(2, n - 1, 1);                         // (B, Di, 1)
+        const auto w = torch::exp(A * (total - cum).unsqueeze(3));          // (B, Di, n, N)
+        const auto dBu = (d * in.u.narrow(2, a, n)).unsqueeze(3) * in.B.narrow(2, a, n).transpose(1, 2).unsqueeze(1);
+        state = state * torch::exp(A.squeeze(2) * total) + (w * dBu).sum(2);
+    }
+    cache.ssm = state;
+    return out_proj(y.transpose(1, 2));                                     // (B, S, C)
+}
+
 MambaCache MambaMixerImpl::emptyCache(int64_t batch, torch::TensorOptions opts) const
 {
     return {torch::zeros({batch, m_o.dInner(), m_o.dConv}, opts), torch::zeros({batch, m_o.dInner(), m_o.dState}, opts)};
@@ -224,6 +252,13 @@ torch::Tensor MambaBlockImpl::forwardAt(const torch::Tensor& x, const torch::Ten
     return xr;
 }
 
+torch::Tensor MambaBlockImpl::prefill(torch::Tensor x, MambaCache& cache)
+{
+    x = x + mixer->prefill(norm(x), cache);
+    if (mlp) x = x + mlp->forward(norm2(x));
+    return x;
+}
+
 torch::Tensor MambaBlockImpl::step(torch::Tensor x, MambaCache& cache)
 {
     x = x + mixer->step(norm(x), cache);
@@ -297,6 +332,18 @@ std::unique_ptr<DecodeState> MambaLMImpl::startDecoding(int64_t, torch::TensorOp
 torch::Tensor MambaLMImpl::decode(const torch::Tensor& idx, DecodeState& state)
 {
     auto& s = static_cast<MambaDecode&>(state);
+    if (s.caches.empty() && idx.size(1) > 1 && m_o.mixer.selective && fastPaths()) {
+        // The prompt at once: the projections as matrix products, the fused scan, the final
+        // state in closed form; then one step a token. (Each step reads every weight once.)
+        auto x = embedding(idx);  // (B, S, C)
+        for (const auto& block : *layers) {
+            auto* b = block->as<MambaBlockImpl>();
+            s.caches.push_back(b->mixer->emptyCache(idx.size(0), x.options()));
+            x = b->prefill(x, s.caches.back());
+        }
+        s.length += idx.size(1);
+        return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, S, V)
+    }
     std::vector<torch::Tensor> logits;
     for (int64_t t = 0; t < idx.size(1); ++t) logits.push_back(step(idx.select(1, t), s.caches));  // (B, V) each
     s.length += idx.size(1);

@@ -51,6 +51,9 @@ public:
     torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows);
     // One token: x (B, C) -> (B, C), updating the cache (zeros at the start of a sequence).
     torch::Tensor step(const torch::Tensor& x, MambaCache& cache);
+    // A whole prompt at once into an empty cache (selective mixers): (B, S, C) -> (B, S, C) as
+    // forward() gives, and the cache left as S step() calls would leave it.
+    torch::Tensor prefill(const torch::Tensor& hidden, MambaCache& cache);
     MambaCache emptyCache(int64_t batch, torch::TensorOptions opts) const;
     // The per-channel linear map of the scan for the input x (B, T, C); selective mixers only.
     MambaImplicitAttention implicitAttention(const torch::Tensor& x);
@@ -93,6 +96,7 @@ public:
     torch::Tensor forward(torch::Tensor x, Probes* probes, int layer);
     torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows);  // (B, T, C) -> (R, C)
     torch::Tensor step(torch::Tensor x, MambaCache& cache);  // x: (B, C)
+    torch::Tensor prefill(torch::Tensor x, MambaCache& cache);  // x: (B, S, C), an empty cache
     RMSNorm norm{nullptr};
     MambaMixer mixer{nullptr};
     RMSNorm norm2{nullptr};

@@ -1,0 +1,126 @@
+// Pretrained-size language models (issue 18): a randomly initialised model of Pythia-160m's shape
+// (12 layers, d_model 768, 12 heads, rotary on a quarter of each head, parallel residual,
+// vocabulary 50,304) or of mamba-130m's (24 layers, d_model 768, d_state 16, vocabulary 50,280),
+// built as `generate` and the Pretrained tab build an imported one, timed on
+//   forward   one pass over a prompt of --tokens tokens (logits at every position), inference mode
+//   generate  greedy continuation of a --prompt-token prompt by --new tokens with the KV cache
+//             (Transformer) or the recurrent step (Mamba), as Model::generate runs it
+// Prints one line "<what> <median seconds>" per measurement; bench/lm_vs_python.sh runs it
+// alternately with bench/python/lm_ref.py, which builds the same shapes in Python PyTorch.
+//
+// Usage: bench_lm pythia|mamba forward|generate [--repeats N] [--tokens T] [--prompt-tokens P]
+//        [--new N] [--threads N]
+#include "blockcache.h"
+#include "diagnostics.h"
+#include "model.h"
+#include "modelimpl.h"
+#include "tasks/taskcatalog.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace parrot;
+
+namespace {
+
+ExperimentConfig shape(const std::string& which)
+{
+    ExperimentConfig c;
+    c.task.kind = kTextTask;
+    ModelConfig& m = c.model;
+    m.dModel = 768;
+    if (which == "pythia") {
+        c.task.vocabSize = 50304;
+        m.kind = "transformer";
+        m.positions = "rope";
+        m.layers = 12;
+        m.heads = 12;
+        m.numMaskedHeads = 0;
+        m.mlpRatio = 4;
+        m.rotaryFraction = 0.25;
+        m.parallelResidual = true;
+        m.tieEmbeddings = false;
+        m.maxPositions = 2048;
+    } else {
+        c.task.vocabSize = 50280;
+        m.kind = "mamba";
+        m.layers = 24;
+        m.dState = 16;
+        m.dConv = 4;
+        m.expand = 2;
+        m.mambaMlpRatio = 0;
+        m.tieEmbeddings = true;
+    }
+    return c;
+}
+
+double seconds(const std::function<void()>& f)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    restartWithLibrarySettings(argv);
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate [--repeats N] [--tokens T] [--prompt-tokens P] [--new N] [--threads N]\n");
+        return 2;
+    }
+    const std::string which = argv[1], what = argv[2];
+    int repeats = 3, tokens = 1000, promptTokens = 100, newTokens = 64, threads = 0;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const std::string k = argv[i];
+        const int v = std::atoi(argv[i + 1]);
+        if (k == "--repeats") repeats = v;
+        else if (k == "--tokens") tokens = v;
+        else if (k == "--prompt-tokens") promptTokens = v;
+        else if (k == "--new") newTokens = v;
+        else if (k == "--threads") threads = v;
+        else {
+            std::fprintf(stderr, "bench_lm: unknown option %s\n", k.c_str());
+            return 2;
+        }
+    }
+    if ((which != "pythia" && which != "mamba") || (what != "forward" && what != "generate")) {
+        std::fprintf(stderr, "bench_lm: expected pythia|mamba forward|generate\n");
+        return 2;
+    }
+    configureThreads(threads);
+    const KeepFreedBlocks reuse;
+    const Model model = Model::create(shape(which));
+    std::mt19937_64 rng(1);
+    std::uniform_int_distribution<int> id(0, 50000);
+    std::vector<double> times;
+    if (what == "forward") {
+        Model::Impl& m = ModelAccess::impl(model);
+        std::vector<int64_t> ids(static_cast<size_t>(tokens));
+        for (auto& t : ids) t = id(rng);
+        const torch::Tensor idx = torch::tensor(ids, torch::kLong).view({1, tokens});
+        c10::InferenceMode inference;
+        m.net->eval();
+        for (int r = 0; r <= repeats; ++r) {  // the first is a warm-up
+            const double s = seconds([&] { m.net->forward(idx); });
+            if (r > 0) times.push_back(s);
+        }
+    } else {
+        std::vector<int> prompt(static_cast<size_t>(promptTokens));
+        for (auto& t : prompt) t = id(rng);
+        for (int r = 0; r <= repeats; ++r) {
+            const double s = seconds([&] { model.generate(prompt, newTokens); });
+            if (r > 0) times.push_back(s);
+        }
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("%s %s %.4f\n", which.c_str(), what.c_str(), times[times.size() / 2]);
+    return 0;
+}

@@ -1,0 +1,95 @@
+// The window's Pretrained tab on the tiny HuggingFace folders: folders load one after the other
+// off the GUI thread, a broken one says why and keeps what was loaded, the prompt box shows the
+// reference continuation, and a zero-shot run draws one curve per model and can be stopped.
+#include "eval/lmtests.h"
+#include "pretrainedpanel.h"
+#include "testutil.h"
+
+#include "qcustomplot.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+
+using namespace parrot;
+
+namespace {
+QString fixture(const QString& name) { return QString(PARROT_TEST_DATA) + "/hf_tiny/" + name; }
+}
+
+class TestPretrained : public QObject {
+    Q_OBJECT
+
+private slots:
+    void loadsGeneratesAndRuns()
+    {
+        PretrainedPanel panel;
+        panel.resize(1200, 700);
+        panel.show();
+        QSignalSpy loaded(&panel, &PretrainedPanel::modelsChanged), failed(&panel, &PretrainedPanel::failed);
+        panel.addFolder(fixture("neox"));
+        panel.addFolder(fixture("mamba"));  // queued behind the first, not replacing it
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, 60000);
+        QCOMPARE(panel.modelCount(), 2);
+        QCOMPARE(panel.model(0).architecture, QString("GPT-NeoX"));
+        QCOMPARE(panel.model(1).architecture, QString("Mamba"));
+
+        QTemporaryDir tmp;
+        panel.addFolder(tmp.path());  // no config.json: an error in the tab, the two models stay
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+        QVERIFY2(panel.status().contains("no config.json"), qPrintable(panel.status()));
+        QCOMPARE(panel.modelCount(), 2);
+        QTRY_VERIFY(!panel.busy());
+
+        // the selected model (the last loaded: Mamba) continues the reference prompt as transformers did
+        const QJsonObject ref = QJsonDocument::fromJson(test::readAll(fixture("model_refs.json"))).object()["mamba"].toArray()[0].toObject();
+        std::vector<int> greedy;
+        for (const QJsonValue v : ref["greedy"].toArray()) greedy.push_back(v.toInt());
+        panel.promptBox()->setPlainText(ref["prompt"].toString());
+        QSignalSpy generated(&panel, &PretrainedPanel::generated);
+        panel.newTokensBox()->setValue(int(greedy.size()));
+        panel.generate();
+        QTRY_COMPARE_WITH_TIMEOUT(generated.count(), 1, 60000);
+        QCOMPARE(panel.outputBox()->toPlainText(), ref["prompt"].toString() + panel.model(1).tokenizer.decode(greedy, true));
+
+        // a zero-shot run: one curve per model, a point per size
+        panel.testBox()->setCurrentIndex(panel.testBox()->findData("copy-text"));
+        QCOMPARE(panel.sizesBox()->text(), findLmTest("copy-text")->defaultSizes);
+        panel.sizesBox()->setText("4,8");
+        panel.samplesBox()->setValue(2);
+        QSignalSpy finished(&panel, &PretrainedPanel::testFinished);
+        panel.runTest();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(panel.results().size(), size_t(2));
+        QCOMPARE(panel.plot()->graphCount(), 2);
+        QCOMPARE(panel.plot()->graph(1)->name(), QString("mamba"));
+        QCOMPARE(panel.plot()->graph(0)->dataCount(), 2);
+
+        // a bad sizes field is refused in the tab
+        panel.sizesBox()->setText("4,x");
+        panel.runTest();
+        QVERIFY2(panel.status().contains("sizes"), qPrintable(panel.status()));
+
+        // Stop: what finished is drawn, the rest is not
+        panel.sizesBox()->setText("4,8,16,32");
+        panel.samplesBox()->setValue(50);
+        panel.runTest();
+        QTest::qWait(300);
+        panel.stop();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+        QVERIFY(panel.results().size() <= 2);
+        QVERIFY(panel.results().empty() || panel.results().front().curve.lengths.size() < 4);
+        QVERIFY(panel.status().startsWith("Stopped"));
+    }
+};
+
+QTEST_MAIN(TestPretrained)
+#include "tst_pretrained.moc"
