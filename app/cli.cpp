@@ -372,7 +372,7 @@ int cmdSweep(Args& a)
                             << QDir(plan.outDir).filePath("index.json") << "\n";
         return 0;
     }
-    if (!plan.description.isEmpty()) out() << plan.description << "\n";
+    if (!plan.description.isEmpty()) out() << describeChanged(plan.description, plan.overrides) << "\n";
     out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
           << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
     out().flush();
@@ -531,16 +531,19 @@ int cmdInspect(Args& a)
     }
     const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
     const LookupAnalysis an = analyseLookup(probes.attention, tokens, begin, end);
-    auto orders = [](const auto& v) {
+    // An order no query could look up (n longer than the input, or every n-gram ambiguous) has no
+    // score: null in JSON, a dash in text, never a measured 0.
+    auto orders = [](const HeadLookup& h, const auto& v) {
         QJsonArray arr;
-        for (int n = 1; n <= kMaxLookupOrder; ++n) arr.append(std::round(v[size_t(n)] * 1e4) / 1e4);
+        for (int n = 1; n <= kMaxLookupOrder; ++n)
+            arr.append(h.scored[size_t(n)] > 0 ? QJsonValue(std::round(v[size_t(n)] * 1e4) / 1e4) : QJsonValue());
         return arr;
     };
     if (json) {
         QJsonArray heads, ambiguous;
         for (const HeadLookup& h : an.heads)
             heads.append(QJsonObject{{"layer", probes.attentionLayers[size_t(h.layer)]}, {"head", h.head}, {"label", h.label},
-                                     {"order", h.order}, {"lookup", orders(h.lookup)}, {"match", orders(h.match)},
+                                     {"order", h.order}, {"lookup", orders(h, h.lookup)}, {"match", orders(h, h.match)},
                                      {"previous_token", h.previousToken}, {"current_token", h.currentToken}, {"first_token", h.firstToken}, {"entropy", h.entropy}});
         for (int n = 1; n <= kMaxLookupOrder; ++n) ambiguous.append(an.ambiguous[size_t(n)]);
         out() << QJsonDocument(QJsonObject{{"tokens", text}, {"queries", QJsonArray{an.queryBegin, an.queryEnd}},
@@ -551,10 +554,11 @@ int cmdInspect(Args& a)
     QStringList shown;
     for (const auto v : text) shown << v.toString();
     out() << "input: " << shown.join(' ') << "\n";
-    out() << "lookup[n]: attention on the token after the earlier occurrence of the last n tokens (n = 1..8)\n";
+    out() << "lookup[n]: attention on the token after the earlier occurrence of the last n tokens (n = 1..8; "
+             "- where no query has a unique earlier n-gram to look up)\n";
     for (const HeadLookup& h : an.heads) {
         QStringList l;
-        for (int n = 1; n <= kMaxLookupOrder; ++n) l << QString::number(h.lookup[size_t(n)], 'f', 2);
+        for (int n = 1; n <= kMaxLookupOrder; ++n) l << (h.scored[size_t(n)] > 0 ? QString::number(h.lookup[size_t(n)], 'f', 2) : QString("   -"));
         out() << QString("layer %1 head %2  %3  lookup %4  prev %5  first %6  entropy %7\n")
                      .arg(probes.attentionLayers[size_t(h.layer)]).arg(h.head).arg(h.label, -26).arg(l.join(' '))
                      .arg(h.previousToken, 0, 'f', 2).arg(h.firstToken, 0, 'f', 2).arg(h.entropy, 0, 'f', 2);

@@ -120,7 +120,7 @@ int runWindow(Args& a)
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {
             window.screenshotAtStep(screenshotStep, screenshot);
-            QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
+            QTimer::singleShot(0, &window, &parrot::MainWindow::trainFresh);  // nobody is there to answer a question
         } else {
             // once what the window is loading in the background (the explorer's models) is shown
             auto* poll = new QTimer(&window);

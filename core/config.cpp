@@ -427,10 +427,57 @@ void applyOverrides(ExperimentConfig& c, const QStringList& assignments)
     if (!problems.isEmpty()) throw Error(problems.join("; "));
 }
 
+QString overrideText(const QJsonValue& v)
+{
+    if (v.isString()) return v.toString();
+    if (v.isBool()) return v.toBool() ? "true" : "false";
+    if (v.isDouble()) return QString::number(v.toDouble(), 'g', 12);
+    if (v.isArray()) {
+        QStringList parts;
+        for (const auto x : v.toArray()) parts << overrideText(x);
+        return parts.join(',');
+    }
+    return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)).mid(1).chopped(1);
+}
+
+QStringList overridesBetween(const ExperimentConfig& from, const ExperimentConfig& to)
+{
+    QStringList out;
+    if (from.seed != to.seed) out << QString("seed=%1").arg(to.seed);
+    auto section = [&out](const QString& prefix, const auto& a, const auto& b) {
+        const QJsonObject ja = sectionToJson(a), jb = sectionToJson(b);
+        for (const QString& name : fieldNames(a))  // in field order, as the files list them
+            if (ja[name] != jb[name]) out << QString("%1.%2=%3").arg(prefix, name, overrideText(jb[name]));
+    };
+    section("task", from.task, to.task);
+    section("model", from.model, to.model);
+    section("train", from.train, to.train);
+    return out;
+}
+
+QString describeChanged(const QString& description, const QStringList& changes)
+{
+    if (changes.isEmpty()) return description;
+    qsizetype measured = -1;  // the presets' and sweeps' words for their outcome
+    for (const char* word : {"Measured", "Calibrated"})
+        if (const qsizetype at = description.indexOf(word); at >= 0 && (measured < 0 || at < measured)) measured = at;
+    const QString what = (measured < 0 ? description : description.left(measured)).trimmed();
+    return QString("%1%2Changed: %3%4.")
+        .arg(what, what.isEmpty() ? QString() : QString(" "), changes.join(", "),
+             measured < 0 ? QString() : QString("; the measured outcome of the full description is for its own settings"));
+}
+
 QString describeModel(const ModelConfig& m)
 {
     const ModelFamily* f = findFamily(m.kind);
     return f ? f->describe(m) : QString("unknown model kind \"%1\"").arg(m.kind);
+}
+
+QString describeTask(const TaskConfig& t)
+{
+    const TaskInfo* info = findTask(t.kind);
+    return info ? QString("%1 (%2 %3-%4)").arg(info->label, info->difficulty).arg(t.minLen).arg(t.maxLen)
+                : QString("unknown task kind \"%1\"").arg(t.kind);
 }
 
 std::vector<int> evaluationLengths(const TaskConfig& t)

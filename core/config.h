@@ -108,6 +108,18 @@ QStringList validate(const ExperimentConfig& c);
 void applyOverride(ExperimentConfig& c, const QString& assignment);
 void applyOverrides(ExperimentConfig& c, const QStringList& assignments);
 
+// A JSON value as --set takes it: strings bare, numbers and booleans as text, lists comma-separated.
+QString overrideText(const QJsonValue& v);
+
+// The --set assignments that turn `from` into `to` (name and description aside), in field order:
+// what a checkpoint or a run changed of the preset it was made from.
+QStringList overridesBetween(const ExperimentConfig& from, const ExperimentConfig& to);
+
+// A preset's or sweep's description as it holds after `changes` (--set assignments): its outcome
+// (from "Measured" or "Calibrated" on) was measured with its own settings, so a note naming the
+// changes takes that part's place. The description itself when nothing changed.
+QString describeChanged(const QString& description, const QStringList& changes);
+
 // Reads a config file (JSON). Errors name the file.
 ExperimentConfig loadConfigFile(const QString& path);
 
@@ -117,6 +129,8 @@ std::vector<int> evaluationLengths(const TaskConfig& t);
 
 // One line for people: "Transformer (Hard-ALiBi, 4 masked heads), 2 layers, d_model 128, 8 heads".
 QString describeModel(const ModelConfig& m);
+// One line for people: "Copy (string length 1-8)".
+QString describeTask(const TaskConfig& t);
 
 // Parses "10, 20, 40" (commas and/or spaces) into lengths in 1..10000. Throws parrot::Error
 // naming `field` and the offending entry.

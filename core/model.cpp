@@ -15,6 +15,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
+#include <QRegularExpression>
 
 #include <cmath>
 #include <limits>
@@ -74,6 +75,30 @@ Model Model::create(const ExperimentConfig& config)
 {
     Model m;
     m.d = makeImpl(config);
+    return m;
+}
+
+Model Model::continuedAs(const ExperimentConfig& config) const
+{
+    if (!d) throw Error("no model to continue");
+    const QStringList changed = overridesBetween(d->config, config).filter(QRegularExpression("^model\\."));
+    if (!changed.isEmpty())
+        throw Error(QString("the settings describe another model than this one (%1); only a fresh model can train with them")
+                        .arg(changed.join(", ")));
+    Model m;
+    m.d = makeImpl(config);
+    m.d->step = d->step;
+    std::lock_guard lock(d->mutex);
+    torch::NoGradGuard noGrad;
+    auto mine = d->net->named_parameters();
+    for (auto& p : m.d->net->named_parameters()) {
+        const torch::Tensor* from = mine.find(p.key());
+        if (!from || from->sizes() != p.value().sizes())
+            throw Error(QString("the task does not fit this model's weights: %1 would be %2, the model's is %3 (task.vocab_size, task.dims)")
+                            .arg(QString::fromStdString(p.key()), shapeText(p.value().sizes().vec()),
+                                 from ? shapeText(from->sizes().vec()) : QString("missing")));
+        p.value().copy_(*from);
+    }
     return m;
 }
 

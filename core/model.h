@@ -39,6 +39,11 @@ public:
     // into its __metadata__. Throws parrot::Error when the file cannot be written.
     void save(const QString& path) const;
 
+    // A copy of this model (its weights and step) to train further under `config`: the task and
+    // training settings are config's, the architecture must be this model's. Throws parrot::Error
+    // naming what differs when config.model is another model or the task does not fit the weights.
+    Model continuedAs(const ExperimentConfig& config) const;
+
     bool isNull() const { return !d; }
     const ExperimentConfig& config() const;
     long long step() const;

@@ -176,6 +176,17 @@ unsigned architectureRgb(const QString& key)
     return p ? p->colour : f->colour;
 }
 
+QJsonObject familyModelJson(const QJsonObject& model)
+{
+    const ModelFamily* f = findFamily(model["kind"].toString());
+    if (!f) return model;
+    QJsonObject out{{"kind", model["kind"]}};
+    for (const QString& key : f->options)
+        if (model.contains(key) && (key != "num_masked_heads" || model["positions"].toString() == "hard_alibi"))
+            out.insert(key, model[key]);
+    return out;
+}
+
 QJsonArray modelCatalogJson()
 {
     const QJsonObject defaults = toJson(ExperimentConfig{})["model"].toObject();

@@ -64,6 +64,10 @@ QString architectureKey(const ModelConfig& m);
 // 0xRRGGBB of an architecture key (grey when unknown).
 unsigned architectureRgb(const QString& key);
 
+// A config's model section (JSON) with only what its family has: the kind and the family's
+// options (num_masked_heads only with Hard-ALiBi positions). An unknown kind comes back whole.
+QJsonObject familyModelJson(const QJsonObject& model);
+
 // Every family with its options and their defaults (from ModelConfig's defaults).
 QJsonArray modelCatalogJson();
 

@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -380,6 +381,29 @@ private slots:
         QVERIFY(parrot::test::writeAll(f, QByteArray(64, 'x')));
         expectError(run({"eval", "--checkpoint", f, "--lengths", "5"}), "junk.safetensors");
         expectError(run({"eval", "--checkpoint", f, "--lengths", "five"}), "--lengths");
+    }
+
+    // inspect on a short input: an order no query can look up has no score (a dash; null in JSON),
+    // never a measured 0.00. "$ a b | a b .": the copy's queries find 1- and 2-grams, nothing longer.
+    void inspectShowsNoScoreWhereNoneWasMeasured()
+    {
+        const Result text = run({"inspect", "--bundled", "hard-alibi", "--input", "ab"});
+        QVERIFY2(text.code == 0, qPrintable(text.err));
+        const QStringList heads = text.out.split('\n').filter(QRegularExpression("^layer "));
+        QVERIFY2(heads.size() == 16, qPrintable(text.out));
+        static const QRegularExpression scoresOf("  lookup ([-0-9. ]+)  prev ");
+        for (const QString& line : heads) {
+            const QStringList scores = scoresOf.match(line).captured(1).split(' ', Qt::SkipEmptyParts);
+            QCOMPARE(scores.size(), 8);
+            QVERIFY2(scores[0] != "-" && scores[1] != "-", qPrintable(line));  // orders 1 and 2 were measured
+            for (int n = 3; n <= 8; ++n) QVERIFY2(scores[n - 1] == "-", qPrintable(line));
+        }
+        const Result json = run({"inspect", "--bundled", "hard-alibi", "--input", "ab", "--json"});
+        QVERIFY2(json.code == 0, qPrintable(json.err));
+        const QJsonArray lookup = QJsonDocument::fromJson(json.out.toUtf8()).object()["heads"].toArray()[0].toObject()["lookup"].toArray();
+        QCOMPARE(lookup.size(), 8);
+        QVERIFY(lookup[0].isDouble() && lookup[1].isDouble());
+        for (int n = 3; n <= 8; ++n) QVERIFY(lookup[n - 1].isNull());
     }
 
     void screenshotWritesThePng()

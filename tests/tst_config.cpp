@@ -121,6 +121,34 @@ private slots:
         QCOMPARE(c.task.contextLen, 70);
     }
 
+    // What a checkpoint or a run changed of its preset, as --set lines that give it back.
+    void overridesBetweenGiveTheConfigBack()
+    {
+        const ExperimentConfig preset = loadPreset("copy-tiny");
+        ExperimentConfig changed = preset;
+        applyOverrides(changed, {"model.kind=mamba", "model.d_model=96", "train.lr=0.003", "task.eval_lengths=4,8,16", "seed=7"});
+        changed.name = "another name";  // names and descriptions are not settings
+        const QStringList sets = overridesBetween(preset, changed);
+        QCOMPARE(sets, (QStringList{"seed=7", "task.eval_lengths=4,8,16", "model.kind=mamba", "model.d_model=96", "train.lr=0.003"}));
+        ExperimentConfig back = preset;
+        applyOverrides(back, sets);
+        QVERIFY(overridesBetween(back, changed).isEmpty());
+        QCOMPARE(toJson(back)["model"], toJson(changed)["model"]);
+        QVERIFY(overridesBetween(preset, preset).isEmpty());
+    }
+
+    // A description whose measured outcome no longer holds says what changed instead.
+    void changedDescriptionsDropTheMeasuredOutcome()
+    {
+        const QString d = "Copying with a Transformer. Measured on 2 cores: 96% at length 8.";
+        QCOMPARE(describeChanged(d, {}), d);
+        const QString shrunk = describeChanged(d, {"train.steps=60"});
+        QVERIFY2(shrunk.startsWith("Copying with a Transformer. Changed: train.steps=60"), qPrintable(shrunk));
+        QVERIFY2(!shrunk.contains("96%") && shrunk.contains("measured outcome"), qPrintable(shrunk));
+        QCOMPARE(describeChanged("A sweep of mine.", {"seed=2"}), QString("A sweep of mine. Changed: seed=2."));
+        QVERIFY(!describeChanged("Copying. Calibrated on 2 cores: 91% at step 800.", {"seed=2"}).contains("91%"));
+    }
+
     void overridesValidateOnlyAtTheEnd()
     {
         ExperimentConfig c;

@@ -4,21 +4,28 @@
 #include "testutil.h"
 
 #include "error.h"
+#include "experimentspanel.h"
 #include "experiments/results.h"
 #include "experiments/sweep.h"
 #include "experiments/sweeprunner.h"
 #include "io/runfolder.h"
 #include "model.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <qcustomplot.h>
 
 using namespace parrot;
 
@@ -164,12 +171,157 @@ private slots:
             QVERIFY(r.config.name.startsWith("length-generalisation/"));
             QCOMPARE(r.overrides.last(), QString("train.steps=7"));
         }
+        QCOMPARE(plan.overrides, QStringList{"train.steps=7"});
+        writeSweepFiles(plan);  // the folder remembers them, to resume with
+        QCOMPARE(readSweepIndex(plan.outDir)->overrides, QStringList{"train.steps=7"});
         try {
             overrideSweep(plan, {"train.steps=-1"});
             QFAIL("accepted a bad override");
         } catch (const Error& e) {
             QVERIFY2(e.message().startsWith("run nope_seed-1: train.steps"), qPrintable(e.message()));
         }
+    }
+
+    // A quick look divides every run's steps and its intervals; runs that differ in steps take none.
+    void quickLookDividesTheSteps()
+    {
+        const SweepPlan plan = loadSweep(sweepPresetFile("length-generalisation"), ".");  // 600 steps, warm-up 50, eval every 200
+        QVERIFY(quickLookOverrides(plan, 1).isEmpty());
+        QCOMPARE(quickLookOverrides(plan, 4),
+                 (QStringList{"train.steps=150", "train.warmup_steps=12", "train.eval_every=50"}));  // autosaves were off: no change to name
+        QCOMPARE(quickLookOverrides(plan, 10), (QStringList{"train.steps=60", "train.warmup_steps=5", "train.eval_every=20"}));
+        const QString file = m_dir.filePath("varied.json");
+        QVERIFY(test::writeAll(file, R"({"name": "varied", "preset": "copy-tiny", "grid": {"train.steps": [10, 20]}})"));
+        try {
+            quickLookOverrides(loadSweep(file, "."), 4);
+            QFAIL("a quick look over runs of different lengths");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("differ in train.steps"), qPrintable(e.message()));
+        }
+    }
+
+    // The Experiments tab says what it holds: the sweep file it opened, a quick look's own settings
+    // (not the full sweep's measured numbers), the precision only beside the figure it changes, and
+    // no axes or legend of a figure it is not drawing.
+    void panelShowsWhatItHolds()
+    {
+        ExperimentsPanel p;
+        const QString runs = m_dir.filePath("panel-runs");
+        p.setRunsFolder(runs);
+        p.resize(1100, 700);
+        QVERIFY(p.selectPreset("length-generalisation"));
+        QCOMPARE(p.presetBox()->currentText(), QString("length-generalisation"));
+        QVERIFY(p.descriptionLabel()->text().contains("Measured"));
+        QVERIFY(!p.precisionBox()->isVisibleTo(&p));
+        p.figureBox()->setCurrentIndex(p.figureBox()->findData("capacity"));
+        QVERIFY(p.precisionBox()->isVisibleTo(&p));
+        p.figureBox()->setCurrentIndex(p.figureBox()->findData("length"));
+        QVERIFY(!p.precisionBox()->isVisibleTo(&p));
+
+        p.setStepsDivisor(10);
+        QCOMPARE(p.overrides(), quickLookOverrides(p.plan(), 10));
+        QCOMPARE(p.outDir(), QDir(runs).filePath("sweeps/length-generalisation-quick10"));  // never mixed with the full runs
+        const QString quick = p.descriptionLabel()->text();
+        QVERIFY2(quick.contains("Changed: train.steps=60") && !quick.contains("Measured") && !quick.contains("78%"), qPrintable(quick));
+        p.setStepsDivisor(1);
+        QVERIFY(p.descriptionLabel()->text().contains("Measured"));
+        QCOMPARE(p.outDir(), QDir(runs).filePath("sweeps/length-generalisation"));
+
+        const QString file = m_dir.filePath("mine.json");
+        QVERIFY(test::writeAll(file, R"({"name": "mine", "description": "Two seeds of copy-tiny.", "preset": "copy-tiny",
+                                         "grid": {"seed": [1, 2]}})"));
+        QVERIFY(p.openSweepFile(file));
+        QCOMPARE(p.presetBox()->currentText(), QString("File: mine.json"));
+        QCOMPARE(p.plan().name, QString("mine"));
+        QCOMPARE(p.descriptionLabel()->text(), QString("Two seeds of copy-tiny."));
+        QVERIFY(!p.figure()->legend->visible() && !p.figure()->xAxis->visible() && !p.figure()->yAxis->visible());
+        QCOMPARE(p.figure()->itemCount(), 1);  // the note that nothing has finished
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) p.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments-file.png");
+        QVERIFY(p.selectPreset("state-size"));
+        QCOMPARE(p.presetBox()->currentText(), QString("state-size"));
+        QCOMPARE(p.plan().name, QString("state-size"));
+
+        QVERIFY(test::writeAll(m_dir.filePath("varied.json"), R"({"name": "varied", "preset": "copy-tiny", "grid": {"train.steps": [10, 20]}})"));
+        QVERIFY(p.openSweepFile(m_dir.filePath("varied.json")));
+        auto* steps = qobject_cast<QStandardItemModel*>(p.stepsBox()->model());
+        QVERIFY(!steps->item(p.stepsBox()->findData(4))->isEnabled());
+        QCOMPARE(p.stepsBox()->currentData().toInt(), 1);
+
+        // a folder of one's own sweep file: the box names the folder, and choosing that entry again
+        // reopens the folder (not the file's default folder)
+        const QString folder = m_dir.filePath("mine-folder");
+        writeSweepFiles(loadSweep(file, folder));
+        QVERIFY(p.openSweepFolder(folder));
+        QCOMPARE(p.presetBox()->currentText(), QString("Folder: mine-folder"));
+        QCOMPARE(p.outDir(), folder);
+        QVERIFY(p.selectPreset("state-size"));
+        p.presetBox()->setCurrentIndex(p.presetBox()->findText("Folder: mine-folder"));
+        QCOMPARE(p.plan().name, QString("mine"));
+        QCOMPARE(p.outDir(), folder);
+    }
+
+    // A sweep shrunk on the command line records its --set in index.json; the Experiments tab takes
+    // them from the folder and resumes it with them, rather than refusing its runs as made otherwise.
+    void shrunkFolderResumesInTheWindow()
+    {
+        const QString out = m_dir.filePath("shrunk");
+        QStringList sets;
+        for (int i = 1; i < shrink().size(); i += 2) sets << shrink()[i];
+        const test::CliResult cli = test::runCli(QStringList{"sweep", "--preset", "ngram-lookup", "--out", out, "--jobs", "2"} + shrink(), 600000);
+        QVERIFY2(cli.code == 0, qPrintable(cli.out + cli.err));
+        QVERIFY2(cli.out.contains("Changed: train.steps=6") && !cli.out.contains("Measured"), qPrintable(cli.out));
+        QCOMPARE(readSweepIndex(out)->overrides, sets);
+        // resumed from the command line without them: refused, saying what it was made with
+        const test::CliResult plain = test::runCli({"sweep", "--preset", "ngram-lookup", "--out", out}, 60000);
+        QCOMPARE(plain.code, 1);  // a run-time refusal, not a usage error
+        QVERIFY2(plain.err.contains("made with --set " + sets.join(" --set ")), qPrintable(plain.err));
+        const SweepPlan plan = loadSweep(sweepPresetFile("ngram-lookup"), out);
+        QVERIFY(QFile::remove(plan.runs[0].runDir + "/result.json"));  // one run cut short, to resume
+
+        ExperimentsPanel p;
+        p.setExecutable(PARROT_EXE);
+        p.setRunsFolder(m_dir.filePath("shrunk-runs"));
+        QSignalSpy errors(&p, &ExperimentsPanel::errorMessage);
+        QVERIFY(p.selectPreset("ngram-lookup"));
+        p.setOutDir(out);
+        QCOMPARE(p.overrides(), sets);
+        QVERIFY2(p.stepsBox()->currentText().startsWith("custom: train.steps=6"), qPrintable(p.stepsBox()->currentText()));
+        const QString text = p.descriptionLabel()->text();
+        QVERIFY2(text.contains("train.steps=6") && !text.contains("Measured"), qPrintable(text));
+        QCOMPARE(p.resultRuns(), int(plan.runs.size()) - 1);
+        QVERIFY(p.figure()->legend->visible() && p.figure()->xAxis->visible());
+        QSignalSpy done(&p, &ExperimentsPanel::sweepFinished);
+        QVERIFY(p.run());
+        QVERIFY(done.wait(300000));
+        QCOMPARE(done[0][0].toInt(), 0);
+        QCOMPARE(errors.count(), 0);
+        QCOMPARE(p.resultRuns(), int(plan.runs.size()));
+    }
+
+    // A quick look from the window: its own folder, every run a tenth of the steps, recorded for
+    // resuming; until a run finishes the figure says so instead of showing another sweep's axes.
+    void quickLookRunsShrunkInItsOwnFolder()
+    {
+        ExperimentsPanel p;
+        p.setExecutable(PARROT_EXE);
+        p.setRunsFolder(m_dir.filePath("quick-runs"));
+        p.resize(1100, 700);
+        p.show();
+        QVERIFY(p.selectPreset("state-size"));
+        p.setStepsDivisor(10);
+        QSignalSpy done(&p, &ExperimentsPanel::sweepFinished);
+        QVERIFY(p.run());
+        QVERIFY(p.isRunning() && !p.stepsBox()->isEnabled());
+        QVERIFY(!p.figure()->legend->visible() && !p.figure()->xAxis->visible());
+        QVERIFY(p.outDir().endsWith("state-size-quick10"));
+        const QJsonObject config = QJsonDocument::fromJson(test::readAll(p.outDir() + "/configs/d128-N16.json")).object();
+        QCOMPARE(config["train"].toObject()["steps"].toInt(), 250);  // 2,500 / 10
+        QCOMPARE(readSweepIndex(p.outDir())->overrides, quickLookOverrides(p.plan(), 10));
+        QTest::qWait(3000);  // the progress line moves
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) p.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments-quick.png");
+        p.cancel();
+        QCOMPARE(done.size(), 1);
+        QCOMPARE(done[0][1].toBool(), true);
     }
 
     // Cancel kills the running children; the next prepare() finds their runs to redo.
@@ -337,5 +489,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestExperiments)
+QTEST_MAIN(TestExperiments)
 #include "tst_experiments.moc"

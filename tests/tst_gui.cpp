@@ -3,10 +3,12 @@
 #include "config.h"
 #include "experimentspanel.h"
 #include "exportdialog.h"
+#include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "plots.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
+#include "trainpanel.h"
 #include "train/trainer.h"
 #include "testutil.h"
 
@@ -38,6 +40,9 @@
 #include <QStatusBar>
 #include <QScreen>
 #include <QScrollArea>
+#include <QTabWidget>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 using namespace parrot;
 
@@ -376,6 +381,190 @@ private slots:
         QCOMPARE(errors.count(), 3);  // a bad length list is reported, nothing runs
         QVERIFY(!w.isEvaluating());
         closeErrorBoxes();
+    }
+
+    // After a run is stopped, and after a checkpoint is opened, nothing on the Train tab or in the
+    // Experiment box belongs to what was there before: no ETA of a stopped run, no preset named for
+    // a checkpoint's settings, no rates of the last run, the checkpoint's own evaluation lengths.
+    void openedCheckpointReplacesWhatWasShown()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        w.show();
+        auto* progressText = w.trainPanel()->findChild<QLabel*>("progressText");
+        auto* preset = w.settings()->findChild<QComboBox*>("preset");
+        auto* description = w.settings()->findChild<QLabel*>("description");
+        QVERIFY(progressText && preset && description);
+        QCOMPARE(preset->currentText(), QString("copy-tiny"));
+        QVERIFY(description->text().contains("Measured"));
+        ExperimentConfig c = w.settings()->config();
+        c.train.steps = 100000;
+        w.settings()->setConfig(c);
+        QCOMPARE(preset->currentText(), QString("copy-tiny"));
+        QVERIFY2(description->text().contains("Changed: train.steps=100000") && !description->text().contains("Measured"),
+                 qPrintable(description->text()));
+
+        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        w.startTraining();
+        QVERIFY(points.wait(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(progressText->text().contains("ETA"), 10000);
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(10000));
+        QVERIFY2(progressText->text().contains("loss") && !progressText->text().contains("ETA"), qPrintable(progressText->text()));
+
+        // a Mamba made from copy-tiny with other settings: its config still names the preset
+        ExperimentConfig m = test::smallConfig("mamba");
+        m.task.maxLen = 6;
+        m.task.evalLengths = {3, 9};
+        QCOMPARE(m.name, QString("copy-tiny"));
+        const QString file = m_dir.filePath("small-mamba.safetensors");
+        Model::create(m).save(file);
+        w.evalLengthsEdit()->setText("7, 77");  // typed for the model before
+        QVERIFY(w.openCheckpoint(file));
+        QCOMPARE(preset->currentText(), QString("Checkpoint: small-mamba.safetensors"));
+        QVERIFY2(description->text().contains("Mamba") && description->text().contains("step 0") &&
+                     !description->text().contains("Hard-ALiBi") && !description->text().contains("Measured"),
+                 qPrintable(description->text()));
+        QVERIFY2(progressText->text().isEmpty(), qPrintable(progressText->text()));
+        QCOMPARE(w.evalLengthsEdit()->text(), QString("3, 6, 9"));
+        QCOMPARE(w.trainPanel()->findChild<QProgressBar*>("progress")->format(), QString("loaded"));
+        // the plots: the checkpoint's training lengths 1-6 shaded, not copy-tiny's 1-8; no axes of the stopped run's loss
+        QCPItemRect* band = nullptr;
+        for (int i = 0; i < w.accuracyPlot()->plot()->itemCount() && !band; ++i)
+            band = qobject_cast<QCPItemRect*>(w.accuracyPlot()->plot()->item(i));
+        QVERIFY(band && band->visible());
+        QCOMPARE(band->topLeft->coords().x(), 0.5);
+        QCOMPARE(band->bottomRight->coords().x(), 6.5);
+        QCOMPARE(w.lossPlot()->pointCount(), 0);
+        QCOMPARE(w.lossPlot()->plot()->xAxis->range().lower, 0.0);
+        QCOMPARE(w.lossPlot()->plot()->xAxis->range().upper, 10.0);
+        QTest::qWait(300);  // the plots' queued replots, the model size (counted 150 ms after a change)
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-opened.png");
+
+        // a preset of the same task brings its own lengths and its own words
+        QVERIFY(w.loadPreset("copy-hard-alibi"));
+        QCOMPARE(preset->currentText(), QString("copy-hard-alibi"));
+        QCOMPARE(w.settings()->presetName(), QString("copy-hard-alibi"));
+        QCOMPARE(w.evalLengthsEdit()->text(), QString("5, 10, 15, 20, 25, 30, 40"));
+        QVERIFY(description->text().contains("Calibrated on 2 cores"));
+        // and the checkpoint's entry gives its settings back
+        const int entry = preset->findText("Checkpoint: small-mamba.safetensors");
+        QVERIFY(entry >= 0);
+        preset->setCurrentIndex(entry);
+        emit preset->activated(entry);
+        QCOMPARE(w.settings()->config().model.kind, QString("mamba"));
+        QCOMPARE(w.settings()->presetName(), QString());
+        QCOMPARE(w.evalLengthsEdit()->text(), QString("3, 6, 9"));
+    }
+
+    // Train with a checkpoint open asks: continue it (train.steps more steps counted on from its
+    // step, in a new run folder that names the checkpoint) or start a fresh model. A model the window
+    // trained itself is not asked about, and settings of another model can only start fresh.
+    void trainAfterOpeningOffersContinueOrFresh()
+    {
+        Model trained = Model::create(test::smallConfig("transformer", 10));
+        TrainControl control;
+        QCOMPARE(train(trained, {}, control, {}).step, 10);
+        const QString file = m_dir.filePath("ten-steps.safetensors");
+        trained.save(file);
+
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        w.show();
+        QVERIFY(w.openCheckpoint(file));
+        auto* steps = w.settings()->findChild<QSpinBox*>("steps");
+        steps->setValue(12);
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QVERIFY(!w.isTraining());
+        QMessageBox* box = w.trainChoiceBox();
+        QVERIFY(box && box->isVisible());
+        QVERIFY2(box->text().contains("ten-steps.safetensors") && box->text().contains("step 10"), qPrintable(box->text()));
+        QVERIFY2(box->informativeText().contains("12 more steps") && box->informativeText().contains("optimiser starts afresh") &&
+                     box->informativeText().contains("later version"),
+                 qPrintable(box->informativeText()));
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) box->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-choice.png");
+        auto* continueButton = box->findChild<QPushButton*>("continueModel");
+        QVERIFY(continueButton && continueButton->isEnabled());
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        continueButton->click();
+        QVERIFY(w.isTraining());
+        QVERIFY(finished.wait(120000));
+        TrainOutcome o = finished.last().first().value<TrainOutcome>();
+        QCOMPARE(o.status, TrainOutcome::Status::Finished);
+        QCOMPARE(o.step, 22);
+        QCOMPARE(w.model().step(), 22);
+        QCOMPARE(w.lossPlot()->pointCount(), 12);
+        QVERIFY(w.currentRunDir().endsWith("-continued"));
+        const QJsonObject from = QJsonDocument::fromJson(test::readAll(w.currentRunDir() + "/config.json")).object()["continues_from"].toObject();
+        QCOMPARE(from["checkpoint"].toString(), file);
+        QCOMPARE(from["step"].toInteger(), 10);
+
+        // asked again: the continued model goes on from its run's checkpoint; fresh starts at step 0
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        box = w.trainChoiceBox();
+        QVERIFY(box && box->isVisible());
+        const QString autosave = QFileInfo(w.currentRunDir()).fileName() + "/last.safetensors";  // the run it is, not just "last"
+        QVERIFY2(box->text().contains(autosave) && box->text().contains("step 22"), qPrintable(box->text()));
+        box->findChild<QPushButton*>("freshModel")->click();
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.last().first().value<TrainOutcome>().step, 12);
+        QVERIFY(!w.currentRunDir().endsWith("-continued"));
+
+        // a model of the window's own: Train starts at once
+        steps->setValue(100000);
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QVERIFY(w.isTraining());
+        QVERIFY(!w.trainChoiceBox() || !w.trainChoiceBox()->isVisible());
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(10000));
+
+        // settings of another model than the checkpoint's: only fresh
+        QVERIFY(w.openCheckpoint(file));
+        w.settings()->findChild<QSpinBox*>("layers")->setValue(3);
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        box = w.trainChoiceBox();
+        QVERIFY(box && box->isVisible());
+        QVERIFY(!box->findChild<QPushButton*>("continueModel")->isEnabled());
+        QVERIFY2(box->informativeText().contains("model.layers=3"), qPrintable(box->informativeText()));
+        box->reject();
+        QVERIFY(!w.isTraining());
+    }
+
+    // The Inspect tab on the bundled Mamba: its configuration has a Mamba's options only (the file
+    // saves every field, Transformer ones too); random bytes are an unknown format, said once.
+    void inspectorShowsOnlyWhatApplies()
+    {
+        MainWindow w;
+        w.resize(1360, 860);
+        w.show();
+        w.showInspector();
+        InspectorPanel* p = w.inspector();
+        QSignalSpy loaded(p, &InspectorPanel::loaded);
+        p->openFile(":/checkpoints/copy-mamba.safetensors");
+        QVERIFY(loaded.wait(30000));
+        const QJsonObject model = p->info().config["model"].toObject();
+        QCOMPARE(model["kind"].toString(), QString("mamba"));
+        QVERIFY(model.contains("d_state") && !model.contains("heads") && !model.contains("positions") && !model.contains("num_masked_heads"));
+        auto* config = p->findChild<QPlainTextEdit*>();
+        QVERIFY(config);
+        QVERIFY2(config->toPlainText().contains("\"d_state\"") && !config->toPlainText().contains("hard_alibi") &&
+                     !config->toPlainText().contains("\"heads\""),
+                 qPrintable(config->toPlainText()));
+        if (auto* tabs = qobject_cast<QTabWidget*>(config->parentWidget()->parentWidget())) tabs->setCurrentWidget(config);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/inspect-mamba.png");
+
+        QByteArray noise(2048, 0);
+        for (int i = 0; i < noise.size(); ++i) noise[i] = char((i * 7919 + 13) % 251);
+        const QString file = m_dir.filePath("noise.bin");
+        QVERIFY(test::writeAll(file, noise));
+        p->openFile(file);
+        QVERIFY(loaded.wait(30000));
+        QCOMPARE(p->info().format, QString("unknown"));
+        QVERIFY2(p->status().contains("format: unknown; a file of 2048 bytes, no tensors read") && !p->status().contains("0 tensors") &&
+                     !p->status().contains("safetensors file (") &&
+                     int(p->status().count("unknown")) == 1,
+                 qPrintable(p->status()));
     }
 
     void familyPickerShowsHonestSizesAndTrains()

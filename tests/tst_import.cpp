@@ -18,6 +18,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <random>
+
 using namespace parrot;
 
 namespace {
@@ -255,6 +257,49 @@ private slots:
         const SafetensorsFile t = readTorchZip(path);
         const std::vector<float> v = toFloat32(t.tensors["w"], "w");
         QCOMPARE(v, (std::vector<float>{0, 2, 4, 1, 3, 5}));
+    }
+
+    // info and the Inspect tab: a model's configuration lists only what its family has, and a file
+    // of random bytes is one of an unknown format, said once, not a broken safetensors file.
+    void infoShowsWhatAFileIs()
+    {
+        QTemporaryDir dir;
+        ExperimentConfig mamba = test::smallConfig("mamba");
+        QCOMPARE(mamba.model.positions, QString("hard_alibi"));  // saved with every field, Transformer ones too
+        const QString mambaFile = dir.filePath("mamba.safetensors");
+        Model::create(mamba).save(mambaFile);
+        const auto info = test::runCli({"info", mambaFile, "--json"});
+        QCOMPARE(info.code, 0);
+        const QJsonObject model = QJsonDocument::fromJson(info.out.toUtf8()).object()["config"].toObject()["model"].toObject();
+        QCOMPARE(model["kind"].toString(), QString("mamba"));
+        for (const char* key : {"d_model", "layers", "d_state", "expand", "d_conv"}) QVERIFY2(model.contains(key), key);
+        for (const char* key : {"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction"}) QVERIFY2(!model.contains(key), key);
+        QVERIFY(inspectCheckpoint(mambaFile).config["model"].toObject() == model);  // what the Inspect tab shows
+
+        ExperimentConfig rope = test::smallConfig("transformer");
+        rope.model.positions = "rope";
+        rope.model.numMaskedHeads = 0;
+        const QString ropeFile = dir.filePath("rope.safetensors");
+        Model::create(rope).save(ropeFile);
+        const QJsonObject ropeModel = inspectCheckpoint(ropeFile).config["model"].toObject();
+        QVERIFY(ropeModel.contains("heads") && ropeModel.contains("rotary_fraction") && !ropeModel.contains("d_state"));
+        QVERIFY(!ropeModel.contains("num_masked_heads"));  // Hard-ALiBi's only
+        QCOMPARE(inspectCheckpoint(kData + "/../../resources/checkpoints/copy-hard-alibi.safetensors").config["model"].toObject()["num_masked_heads"].toInt(), 4);
+
+        QByteArray noise(4096, 0);
+        std::mt19937 rng(17);
+        for (char& c : noise) c = char(rng() & 0xff);
+        const QString noiseFile = dir.filePath("noise.safetensors");  // the name says nothing
+        QVERIFY(test::writeAll(noiseFile, noise));
+        const CheckpointInfo n = inspectCheckpoint(noiseFile);
+        QCOMPARE(n.format, QString("unknown"));
+        QVERIFY(!n.runnable);
+        const auto text = test::runCli({"info", noiseFile});
+        QCOMPARE(text.code, 2);
+        QVERIFY2(text.out.contains("format: unknown") && text.out.contains("why not: not a format the app reads: its first bytes") &&
+                     !text.out.contains("format: safetensors") && !text.out.contains("not a safetensors file"),
+                 qPrintable(text.out));
+        QCOMPARE(int(text.out.count("unknown")), 1);
     }
 
     // What it cannot read, it names, with what to do; and a file's own tensor names in the messages.

@@ -340,6 +340,71 @@ private slots:
         QVERIFY(o.message.contains(o.checkpoint) && o.message.contains("kept unchanged"));
     }
 
+    // A model trained before (here, opened from its checkpoint) takes train.steps more steps,
+    // counted on from its step, with the schedule's warm-up run again for its fresh optimiser; the
+    // run folder says which checkpoint it continues. The opened model itself is left as it was.
+    void continuedModelCountsOnFromItsStep()
+    {
+        QTemporaryDir dir;
+        ExperimentConfig cfg = test::tinyConfig(6);
+        cfg.train.warmupSteps = 2;
+        cfg.train.logEvery = 1;
+        Model first = Model::create(cfg);
+        TrainControl control;
+        QCOMPARE(train(first, dir.filePath("first"), control, {}).step, 6);
+        const QString checkpoint = dir.filePath("first/checkpoints/last.safetensors");
+        const Model opened = Model::load(checkpoint);
+        QCOMPARE(opened.step(), 6);
+
+        ExperimentConfig more = opened.config();
+        more.train.steps = 4;
+        more.task.maxLen = 6;  // the task and training settings are the new run's
+        Model model = opened.continuedAs(more);
+        const std::vector<int> tokens{1, 4, 5, 2, 4, 5, 3};
+        QCOMPARE(model.step(), 6);
+        QCOMPARE(model.config().task.maxLen, 6);
+        QCOMPARE(model.logits(tokens, 1, 7), opened.logits(tokens, 1, 7));  // the same weights
+        std::vector<TrainProgress> reports;
+        TrainCallbacks cb;
+        cb.progressIntervalMs = 0;
+        cb.progress = [&](const TrainProgress& p) { reports.push_back(p); };
+        const TrainOutcome o = train(model, dir.filePath("more"), control, cb, checkpoint);
+        QCOMPARE(o.status, TrainOutcome::Status::Finished);
+        QCOMPARE(o.step, 10);
+        QCOMPARE(opened.step(), 6);
+        QVERIFY(model.logits(tokens, 1, 7) != opened.logits(tokens, 1, 7));
+        QCOMPARE(reports.front().step, 7);
+        QCOMPARE(reports.front().lr, learningRate(more.train, 0));  // warming up again
+        QCOMPARE(reports.back().step, 10);
+        QCOMPARE(reports.back().totalSteps, 10);
+        QCOMPARE(o.finalCurve.step, 10);
+
+        const QJsonObject run = QJsonDocument::fromJson(test::readAll(dir.filePath("more/config.json"))).object();
+        QCOMPARE(run["continues_from"].toObject()["checkpoint"].toString(), checkpoint);
+        QCOMPARE(run["continues_from"].toObject()["step"].toInteger(), 6);
+        QVERIFY(!QJsonDocument::fromJson(test::readAll(dir.filePath("first/config.json"))).object().contains("continues_from"));
+        const RunRecord record = loadRun(dir.filePath("more"));
+        QCOMPARE(record.metrics.front().step, 7);
+        QCOMPARE(Model::load(o.checkpoint).step(), 10);
+
+        ExperimentConfig other = more;
+        other.model.layers = 3;
+        try {
+            opened.continuedAs(other);
+            QFAIL("continued a model under another architecture");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("another model") && e.message().contains("model.layers=3"), qPrintable(e.message()));
+        }
+        ExperimentConfig letters = more;
+        letters.task.vocabSize = 10;
+        try {
+            opened.continuedAs(letters);
+            QFAIL("continued a model on a vocabulary its weights do not have");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("does not fit"), qPrintable(e.message()));
+        }
+    }
+
     void refusesToOverwriteARunFolder()
     {
         QTemporaryDir dir;

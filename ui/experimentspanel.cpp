@@ -22,7 +22,9 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -34,6 +36,10 @@
 namespace parrot {
 
 namespace {
+
+constexpr int kSourceRole = Qt::UserRole + 1;     // the Experiment box's entry for a file: its path
+constexpr int kFolderRole = Qt::UserRole + 2;     // ... for a sweep folder: the folder
+constexpr int kOverridesRole = Qt::UserRole + 1;  // the Steps box's custom entry: its --set list
 
 QString minutes(double seconds)
 {
@@ -91,6 +97,18 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 1000);
     m_progressText = new QLabel(this);
+    m_steps = new QComboBox(this);
+    m_steps->setObjectName("sweepSteps");
+    m_steps->addItem(tr("×1 (full sweep)"), 1);
+    m_steps->addItem(tr("×1/4 (quick look)"), 4);
+    m_steps->addItem(tr("×1/10 (quick look)"), 10);
+    m_steps->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long custom entry does not widen the tab
+    m_steps->setMinimumContentsLength(16);
+    m_steps->setToolTip(tr("Every run's training steps: the full sweep, or a quick look with a quarter or a tenth of them "
+                           "(warm-up, evaluations and autosaves scaled alike), in its own folder; its figure is a preview, "
+                           "not the measured outcome"));
+    runRow->addWidget(new QLabel(tr("Steps"), this));
+    runRow->addWidget(m_steps);
     runRow->addWidget(new QLabel(tr("Jobs"), this));
     runRow->addWidget(m_jobs);
     runRow->addWidget(m_run);
@@ -157,7 +175,18 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     layout->addWidget(tabs, 1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
-        if (m_preset->currentIndex() >= 0 && !isRunning()) selectPreset(m_preset->currentData().toString());
+        if (m_preset->currentIndex() < 0 || isRunning()) return;
+        const QString name = m_preset->currentData().toString();
+        const QString file = m_preset->currentData(kSourceRole).toString();
+        const QString folder = m_preset->currentData(kFolderRole).toString();
+        if (!name.isEmpty()) selectPreset(name);
+        else if (!folder.isEmpty()) openSweepFolder(folder);  // the folder again, not its sweep file's default one
+        else if (!file.isEmpty() && file != m_source) openSweepFile(file);
+    });
+    connect(m_steps, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_customOut.isEmpty()) m_out->setText(defaultOutDir());  // a quick look never mixes with the full sweep's runs
+        updateDescription();
+        refreshResults();
     });
     connect(open, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
@@ -172,17 +201,22 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
         if (!d.isEmpty()) m_out->setText(d);
     });
     connect(m_out, &QLineEdit::editingFinished, this, [this] {
-        m_customOut = m_out->text() == QDir(m_runsFolder).filePath("sweeps/" + m_plan.name) ? QString() : m_out->text();
+        m_customOut = m_out->text() == defaultOutDir() ? QString() : m_out->text();
+        adoptFolderOverrides();
         refreshResults();
     });
     connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
     connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
-    connect(m_figure, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_figure, &QComboBox::currentIndexChanged, this, [this] {
+        m_precision->setVisible(m_figure->currentData().toString() == "capacity");  // the only figure it changes
+        refreshResults();
+    });
     connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logX, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_precision, &QSpinBox::valueChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
+    m_precision->setVisible(m_figure->currentData().toString() == "capacity");
     if (m_preset->count() > 0) {
         const int lg = m_preset->findData("length-generalisation");
         m_preset->setCurrentIndex(lg >= 0 ? lg : 0);
@@ -196,8 +230,107 @@ ExperimentsPanel::~ExperimentsPanel() = default;  // the runner kills its childr
 void ExperimentsPanel::setRunsFolder(const QString& dir)
 {
     m_runsFolder = dir;
-    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) m_out->setText(QDir(dir).filePath("sweeps/" + m_plan.name));
+    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) {
+        m_out->setText(defaultOutDir());
+        adoptFolderOverrides();
+    }
     refreshResults();
+}
+
+QString ExperimentsPanel::defaultOutDir() const
+{
+    const int divisor = m_steps->currentData().toInt();
+    const QString suffix = divisor > 1 ? QString("-quick%1").arg(divisor) : divisor == 0 ? QString("-custom") : QString();
+    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + suffix);
+}
+
+void ExperimentsPanel::setExtraOverrides(const QStringList& sets)
+{
+    setCustomOverrides(sets);
+    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) m_out->setText(defaultOutDir());
+    updateDescription();
+    refreshResults();
+}
+
+void ExperimentsPanel::setStepsDivisor(int divisor)
+{
+    const int i = m_steps->findData(divisor);
+    if (i >= 0) m_steps->setCurrentIndex(i);
+}
+
+void ExperimentsPanel::setCustomOverrides(const QStringList& sets)
+{
+    const QSignalBlocker block(m_steps);  // the callers move the folder and the text themselves
+    int i = m_steps->findData(0);
+    if (i < 0) {
+        m_steps->addItem(QString(), 0);
+        i = m_steps->count() - 1;
+    }
+    m_steps->setItemText(i, tr("custom: %1").arg(sets.join(", ")));
+    m_steps->setItemData(i, sets, kOverridesRole);
+    m_steps->setItemData(i, sets.join("\n"), Qt::ToolTipRole);
+    m_steps->setCurrentIndex(i);
+}
+
+QStringList ExperimentsPanel::overrides() const
+{
+    const int divisor = m_steps->currentData().toInt();
+    return divisor == 0 ? m_steps->currentData(kOverridesRole).toStringList() : quickLookOverrides(m_plan, divisor);
+}
+
+void ExperimentsPanel::adoptFolderOverrides()
+{
+    const std::optional<SweepPlan> index = readSweepIndex(m_out->text());
+    if (!index || index->name != m_plan.name) return;
+    QStringList current;
+    try {
+        current = overrides();
+    } catch (const Error&) {  // a quick look this sweep cannot take: anything else is a change
+    }
+    if (index->overrides == current) return;
+    int match = -1;
+    for (int i = 0; i < m_steps->count() && match < 0; ++i) {
+        const int divisor = m_steps->itemData(i).toInt();
+        try {
+            if (divisor > 0 && quickLookOverrides(m_plan, divisor) == index->overrides) match = i;
+        } catch (const Error&) {
+        }
+    }
+    if (match >= 0) {
+        const QSignalBlocker block(m_steps);
+        m_steps->setCurrentIndex(match);
+    } else {
+        setCustomOverrides(index->overrides);
+    }
+    m_customOut = m_out->text();  // the folder stays; the Steps box follows it
+    updateDescription();
+    emit message(tr("%1 was made with %2; Run resumes it with those settings")
+                     .arg(m_out->text(), index->overrides.isEmpty() ? tr("the sweep file's own settings")
+                                                                     : "--set " + index->overrides.join(" --set ")));
+}
+
+void ExperimentsPanel::updateDescription()
+{
+    const QString text = m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description;
+    try {
+        m_description->setText(describeChanged(text, overrides()));
+    } catch (const Error& e) {
+        m_description->setText(text + "\n" + e.message());
+    }
+}
+
+void ExperimentsPanel::showOtherSource(const QString& label, const QString& source, const QString& folder)
+{
+    const QSignalBlocker block(m_preset);  // shown, not reloaded
+    int i = m_preset->findData(QString());
+    if (i < 0) {
+        m_preset->addItem(label, QString());
+        i = m_preset->count() - 1;
+    }
+    m_preset->setItemText(i, label);
+    m_preset->setItemData(i, source, kSourceRole);
+    m_preset->setItemData(i, folder, kFolderRole);
+    m_preset->setCurrentIndex(i);
 }
 
 QString ExperimentsPanel::outDir() const { return m_out->text(); }
@@ -208,6 +341,7 @@ void ExperimentsPanel::setOutDir(const QString& dir)
 {
     m_out->setText(QDir(dir).absolutePath());
     m_customOut = m_out->text();
+    adoptFolderOverrides();
     refreshResults();
 }
 
@@ -231,6 +365,7 @@ bool ExperimentsPanel::openSweepFile(const QString& file)
 {
     try {
         setPlan(loadSweep(file, "."), file);
+        showOtherSource(tr("File: %1").arg(QFileInfo(file).fileName()), file);
         return true;
     } catch (const Error& e) {
         emit errorMessage(e.message());
@@ -259,6 +394,12 @@ bool ExperimentsPanel::openSweepFolder(const QString& dir)
         source.clear();
     }
     setPlan(std::move(plan), source);
+    if (const int bundled = m_preset->findData(m_plan.name); bundled >= 0 && source == sweepPresetFile(m_plan.name)) {
+        const QSignalBlocker block(m_preset);
+        m_preset->setCurrentIndex(bundled);
+    } else {
+        showOtherSource(tr("Folder: %1").arg(QFileInfo(dir).fileName()), source, QDir(dir).absolutePath());
+    }
     setOutDir(dir);
     emit message(source.isEmpty() ? tr("Opened sweep %1 (%2 runs); its sweep file is gone, so it cannot be resumed from here").arg(m_plan.name).arg(m_plan.runs.size())
                                    : tr("Opened sweep %1 (%2 runs) from %3").arg(m_plan.name).arg(m_plan.runs.size()).arg(dir));
@@ -271,10 +412,29 @@ void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)
     m_plan = std::move(plan);
     m_source = source;
     m_customOut.clear();
-    m_out->setText(QDir(m_runsFolder).filePath("sweeps/" + m_plan.name));
-    m_description->setText(m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description);
+    // A quick look needs runs that share their steps; a folder without its sweep file cannot run.
+    auto* steps = qobject_cast<QStandardItemModel*>(m_steps->model());
+    for (int i = 0; i < m_steps->count(); ++i) {
+        const int divisor = m_steps->itemData(i).toInt();
+        if (divisor <= 1) continue;
+        QString why = source.isEmpty() ? tr("this folder's sweep file is gone: it cannot run") : QString();
+        try {
+            quickLookOverrides(m_plan, divisor);
+        } catch (const Error& e) {
+            why = e.message();
+        }
+        steps->item(i)->setEnabled(why.isEmpty());
+        steps->item(i)->setToolTip(why);
+        if (!why.isEmpty() && m_steps->currentIndex() == i) {
+            const QSignalBlocker block(m_steps);
+            m_steps->setCurrentIndex(0);
+        }
+    }
+    m_out->setText(defaultOutDir());
+    updateDescription();
     const int fi = m_figure->findData(m_plan.figure);
     if (fi >= 0) m_figure->setCurrentIndex(fi);
+    adoptFolderOverrides();
     refreshResults();
 }
 
@@ -289,7 +449,7 @@ bool ExperimentsPanel::run()
     }
     try {
         SweepPlan plan = loadSweep(m_source, m_out->text().trimmed());
-        overrideSweep(plan, m_extra);
+        overrideSweep(plan, overrides());
         m_runner = std::make_unique<SweepRunner>(std::move(plan), m_exe, m_jobs->value());
         const int todo = m_runner->prepare();
         emit message(tr("Sweep %1: %2 runs, %3 already finished; %4 at a time, in %5")
@@ -330,6 +490,7 @@ bool ExperimentsPanel::run()
     m_progressText->setText(tr("starting…"));
     m_runner->start();
     updateState();
+    refreshResults();  // the folder's finished runs, or a frame that says the figure is coming
     return true;
 }
 
@@ -344,6 +505,7 @@ void ExperimentsPanel::updateState()
     m_run->setEnabled(!running && !m_source.isEmpty());
     m_stop->setEnabled(running);
     m_preset->setEnabled(!running);
+    m_steps->setEnabled(!running);
     m_out->setEnabled(!running);
     m_jobs->setEnabled(!running);
 }
@@ -375,13 +537,17 @@ void ExperimentsPanel::refreshResults()
     m_figureCsv.clear();
     if (!runs.empty()) {
         try {
+            m_plot->xAxis->setVisible(true);
+            m_plot->yAxis->setVisible(true);
             m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(),
                                          {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
+            showEmptyFigure(QString());
         }
     } else {
-        m_figureNote->setText(tr("No finished runs yet: press Run"));
+        showEmptyFigure(isRunning() ? tr("No run of this sweep has finished yet: the figure fills in as they do")
+                                    : tr("No finished runs in this folder yet: press Run"));
     }
     m_plot->replot();
     m_export->setEnabled(!runs.empty());
@@ -408,6 +574,24 @@ void ExperimentsPanel::refreshResults()
             m_table->setItem(i, j, item);
         }
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+}
+
+// Nothing to draw: a frame that says so, not the axes, title and (empty) legend of what was drawn before.
+void ExperimentsPanel::showEmptyFigure(const QString& text)
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_plot->legend->setVisible(false);
+    while (m_plot->plotLayout()->rowCount() > 1) {  // a figure's title
+        m_plot->plotLayout()->removeAt(0);
+        m_plot->plotLayout()->simplify();
+    }
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis, m_plot->yAxis2}) axis->setVisible(false);
+    auto* note = new QCPItemText(m_plot);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.5);
+    note->setText(text);
+    note->setColor(palette().color(QPalette::PlaceholderText));
 }
 
 // The figure as shown, through the dialog File → Export opens (size, DPI, font, line width);

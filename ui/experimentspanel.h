@@ -1,6 +1,9 @@
 // The Experiments tab: pick a bundled sweep preset (or a sweep file), read what it reproduces,
 // press Run; its runs train as child processes (N at a time, cancellable, resumable), and the
 // comparison figure (seed bands) and the results table (✓ / ▲ / ✗) fill in as runs finish.
+// Steps: the full sweep, a quick look (every run's train.steps divided by 4 or 10, in its own
+// folder), or the overrides a folder was made with (index.json's "set"), so a sweep shrunk on the
+// command line resumes here with its own settings.
 #pragma once
 
 #include "experiments/sweep.h"
@@ -35,11 +38,16 @@ public:
     void setRunsFolder(const QString& dir);
     // The parrotscope binary the runs are started with (default: this program).
     void setExecutable(const QString& exe) { m_exe = exe; }
-    // Extra overrides on every run (a shrunken preset; tests).
-    void setExtraOverrides(const QStringList& sets) { m_extra = sets; }
+    // Overrides on every run (a shrunken preset; tests): the Steps box's custom entry, chosen.
+    void setExtraOverrides(const QStringList& sets);
+    // The Steps box: 1 (the full sweep), 4 or 10 (a quick look), 0 (its custom entry).
+    void setStepsDivisor(int divisor);
+    // What Run adds to every run of the sweep file (the Steps box's choice).
+    QStringList overrides() const;
 
+    // The sweep's folder: shows its finished runs, and takes the overrides its index.json records.
     void setOutDir(const QString& dir);
-    void showResultsTable(bool table);       // the Results table tab, or the Figure tab      // the sweep's folder (shows its finished runs)
+    void showResultsTable(bool table);       // the Results table tab, or the Figure tab
     bool selectPreset(const QString& name);  // a bundled sweep; false (and a message) if unknown
     bool openSweepFile(const QString& file);
     // A sweep folder (its index.json): its runs' figure and table, and Run resumes it when its
@@ -56,6 +64,8 @@ public:
     int resultRuns() const { return m_resultRuns; }
     QComboBox* presetBox() const { return m_preset; }
     QComboBox* figureBox() const { return m_figure; }
+    QComboBox* stepsBox() const { return m_steps; }
+    QSpinBox* precisionBox() const { return m_precision; }
     QPushButton* runButton() const { return m_run; }
     QPushButton* stopButton() const { return m_stop; }
     QProgressBar* progressBar() const { return m_progress; }
@@ -71,6 +81,17 @@ signals:
 
 private:
     void setPlan(SweepPlan plan, const QString& source);
+    // The Experiment box's entry for a sweep file or folder of the user's, chosen (no reload);
+    // chosen again, it opens that file, or that folder.
+    void showOtherSource(const QString& label, const QString& source, const QString& folder = {});
+    // The folder for the Steps box's choice, unless the user picked one.
+    QString defaultOutDir() const;
+    // A folder whose index.json records other overrides than the Steps box gives: take those, so
+    // Run resumes it as it was made.
+    void adoptFolderOverrides();
+    void setCustomOverrides(const QStringList& sets);
+    void updateDescription();
+    void showEmptyFigure(const QString& text);
     void updateState();
     void exportFigure();
     // The plan's runs that finished in the sweep folder, loaded (unreadable ones left out);
@@ -79,12 +100,11 @@ private:
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
     QString m_figureCsv;  // the figure's own table, as drawn last
-    QStringList m_extra;
     SweepPlan m_plan;
     std::unique_ptr<SweepRunner> m_runner;
     int m_resultRuns = 0;
 
-    QComboBox *m_preset, *m_figure, *m_point;
+    QComboBox *m_preset, *m_figure, *m_point, *m_steps;
     QLabel *m_description, *m_summary, *m_progressText, *m_figureNote;
     QLineEdit* m_out;
     QSpinBox* m_jobs;

@@ -127,9 +127,13 @@ void InspectorPanel::show(const CheckpointInfo& info)
 {
     m_info = info;
     if (QFileInfo::exists(info.path)) remember(info.path);
-    QString text = QString("<b>%1</b><br>format: %2; recognised as: %3; %4 tensors, %5 bytes")
-                       .arg(info.path.toHtmlEscaped(), info.format, (info.recognised.isEmpty() ? QString("–") : info.recognised).toHtmlEscaped())
-                       .arg(info.tensors.size()).arg(info.totalBytes);
+    QString text = QString("<b>%1</b><br>format: %2").arg(info.path.toHtmlEscaped(), info.format);
+    if (!info.tensors.empty() || !info.recognised.isEmpty())
+        text += QString("; recognised as: %1; %2 tensors, %3 bytes")
+                    .arg((info.recognised.isEmpty() ? QString("–") : info.recognised).toHtmlEscaped())
+                    .arg(info.tensors.size()).arg(info.totalBytes);
+    else if (const QFileInfo file(info.path); file.exists())  // nothing read: not "0 tensors, 0 bytes" of a file that has bytes
+        text += QString("; a file of %1 bytes, no tensors read").arg(file.size());
     text += info.problem.isEmpty() ? QString("<br>The app can run it.")
                                    : QString("<br><span style='color:#b00'>%1</span>").arg(info.problem.toHtmlEscaped());
     m_summary->setText(text);

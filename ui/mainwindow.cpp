@@ -46,6 +46,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QScreen>
 #include <QScrollArea>
@@ -204,7 +205,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_settings, &SettingsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_settings, &SettingsPanel::presetLoaded, this, [this](const QString& name) {
         const ExperimentConfig c = m_settings->config();
-        m_trainPanel->setTask(c.task);
+        m_trainPanel->setTask(c.task, true);
         log(tr("Preset %1 loaded.").arg(name));
     });
     updateStatus();
@@ -521,28 +522,73 @@ void MainWindow::setModel(const Model& m)
 void MainWindow::startTraining()
 {
     if (m_trainThread || isEvaluating()) return;
+    if (m_model.isNull() || m_modelCheckpoint.isEmpty()) return trainFresh();
+    if (m_trainChoice && m_trainChoice->isVisible()) return m_trainChoice->raise();
+    const ExperimentConfig c = m_settings->config();
+    // Only the architecture has to match: the task and training settings are the form's.
+    const QStringList otherModel = overridesBetween(m_model.config(), c).filter(QRegularExpression("^model\\."));
+    auto* box = new QMessageBox(QMessageBox::Question, tr("Train"),
+                                tr("The Train tab holds the model opened from %1, trained to step %2. Continue training it, "
+                                   "or start a fresh model with these settings?")
+                                    .arg(SettingsPanel::checkpointName(m_modelCheckpoint)).arg(m_model.step()),
+                                QMessageBox::Cancel, this);
+    box->setObjectName("trainChoice");
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setInformativeText(
+        tr("Continue: %1 more steps (the Steps setting) from its weights, counted on from step %2, into a new run folder whose "
+           "config.json names the checkpoint. The optimiser starts afresh, since the checkpoint does not hold its state, so the "
+           "learning rate warms up and decays again over these steps; resuming exactly where it stopped, optimiser state "
+           "and all, is for a later version.\n\nFresh: new weights from step 0 with these settings.")
+            .arg(c.train.steps).arg(m_model.step())
+        + (otherModel.isEmpty() ? QString() : tr("\n\nIt cannot continue: the settings describe another model (%1).").arg(otherModel.join(", "))));
+    QPushButton* continueButton = box->addButton(tr("Continue this model"), QMessageBox::AcceptRole);
+    continueButton->setObjectName("continueModel");
+    continueButton->setEnabled(otherModel.isEmpty());
+    QPushButton* freshButton = box->addButton(tr("Start a fresh model"), QMessageBox::AcceptRole);
+    freshButton->setObjectName("freshModel");
+    box->setDefaultButton(otherModel.isEmpty() ? continueButton : freshButton);
+    connect(continueButton, &QPushButton::clicked, this, &MainWindow::continueTraining);
+    connect(freshButton, &QPushButton::clicked, this, &MainWindow::trainFresh);
+    m_trainChoice = box;
+    box->open();  // window-modal: the event loop and the plots keep going
+}
+
+QMessageBox* MainWindow::trainChoiceBox() const { return m_trainChoice.data(); }
+
+void MainWindow::trainFresh() { startRun(false); }
+
+void MainWindow::continueTraining() { startRun(true); }
+
+void MainWindow::startRun(bool continueModel)
+{
+    if (m_trainThread || isEvaluating() || (continueModel && m_model.isNull())) return;
     const QStringList problems = m_settings->problems();
     if (!problems.isEmpty()) {
         showError(tr("Cannot train with these settings:\n%1").arg(problems.join("\n")));
         return;
     }
     const ExperimentConfig c = m_settings->config();
+    const QString continuesFrom = continueModel ? m_modelCheckpoint : QString();
     Model model;
     QString runDir;
     try {
-        model = Model::create(c);
+        model = continueModel ? m_model.continuedAs(c) : Model::create(c);
         QDir().mkpath(runsFolder());
-        runDir = newRunDir(runsFolder(), c.name);
+        runDir = newRunDir(runsFolder(), continueModel ? c.name + "-continued" : c.name);
     } catch (const Error& e) {
-        showError(e.message());
+        showError(continueModel ? tr("Cannot continue this model: %1").arg(e.message()) : e.message());
         return;
     }
     setModel(model);
     m_runDir = runDir;
+    m_continuing = continuesFrom;
+    if (!continueModel) m_modelCheckpoint.clear();  // a model of this window's own
     m_trainPanel->startFresh(c.task, tr("starting..."));
-    log(tr("Training %1 on copy (lengths %2-%3); run folder %4").arg(model.summary()).arg(c.task.minLen).arg(c.task.maxLen).arg(runDir));
+    log(continueModel ? tr("Continuing %1 from step %2 of %3 on %4 for %5 more steps (a fresh optimiser); run folder %6")
+                            .arg(model.summary()).arg(model.step()).arg(continuesFrom, describeTask(c.task)).arg(c.train.steps).arg(runDir)
+                      : tr("Training %1 on %2; run folder %3").arg(model.summary(), describeTask(c.task), runDir));
 
-    m_worker = new TrainWorker(model, runDir);
+    m_worker = new TrainWorker(model, runDir, continuesFrom);
     m_trainThread = new QThread(this);
     m_worker->moveToThread(m_trainThread);
     connect(m_trainThread, &QThread::started, m_worker, &TrainWorker::run);
@@ -589,6 +635,9 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
     m_worker = nullptr;
     m_trainPanel->setPaused(false);
     m_trainPanel->setStatus(tr("%1 at step %2").arg(statusName(o.status)).arg(o.step));
+    m_trainPanel->showEnded();
+    // a continued model goes on from the checkpoint its run wrote
+    if (!m_continuing.isEmpty() && !o.checkpoint.isEmpty()) m_modelCheckpoint = o.checkpoint;
     setModel(m_model);  // refresh the summary: the step changed
     m_runs->refresh();  // the run just written
     if (o.status == TrainOutcome::Status::Finished || o.status == TrainOutcome::Status::Cancelled)
@@ -729,7 +778,8 @@ void MainWindow::openCheckpointInBackground(const QString& path, std::function<v
 void MainWindow::applyCheckpoint(const QString& path, const Model& m)
 {
     setModel(m);
-    m_settings->setConfig(m.config());
+    m_modelCheckpoint = path;
+    m_settings->setCheckpointConfig(m.config(), path, m.step());
     m_trainPanel->startFresh(m.config().task, tr("loaded"));
     log(tr("Opened %1: %2").arg(path, m.summary()));
     QSettings settings;

@@ -18,6 +18,7 @@ class QDialog;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QMessageBox;
 class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
@@ -54,7 +55,14 @@ public:
     bool isOpening() const { return m_openJob.isRunning(); }
     bool saveCheckpoint(const QString& path);
     bool saveScreenshot(const QString& path);
+    // Train (F5): a fresh model with the form's settings, or, when the Train tab holds a model opened
+    // from a checkpoint, a window-modal choice (trainChoiceBox()) between that and continuing it.
     void startTraining();
+    void trainFresh();
+    // Trains the opened model further under the form's settings (Model::continuedAs, train()):
+    // train.steps more steps counted on from its step, a new run folder naming the checkpoint.
+    void continueTraining();
+    QMessageBox* trainChoiceBox() const;
     void startEvaluation();
     // Takes a screenshot at training step `step` (or when training ends first), then closes.
     void screenshotAtStep(long long step, const QString& path);
@@ -150,6 +158,7 @@ private:
     void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)
     void setModel(const Model& m);
     void applyCheckpoint(const QString& path, const Model& m);
+    void startRun(bool continueModel);
 
     SettingsPanel* m_settings;
     TrainPanel* m_trainPanel;
@@ -172,6 +181,9 @@ private:
     QAction *m_saveAction, *m_openAction, *m_trainAction, *m_stopAction;
 
     Model m_model;
+    QString m_modelCheckpoint;  // the file the model was opened (or last continued) from; "" for one trained here
+    QString m_continuing;       // the checkpoint the running training continues, "" for a fresh model
+    QPointer<QMessageBox> m_trainChoice;
     QString m_runDir;
     // Training keeps its own long-lived worker rather than a BackgroundJob: TrainWorker reports
     // four kinds of signal (progress, curves, log lines, the outcome) and is paused and resumed

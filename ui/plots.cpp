@@ -83,6 +83,9 @@ void LossPlot::clear()
     m_graph->data()->clear();
     m_smooth->data()->clear();
     m_points = 0;
+    // rescaling finds no data to fit: without this the empty plot keeps the last run's axes
+    m_plot->xAxis->setRange(0, 10);
+    m_plot->yAxis->setRange(0.1, 10);
     scheduleReplot();
 }
 

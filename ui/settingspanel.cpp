@@ -9,8 +9,10 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QEvent>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -22,6 +24,8 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <optional>
 
 namespace parrot {
 
@@ -52,7 +56,16 @@ struct RoleColours {
     }
 };
 
+const QString kOtherEntry = "other";  // the Experiment box's entry for a checkpoint's or a custom config
+
 }  // namespace
+
+QString SettingsPanel::checkpointName(const QString& path)
+{
+    const QFileInfo f(path);
+    // a run's autosave, <run>/checkpoints/last.safetensors: which run it is says more than its name
+    return f.dir().dirName() == "checkpoints" ? QFileInfo(f.absolutePath()).dir().dirName() + "/" + f.fileName() : f.fileName();
+}
 
 QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
 {
@@ -263,7 +276,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_problems);
     layout->addStretch(1);
 
-    connect(m_preset, &QComboBox::activated, this, [this](int) { selectPreset(m_preset->currentText()); });
+    connect(m_preset, &QComboBox::activated, this, [this](int i) {
+        if (m_preset->itemData(i).toString() != kOtherEntry) {
+            selectPreset(m_preset->itemText(i));
+            return;
+        }
+        setOrigin(i, m_other, m_otherText);
+        fillForm(m_other);
+    });
 }
 
 bool SettingsPanel::selectPreset(const QString& name)
@@ -279,15 +299,65 @@ bool SettingsPanel::selectPreset(const QString& name)
     }
 }
 
-QString SettingsPanel::presetName() const { return m_preset->currentText(); }
+QString SettingsPanel::presetName() const
+{
+    return m_preset->currentData().toString() == kOtherEntry ? QString() : m_preset->currentText();
+}
 
 void SettingsPanel::setConfig(const ExperimentConfig& c)
 {
+    const int presetIndex = presetNames().contains(c.name) ? m_preset->findText(c.name) : -1;
+    std::optional<ExperimentConfig> preset;  // what the form changes of it, the description says
+    if (presetIndex >= 0) {
+        try {
+            preset = loadPreset(c.name);
+        } catch (const Error&) {  // a bundled preset always loads; were it not to, the config stands alone
+        }
+    }
+    if (preset) setOrigin(presetIndex, *preset, preset->description);
+    else setOther(tr("Custom: %1").arg(c.name), c, c.description.isEmpty() ? tr("(custom experiment)") : c.description);
+    fillForm(c);
+}
+
+void SettingsPanel::setCheckpointConfig(const ExperimentConfig& c, const QString& path, long long step)
+{
+    setOther(tr("Checkpoint: %1").arg(checkpointName(path)), c,
+             tr("The settings of the checkpoint %1, trained to step %2: %3, on %4. Train continues this model or starts "
+                "a fresh one with these settings.")
+                 .arg(checkpointName(path)).arg(step).arg(describeModel(c.model), describeTask(c.task)));
+    fillForm(c);
+}
+
+void SettingsPanel::setOther(const QString& label, const ExperimentConfig& c, const QString& text)
+{
+    m_other = c;
+    m_otherText = text;
+    int i = m_preset->findData(kOtherEntry);
+    if (i < 0) {
+        m_preset->addItem(label, kOtherEntry);
+        i = m_preset->count() - 1;
+    }
+    m_preset->setItemText(i, label);
+    setOrigin(i, c, text);
+}
+
+void SettingsPanel::setOrigin(int index, const ExperimentConfig& c, const QString& text)
+{
+    m_preset->setCurrentIndex(index);
+    m_origin = c;
+    m_originText = text;
+}
+
+void SettingsPanel::updateDescription()
+{
+    if (m_originText.isEmpty()) return;  // nothing loaded yet
+    m_description->setText(describeChanged(m_originText, overridesBetween(m_origin, config())));
+}
+
+void SettingsPanel::fillForm(const ExperimentConfig& c)
+{
     m_filling = true;
     m_base = c;
-    const int presetIndex = m_preset->findText(c.name);
-    if (presetIndex >= 0) m_preset->setCurrentIndex(presetIndex);
-    m_description->setText(c.description.isEmpty() ? tr("(custom experiment)") : c.description);
     setTaskFields(c.task);
     m_kind->setCurrentIndex(std::max(0, m_kind->findData(c.model.kind)));
     m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
@@ -539,6 +609,7 @@ void SettingsPanel::showProblems()
 {
     if (m_sizeTimer) m_sizeTimer->start();
     updateTaskFields();
+    updateDescription();
     const QStringList p = problems();
     if (p.isEmpty()) showSample();
     else m_sample->setText(tr("(fix the settings to see an example)"));

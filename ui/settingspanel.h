@@ -24,10 +24,17 @@ class SettingsPanel : public QWidget {
 public:
     explicit SettingsPanel(QWidget* parent = nullptr);
 
+    // The form filled with `c`; the Experiment box names its preset (and what differs from it),
+    // or, for a config of no preset, the config's own name and description.
     void setConfig(const ExperimentConfig& c);
+    // The form filled from a checkpoint: the Experiment box names the file and its step, never the
+    // preset that was chosen before; choosing that entry again restores the checkpoint's settings.
+    void setCheckpointConfig(const ExperimentConfig& c, const QString& path, long long step);
+    // A checkpoint as the window names it: its file name, with its run folder for a run's autosave.
+    static QString checkpointName(const QString& path);
     ExperimentConfig config() const;    // the form's values over the base config
     QStringList problems() const;       // validation messages; empty when trainable
-    QString presetName() const;
+    QString presetName() const;  // "" when the form holds a checkpoint's or a custom config
     bool selectPreset(const QString& name);  // loads it into the form
     // Sets d_model so the chosen family has as many parameters as `kind` would with the same
     // settings; counted off the GUI thread, then `matched` (or errorMessage).
@@ -44,6 +51,11 @@ protected:
 
 private:
     void showProblems();
+    void fillForm(const ExperimentConfig& c);
+    // The Experiment box's last entry, for a checkpoint's or a custom config.
+    void setOther(const QString& label, const ExperimentConfig& c, const QString& text);
+    void setOrigin(int index, const ExperimentConfig& c, const QString& text);
+    void updateDescription();
     void updateModelFields();
     void updateTaskFields();
     void setTaskFields(const TaskConfig& t);
@@ -53,6 +65,12 @@ private:
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
 
     ExperimentConfig m_base;
+    // What the Experiment box describes (a preset, a checkpoint's settings), and in what words;
+    // the description adds what the form has changed of it.
+    ExperimentConfig m_origin;
+    QString m_originText;
+    ExperimentConfig m_other;  // the config behind the box's last entry
+    QString m_otherText;
     bool m_filling = false;
     QComboBox* m_preset;
     QLabel* m_description;

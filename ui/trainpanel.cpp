@@ -26,6 +26,12 @@ QString duration(double s)
     return QString("%1 s").arg(int(s + 0.5));
 }
 
+QString rates(const TrainProgress& p)
+{
+    return QObject::tr("loss %1 · lr %2 · %3 tok/s · elapsed %4")
+        .arg(p.loss, 0, 'f', 4).arg(p.lr, 0, 'e', 1).arg(p.tokensPerSecond, 0, 'f', 0).arg(duration(p.elapsedSeconds));
+}
+
 }  // namespace
 
 TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
@@ -35,7 +41,7 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     auto* controls = new QHBoxLayout;
     m_train = new QPushButton(tr("Train"), this);
     m_train->setObjectName("train");
-    m_train->setToolTip(tr("Train a new model with these settings (F5)"));
+    m_train->setToolTip(tr("Train a new model with these settings (F5); with a checkpoint open, continue it or start fresh"));
     m_pause = new QPushButton(tr("Pause"), this);
     m_pause->setObjectName("pause");
     m_stop = new QPushButton(tr("Stop"), this);
@@ -46,6 +52,7 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     m_progress->setValue(0);
     m_progress->setTextVisible(true);
     m_progress->setFormat(tr("idle"));
+    m_progress->setObjectName("progress");
     // The loss, speed and times under the bar, where their changing length moves nothing else
     // and never widens the window.
     m_progressText = new QLabel(this);
@@ -102,17 +109,19 @@ void TrainPanel::startFresh(const TaskConfig& t, const QString& status)
 {
     m_loss->clear();
     m_accuracy->clearCurves();
-    setTask(t);
+    m_last = TrainProgress();
+    m_progressText->clear();
+    setTask(t, true);
     setStatus(status, 0);
 }
 
-void TrainPanel::setTask(const TaskConfig& t)
+void TrainPanel::setTask(const TaskConfig& t, bool resetLengths)
 {
     const TaskInfo* info = findTask(t.kind);
     const bool errorCurves = info && info->metric == "error";
     m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen, errorCurves);
-    if (t.kind != m_taskKind) {
-        m_taskKind = t.kind;
+    if (resetLengths || parrot::evaluationLengths(t) != m_taskLengths) {
+        m_taskLengths = parrot::evaluationLengths(t);
         QStringList lengths;
         for (int l : parrot::evaluationLengths(t)) lengths << QString::number(l);
         m_evalLengths->setText(lengths.join(", "));
@@ -126,9 +135,13 @@ void TrainPanel::showProgress(const TrainProgress& p, const Model& m)
     m_progress->setValue(p.totalSteps > 0 ? int(1000 * p.step / p.totalSteps) : 0);
     m_progress->setFormat(p.paused ? tr("paused at step %1 / %2").arg(p.step).arg(p.totalSteps)
                                    : tr("step %1 / %2").arg(p.step).arg(p.totalSteps));
-    m_progressText->setText(tr("loss %1 · lr %2 · %3 tok/s · elapsed %4 · ETA %5")
-                                .arg(p.loss, 0, 'f', 4).arg(p.lr, 0, 'e', 1).arg(p.tokensPerSecond, 0, 'f', 0)
-                                .arg(duration(p.elapsedSeconds), duration(p.etaSeconds)));
+    m_last = p;
+    m_progressText->setText(rates(p) + tr(" · ETA %1").arg(duration(p.etaSeconds)));
+}
+
+void TrainPanel::showEnded()
+{
+    m_progressText->setText(m_last.step > 0 ? rates(m_last) : QString());
 }
 
 void TrainPanel::showCurve(const LengthCurve& c) { m_accuracy->setLiveCurve(c); }

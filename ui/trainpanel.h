@@ -36,14 +36,18 @@ public:
 
     // The model line: the model's summary, or how to get one.
     void showModel(const Model& m);
-    // A new run or a newly opened model on task `t`: the plots cleared, the accuracy plot's axis
-    // and training range set, and the progress bar saying `status`.
+    // A new run or a newly opened model on task `t`: the plots and the previous run's rates
+    // cleared, the accuracy plot's axis and training range set, the task's evaluation lengths in
+    // the evaluate box, and the progress bar saying `status`.
     void startFresh(const TaskConfig& t, const QString& status);
-    // The accuracy plot's axis, title and training range; a new task also brings its own
-    // evaluation lengths into the evaluate box (copy's string lengths mean nothing for MQAR).
-    void setTask(const TaskConfig& t);
+    // The accuracy plot's axis, title and training range. The evaluate box follows the task's
+    // evaluation lengths when they change (copy's string lengths mean nothing for MQAR), and
+    // always with `resetLengths` (a preset loaded); lengths typed into it are kept until then.
+    void setTask(const TaskConfig& t, bool resetLengths = false);
     // A training snapshot: every step's loss on the plot, the step and the rates on the bar.
     void showProgress(const TrainProgress& p, const Model& m);
+    // The run has ended: its last rates stay, without an ETA.
+    void showEnded();
     void showCurve(const LengthCurve& c);  // the live evaluation curve
     void addEvaluation(const LengthCurve& c);  // an evaluation the user asked for, beside the others
     // The bar's text (and value in thousandths, or -1 to keep it); busy: no steps to count.
@@ -66,7 +70,8 @@ private:
     AccuracyPlot* m_accuracy;
     QLineEdit* m_evalLengths;
     QSpinBox* m_evalSamples;
-    QString m_taskKind;  // the task whose evaluation lengths the evaluate box holds
+    std::vector<int> m_taskLengths;  // the task's evaluation lengths the evaluate box was last set to
+    TrainProgress m_last;            // the latest snapshot, for the line that stays when the run ends
 };
 
 }  // namespace parrot

@@ -14,23 +14,11 @@
 #include <QSaveFile>
 #include <QSet>
 
+#include <cmath>
+
 namespace parrot {
 
 namespace {
-
-// A JSON value as --set writes it: strings bare, numbers and booleans as text, arrays as a list.
-QString setValue(const QJsonValue& v)
-{
-    if (v.isString()) return v.toString();
-    if (v.isBool()) return v.toBool() ? "true" : "false";
-    if (v.isDouble()) return QString::number(v.toDouble(), 'g', 12);
-    if (v.isArray()) {
-        QStringList parts;
-        for (const auto x : v.toArray()) parts << setValue(x);
-        return parts.join(',');
-    }
-    return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)).mid(1).chopped(1);
-}
 
 QStringList overridesOf(const QJsonObject& set, const QString& where)
 {
@@ -38,7 +26,7 @@ QStringList overridesOf(const QJsonObject& set, const QString& where)
     for (auto it = set.begin(); it != set.end(); ++it) {
         if (it.value().isObject() || it.value().isNull())
             throw Error(QString("%1.%2: expected a number, string, boolean or list").arg(where, it.key()));
-        out << it.key() + "=" + setValue(it.value());
+        out << it.key() + "=" + overrideText(it.value());
     }
     return out;
 }
@@ -94,7 +82,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
         if (!it.value().isArray() || it.value().toArray().isEmpty())
             throw Error(QString("%1: grid.%2: expected a non-empty list of values").arg(file, it.key()));
         std::vector<QString> values;
-        for (const auto v : it.value().toArray()) values.push_back(setValue(v));
+        for (const auto v : it.value().toArray()) values.push_back(overrideText(v));
         axes.push_back({it.key(), values});
     }
 
@@ -160,7 +148,8 @@ void writeSweepFiles(const SweepPlan& plan)
     }
     QSaveFile f(out.filePath("index.json"));
     const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
-                          {"figure", plan.figure}, {"source", plan.source}, {"runs", runs}};
+                          {"figure", plan.figure}, {"source", plan.source},
+                          {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
         throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
 }
@@ -177,6 +166,29 @@ void overrideSweep(SweepPlan& plan, const QStringList& overrides)
         run.config.name = name;
         run.overrides += overrides;
     }
+    plan.overrides += overrides;
+}
+
+QStringList quickLookOverrides(const SweepPlan& plan, int divisor)
+{
+    if (divisor <= 1 || plan.runs.empty()) return {};
+    const TrainConfig& first = plan.runs.front().config.train;
+    for (const SweepRun& r : plan.runs) {
+        const TrainConfig& t = r.config.train;
+        if (t.steps != first.steps || t.warmupSteps != first.warmupSteps || t.evalEvery != first.evalEvery
+            || t.checkpointEvery != first.checkpointEvery)
+            throw Error(QString("quick look: the runs differ in train.steps or its intervals (%1: %2 steps, %3: %4); "
+                                "shrink this sweep with --set instead")
+                            .arg(plan.runs.front().name).arg(first.steps).arg(r.name).arg(t.steps));
+    }
+    // The intervals shrink with the steps but stay at least 1; one of 0 (never) stays as it is, unnamed,
+    // so the description lists only what changed.
+    auto scaled = [divisor](int n) { return std::max(1, int(std::lround(double(n) / divisor))); };
+    QStringList sets{QString("train.steps=%1").arg(scaled(first.steps))};
+    if (first.warmupSteps > 0) sets << QString("train.warmup_steps=%1").arg(first.warmupSteps / divisor);
+    if (first.evalEvery > 0) sets << QString("train.eval_every=%1").arg(scaled(first.evalEvery));
+    if (first.checkpointEvery > 0) sets << QString("train.checkpoint_every=%1").arg(scaled(first.checkpointEvery));
+    return sets;
 }
 
 std::optional<SweepPlan> readSweepIndex(const QString& outDir)
@@ -191,6 +203,7 @@ std::optional<SweepPlan> readSweepIndex(const QString& outDir)
     plan.figure = o["figure"].toString("length");
     plan.source = o["source"].toString();
     plan.outDir = QDir(outDir).absolutePath();
+    for (const auto v : o["set"].toArray()) plan.overrides << v.toString();
     for (const auto v : o["runs"].toArray()) {
         SweepRun r;
         r.name = v.toObject()["name"].toString();

@@ -41,6 +41,9 @@ struct SweepPlan {
     QString figure = "length";  // length | efficiency | efficiency-time | icl (ui/figures.h)
     QString source;             // the sweep file it was read from (":/sweeps/NAME.json" for a bundled one)
     QString outDir;
+    // --set over the sweep file for every run (a shrunken sweep), recorded in index.json ("set")
+    // so the folder resumes with the settings it was made with.
+    QStringList overrides;
     std::vector<SweepRun> runs;
 };
 
@@ -49,11 +52,17 @@ struct SweepPlan {
 SweepPlan loadSweep(const QString& file, const QString& outDir);
 
 // Adds KEY=VALUE overrides to every run of a loaded plan (e.g. a shrunken preset:
-// train.steps=40). Throws parrot::Error naming the run and the override.
+// train.steps=40) and to plan.overrides. Throws parrot::Error naming the run and the override.
 void overrideSweep(SweepPlan& plan, const QStringList& overrides);
 
-// What index.json says of a sweep folder: its name, description, figure, source and runs (names
-// and folders; their configs are not read), or nullopt when there is no readable index.
+// The overrides of a quick look: every run's train.steps divided by `divisor` (at least 1), its
+// warm-up, evaluation and autosave intervals with it, so the curves keep their number of points
+// (intervals of 0, never, are left out). Empty for 1. Throws parrot::Error when the runs do not
+// share these settings.
+QStringList quickLookOverrides(const SweepPlan& plan, int divisor);
+
+// What index.json says of a sweep folder: its name, description, figure, source, overrides and
+// runs (names and folders; their configs are not read), or nullopt when there is no readable index.
 std::optional<SweepPlan> readSweepIndex(const QString& outDir);
 
 // Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).

@@ -57,12 +57,19 @@ int SweepRunner::prepare()
         const QJsonObject made = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object()["experiment"].toObject() : QJsonObject();
         if (made != toJson(r.config)) stale << r.name;
     }
-    if (!stale.isEmpty())
+    if (!stale.isEmpty()) {
+        // a folder shrunk with --set: how to resume it as it was made
+        const std::optional<SweepPlan> index = readSweepIndex(m_plan.outDir);
+        const QString made = index && index->overrides != m_plan.overrides
+                                 ? QString(" (it was made with %1)").arg(index->overrides.isEmpty() ? QString("no --set")
+                                                                                                    : "--set " + index->overrides.join(" --set "))
+                                 : QString();
         throw Error(QString("%1: %2 finished run%3 (%4%5) were made with other settings than the sweep gives now; "
-                            "choose another folder, or delete %6 to redo %7")
+                            "choose another folder, give the settings it was made with%8, or delete %6 to redo %7")
                         .arg(m_plan.outDir).arg(stale.size()).arg(stale.size() == 1 ? "" : "s")
                         .arg(stale.mid(0, 3).join(", "), stale.size() > 3 ? ", ..." : "")
-                        .arg(stale.size() == 1 ? "that run's folder" : "those runs' folders", stale.size() == 1 ? "it" : "them"));
+                        .arg(stale.size() == 1 ? "that run's folder" : "those runs' folders", stale.size() == 1 ? "it" : "them", made));
+    }
     writeSweepFiles(m_plan);
     m_todo.clear();
     for (const SweepRun& r : m_plan.runs) {

@@ -57,6 +57,16 @@ TensorSummary summarise(const QString& name, const TensorRecord& t)
     return s;
 }
 
+// Safetensors by its first bytes: a header length that fits the file, then a JSON object. Random
+// bytes and other formats fail this, so they are not reported as a broken safetensors file.
+bool looksLikeSafetensors(const QByteArray& start, qint64 size)
+{
+    if (start.size() < 9) return false;
+    quint64 headerLen = 0;
+    for (int i = 7; i >= 0; --i) headerLen = (headerLen << 8) | quint8(start[i]);
+    return headerLen >= 2 && headerLen <= quint64(size - 8) && start[8] == '{';
+}
+
 QJsonObject companionConfig(const QString& path)
 {
     QFile f(QFileInfo(path).dir().filePath("config.json"));
@@ -75,6 +85,8 @@ void fromSafetensors(CheckpointInfo& info, const SafetensorsFile& st)
     if (info.architecture == "parrotscope") {
         for (const char* key : {"task", "model", "train"})
             info.config.insert(key, QJsonDocument::fromJson(info.metadata.value(key).toUtf8()).object());
+        // every ModelConfig field is saved; a Mamba's heads and positions mean nothing
+        info.config.insert("model", familyModelJson(info.config["model"].toObject()));
         const QJsonObject m = info.config["model"].toObject();
         info.recognised = QString("Parrotscope checkpoint: %1%2, %3 layers, d_model %4, trained on %5 to step %6")
                               .arg(m["kind"].toString(), schemeNote(m))
@@ -135,11 +147,15 @@ CheckpointInfo inspectCheckpoint(const QString& path)
         } else if (start.trimmed().startsWith('{') && fi.size() <= kMaxIndex) {
             info.format = "safetensors index";  // model.safetensors.index.json: every shard it names
             fromSafetensors(info, readCheckpointTensors(path));
-        } else if (start.size() >= 8) {
+        } else if (looksLikeSafetensors(start, fi.size())) {
             info.format = "safetensors";
             fromSafetensors(info, readSafetensors(path));
-        } else {
+        } else if (fi.size() < 9) {
             info.problem = QString("not a checkpoint: %1 bytes, too short for any format the app reads").arg(fi.size());
+        } else {
+            info.problem = QString("not a format the app reads: its first bytes (%1) are not those of a safetensors file, "
+                                   "a PyTorch zip archive or a pickle; save the model with safetensors or torch.save")
+                               .arg(QString::fromLatin1(start.left(8).toHex(' ')));
         }
     } catch (const Error& e) {
         info.problem = e.message();

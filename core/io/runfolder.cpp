@@ -23,7 +23,7 @@ void RunFolder::checkFree(const QString& dir)
         throw Error(QString("%1: already holds a run (config.json or metrics.csv); choose a new folder").arg(d.absolutePath()));
 }
 
-RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment)
+RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment, const QJsonObject& continuesFrom)
     : m_dir(QDir(dir).absolutePath()), m_evalLengths(evaluationLengths(config.task))
 {
     QDir d(m_dir);
@@ -31,7 +31,8 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     if (!d.mkpath("checkpoints")) throw Error(QString("%1: cannot create the run folder").arg(m_dir));
 
     QSaveFile cfg(d.filePath("config.json"));
-    const QJsonObject doc{{"parrotscope_run", 1}, {"experiment", toJson(config)}, {"environment", environment}};
+    QJsonObject doc{{"parrotscope_run", 1}, {"experiment", toJson(config)}, {"environment", environment}};
+    if (!continuesFrom.isEmpty()) doc.insert("continues_from", continuesFrom);
     if (!cfg.open(QIODevice::WriteOnly) || cfg.write(QJsonDocument(doc).toJson()) < 0 || !cfg.commit())
         throw Error(QString("%1: cannot write config.json (%2)").arg(m_dir, cfg.errorString()));
 

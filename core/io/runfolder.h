@@ -16,8 +16,11 @@ namespace parrot {
 class RunFolder {
 public:
     // Creates `dir` (and parents) and writes config.json. Refuses a folder that already
-    // holds a run (config.json or metrics.csv), so nothing a user had is overwritten.
-    RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment);
+    // holds a run (config.json or metrics.csv), so nothing a user had is overwritten. A run that
+    // trains an existing model further names where it came from in `continuesFrom`
+    // ({"checkpoint": path, "step": n}), written as config.json's continues_from.
+    RunFolder(const QString& dir, const ExperimentConfig& config, const QJsonObject& environment,
+              const QJsonObject& continuesFrom = {});
     // Throws parrot::Error when `dir` already holds a run (what the constructor refuses).
     static void checkFree(const QString& dir);
 

@@ -118,7 +118,7 @@ struct Snapshot {
 
 }  // namespace
 
-TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb)
+TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb, const QString& continuesFrom)
 {
     TrainOutcome out;
     if (model.isNull()) {
@@ -132,21 +132,26 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
     try {
         applyThreads();
         const KeepFreedBlocks reuse;  // each step's tensors reuse the last step's memory (blockcache.h)
+        Model::Impl& m = ModelAccess::impl(model);
+        const long long startStep = m.step;  // a model trained before counts on from its step
         std::optional<RunFolder> folder;
-        if (!runDir.isEmpty()) folder.emplace(runDir, cfg, environmentJson());
+        if (!runDir.isEmpty())
+            folder.emplace(runDir, cfg, environmentJson(),
+                           startStep > 0 || !continuesFrom.isEmpty() ? QJsonObject{{"checkpoint", continuesFrom}, {"step", startStep}} : QJsonObject());
         // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
         // squared error / d of the prediction at each scored x position.
         std::unique_ptr<TokenTask> tokenTask;
         std::unique_ptr<IclTask> iclTask;
         if (isVectorTask(cfg.task.kind)) iclTask = IclTask::create(cfg.task);
         else tokenTask = TokenTask::create(cfg.task);
-        Model::Impl& m = ModelAccess::impl(model);
         Optimizer opt(m.net, tc);
-        std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345);
+        // a continued model sees other batches than its first run did
+        std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345 + uint64_t(startStep));
         m.net->train();
 
         TrainProgress p;
-        p.totalSteps = tc.steps;
+        p.step = startStep;
+        p.totalSteps = startStep + tc.steps;
         double activeSeconds = 0, pausedSeconds = 0;
         const auto runStart = Clock::now();
         auto stamp = [&] { p.wallSeconds = std::chrono::duration<double>(Clock::now() - runStart).count() - pausedSeconds; };
@@ -217,7 +222,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
                     out.status = TrainOutcome::Status::Diverged;
                     out.step = m.step;
                     out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
-                                      .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(s + 1).arg(lr, 0, 'g', 3);
+                                      .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(startStep + s + 1).arg(lr, 0, 'g', 3);
                 } else {
                     opt.step(lr, tc.gradClip);
                     ++m.step;
@@ -225,17 +230,18 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             }
             if (out.status == TrainOutcome::Status::Diverged) break;
             activeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
-            p.step = s + 1;
+            const long long done = s + 1;  // steps of this run; the schedule and the intervals count these
+            p.step = startStep + done;
             p.loss = lossValue;
             p.stepLosses.push_back(lossValue);
             p.lr = lr;
             p.examplesSeen += b.examples;  // prompts, for vector tasks
             p.elapsedSeconds = activeSeconds;
-            p.tokensPerSecond = double(p.step) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
-            p.etaSeconds = activeSeconds / double(p.step) * double(tc.steps - p.step);
+            p.tokensPerSecond = double(done) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
+            p.etaSeconds = activeSeconds / double(done) * double(tc.steps - done);
             stamp();
-            bool last = p.step == tc.steps;
-            const bool evalNow = !last && tc.evalEvery > 0 && p.step % tc.evalEvery == 0;
+            bool last = done == tc.steps;
+            const bool evalNow = !last && tc.evalEvery > 0 && done % tc.evalEvery == 0;
             if (evalNow) {
                 const LengthCurve c = evaluateNow(tc.evalSamples);
                 const double reached = c.stringAccuracyAt(cfg.task.maxLen, -1);
@@ -246,10 +252,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
                             .arg(100 * reached, 0, 'f', 1).arg(cfg.task.maxLen).arg(100 * tc.targetAccuracy, 0, 'f', 1).arg(p.step));
                     last = true;
                 }
-            } else if (folder && p.step % tc.logEvery == 0 && !last) {
+            } else if (folder && done % tc.logEvery == 0 && !last) {
                 folder->appendMetrics(p, nullptr);
             }
-            if (tc.checkpointEvery > 0 && p.step % tc.checkpointEvery == 0 && !last) checkpoint();
+            if (tc.checkpointEvery > 0 && done % tc.checkpointEvery == 0 && !last) checkpoint();
             report(last);
             if (out.targetReached) break;
         }
@@ -275,11 +281,11 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         if (out.status == TrainOutcome::Status::Finished) {
             if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
             out.message = out.targetReached
-                              ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(tc.steps).arg(p.wallSeconds, 0, 'f', 1)
-                              : QString("Finished %1 steps in %2 s.").arg(p.step).arg(activeSeconds, 0, 'f', 1);
+                              ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
+                              : QString("Finished %1 steps in %2 s.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1);
         } else {
             if (folder) folder->appendMetrics(p, nullptr);
-            out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(tc.steps);
+            out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(p.totalSteps);
         }
         checkpoint();
         if (folder) {

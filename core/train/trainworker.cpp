@@ -2,8 +2,8 @@
 
 namespace parrot {
 
-TrainWorker::TrainWorker(Model model, QString runDir, QObject* parent)
-    : QObject(parent), m_model(std::move(model)), m_runDir(std::move(runDir))
+TrainWorker::TrainWorker(Model model, QString runDir, QString continuesFrom, QObject* parent)
+    : QObject(parent), m_model(std::move(model)), m_runDir(std::move(runDir)), m_continuesFrom(std::move(continuesFrom))
 {
 }
 
@@ -17,7 +17,7 @@ void TrainWorker::run()
     cb.progress = [this](const TrainProgress& p) { emit progress(p); };
     cb.evaluated = [this](const LengthCurve& c) { emit evaluated(c); };
     cb.log = [this](const QString& s) { emit logMessage(s); };
-    const TrainOutcome outcome = train(m_model, m_runDir, m_control, cb);
+    const TrainOutcome outcome = train(m_model, m_runDir, m_control, cb, m_continuesFrom);
     emit finished(outcome);
 }
 

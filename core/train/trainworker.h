@@ -14,7 +14,8 @@ namespace parrot {
 class TrainWorker : public QObject {
     Q_OBJECT
 public:
-    TrainWorker(Model model, QString runDir, QObject* parent = nullptr);
+    // `continuesFrom`: the checkpoint the model was opened from, when it trains further (train()).
+    TrainWorker(Model model, QString runDir, QString continuesFrom = {}, QObject* parent = nullptr);
 
     void pause() { m_control.pause = true; }
     void resume() { m_control.pause = false; }
@@ -33,6 +34,7 @@ signals:
 private:
     Model m_model;
     QString m_runDir;
+    QString m_continuesFrom;
     TrainControl m_control;
 };
 
