@@ -425,9 +425,13 @@ private slots:
         QVERIFY(plot->legend->visible() && plot->legend->hasItemWithPlottable(key));
         QCOMPARE(key->name(), QString("training range"));
         QCOMPARE(plot->itemCount(), 1);  // the band only: no text for curves to cross
-        band->setBrush(QColor(255, 255, 255, 40));  // as a dark theme might
         plot->replot();
-        QCOMPARE(key->brush().color(), QColor(255, 255, 255, 40));
+        QCOMPARE(key->brush().color(), band->brush().color());  // the swatch is the band's shade
+        const QColor light = band->brush().color();
+        plot->axisRect()->setBackground(QColor(30, 30, 30));  // a dark theme's axes: a lighter band
+        plot->replot();
+        QVERIFY(band->brush().color() != light);
+        QCOMPARE(key->brush().color(), band->brush().color());
         accuracy.setTask("in-context examples", 1, 8, true);  // error curves: no band
         QVERIFY(!band->visible() && !plot->legend->hasItemWithPlottable(key));
     }

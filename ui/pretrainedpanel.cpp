@@ -34,6 +34,8 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     auto* models = new QGroupBox(tr("Models (HuggingFace folders: config.json, tokenizer.json, weights)"));
     m_list = new QListWidget;
     m_list->setObjectName("pretrainedModels");
+    m_list->setWordWrap(true);  // a model's summary line wraps instead of scrolling sideways
+    m_list->setMinimumHeight(48);
     m_add = new QPushButton(tr("Add folder…"));
     m_remove = new QPushButton(tr("Remove"));
     auto* modelButtons = new QHBoxLayout;
@@ -49,6 +51,7 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     m_prompt->setObjectName("pretrainedPrompt");
     m_prompt->setPlaceholderText(tr("Alice was beginning to get very tired of"));
     m_prompt->setMaximumBlockCount(100000);
+    m_prompt->setMinimumHeight(48);
     m_newTokens = new QSpinBox;
     m_newTokens->setRange(1, 4096);
     m_newTokens->setValue(32);
@@ -56,6 +59,7 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     m_output = new QPlainTextEdit;
     m_output->setObjectName("pretrainedOutput");
     m_output->setReadOnly(true);
+    m_output->setMinimumHeight(48);
     auto* genRow = new QHBoxLayout;
     genRow->addWidget(new QLabel(tr("new tokens")));
     genRow->addWidget(m_newTokens);
@@ -105,7 +109,7 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
 
     m_plot = new QCustomPlot;
     m_plot->setObjectName("pretrainedPlot");
-    m_plot->setMinimumSize(360, 260);
+    m_plot->setMinimumSize(320, 180);
     drawLmCurves(*m_plot, {}, m_test->currentData().toString());
     m_plot->replot();
 

@@ -22,6 +22,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def greedy(logits, step, new):
+    """`new` tokens, each the argmax after the last; `step(token)` gives the next logits."""
+    out = []
+    for _ in range(new):
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        out.append(nxt)
+        if len(out) == new:
+            break
+        logits = step(nxt)
+    return torch.cat(out, 1)
+
+
 # ---- GPT-NeoX (Pythia) -----------------------------------------------------------------------
 
 class Rotary:
@@ -91,15 +103,7 @@ class Pythia(nn.Module):
 
     def generate(self, prompt, new):
         caches = [[None, None] for _ in self.layers]
-        logits = self(prompt, caches)
-        out = []
-        for _ in range(new):
-            nxt = logits[:, -1].argmax(-1, keepdim=True)
-            out.append(nxt)
-            if len(out) == new:
-                break
-            logits = self(nxt, caches)
-        return torch.cat(out, 1)
+        return greedy(self(prompt, caches), lambda nxt: self(nxt, caches), new)
 
 
 # ---- Mamba -----------------------------------------------------------------------------------
@@ -190,18 +194,14 @@ class Mamba(nn.Module):
 
     def generate(self, prompt, new):
         caches = [{} for _ in self.layers]
-        logits = self(prompt, caches)
-        out = []
-        for _ in range(new):
-            nxt = logits[:, -1].argmax(-1, keepdim=True)
-            out.append(nxt)
-            if len(out) == new:
-                break
+
+        def step(nxt):
             x = self.embedding(nxt[:, 0])
             for layer, cache in zip(self.layers, caches):
                 x = layer.step(x, cache)
-            logits = (self.norm_f(x) @ self.embedding.weight.t()).unsqueeze(1)
-        return torch.cat(out, 1)
+            return (self.norm_f(x) @ self.embedding.weight.t()).unsqueeze(1)
+
+        return greedy(self(prompt, caches), step, new)
 
 
 def main():
