@@ -2,6 +2,7 @@
 // off the GUI thread, a broken one says why and keeps what was loaded, the prompt box shows the
 // reference continuation, and a zero-shot run draws one curve per model and can be stopped.
 #include "eval/lmtests.h"
+#include "export.h"
 #include "pretrainedpanel.h"
 #include "testutil.h"
 
@@ -72,6 +73,15 @@ private slots:
         QCOMPARE(panel.plot()->graphCount(), 2);
         QCOMPARE(panel.plot()->graph(1)->name(), QString("mamba"));
         QCOMPARE(panel.plot()->graph(0)->dataCount(), 2);
+        QVERIFY(panel.plot()->legend->brush().color().lightness() > 128);  // light theme: a light legend box
+
+        // in the dark theme a new result is drawn dark too: light text on a dark legend box
+        setDarkPlots(true);
+        panel.runTest();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+        QVERIFY(panel.plot()->legend->brush().color().lightness() < 128);
+        QVERIFY(panel.plot()->legend->item(0)->textColor().lightness() > 128);
+        setDarkPlots(false);
 
         // a bad sizes field is refused in the tab
         panel.sizesBox()->setText("4,x");
@@ -84,7 +94,7 @@ private slots:
         panel.runTest();
         QTest::qWait(300);
         panel.stop();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 120000);
         QVERIFY(panel.results().size() <= 2);
         QVERIFY(panel.results().empty() || panel.results().front().curve.lengths.size() < 4);
         QVERIFY(panel.status().startsWith("Stopped"));

@@ -541,6 +541,7 @@ void ExperimentsPanel::refreshResults()
             m_plot->yAxis->setVisible(true);
             m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(),
                                          {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
+            applyPlotTheme(*m_plot, darkPlots());  // the figure draws itself for paper (white): the screen's theme again
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
             showEmptyFigure(QString());

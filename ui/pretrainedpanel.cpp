@@ -295,6 +295,7 @@ void PretrainedPanel::runTest()
             m_results = std::move(series);
             m_resultsTest = id;
             drawLmCurves(*m_plot, m_results, id);
+            applyPlotTheme(*m_plot, darkPlots());
             m_plot->replot();
             setStatus(stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
             updateButtons();
