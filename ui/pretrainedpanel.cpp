@@ -104,7 +104,9 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     m_progress->setValue(0);
     m_status = new QLabel(tr("Add a model folder, e.g. one downloaded with huggingface-cli download EleutherAI/pythia-160m."));
     m_status->setObjectName("pretrainedStatus");
-    m_status->setWordWrap(true);
+    // One line, the whole text in its tooltip: a wrapping label would give the page a height
+    // for its width, and the tab's scroll area would then lay it out at its preferred height.
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     m_plot = new QCustomPlot;
@@ -169,6 +171,7 @@ QString PretrainedPanel::status() const { return m_status->text(); }
 void PretrainedPanel::setStatus(const QString& text, bool error)
 {
     m_status->setText(text);
+    m_status->setToolTip(text);
     m_status->setStyleSheet(error ? "color: #c0392b;" : QString());
 }
 
