@@ -46,13 +46,14 @@
 #include <random>
 
 namespace parrot {
-namespace {
 
 QTextStream& out()
 {
     static QTextStream s(stdout);
     return s;
 }
+
+namespace {
 
 QString seconds(double s)
 {

@@ -6,12 +6,16 @@
 #include "export.h"
 
 #include <QString>
+#include <QTextStream>
 
 #include <utility>
 
 namespace parrot {
 
 class Args;
+
+// Standard output, one stream for every command (its buffer is flushed by the commands as they go).
+QTextStream& out();
 
 // Options the figure-writing commands share: --size WxH (pixels; `width`/`height` when absent)
 // and --dpi / --font-size / --line-width.

@@ -24,12 +24,6 @@ namespace parrot {
 
 namespace {
 
-QTextStream& out()
-{
-    static QTextStream s(stdout);
-    return s;
-}
-
 QTextStream& err()
 {
     static QTextStream s(stderr);

@@ -1,8 +1,8 @@
 #include "eval/lmtests.h"
 
 #include "error.h"
+#include "tasks/tokentask.h"
 
-#include <QFile>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -12,20 +12,9 @@ namespace parrot {
 
 namespace {
 
-// Lines of a bundled resource (resources/data), without # comments and blank lines.
-QStringList bundledLines(const QString& name)
-{
-    QFile f(":/data/" + name);
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("missing bundled resource %1").arg(name));
-    QStringList out;
-    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n'))
-        if (!line.trimmed().isEmpty() && !line.startsWith('#')) out << line.trimmed();
-    return out;
-}
-
 const QStringList& corpusParagraphs()
 {
-    static const QStringList paragraphs = bundledLines("alice.txt");
+    static const QStringList paragraphs = resourceLines("alice.txt");
     return paragraphs;
 }
 
@@ -40,7 +29,7 @@ std::vector<int> concat(std::initializer_list<const std::vector<int>*> parts)
 
 LmPrompt phonebookPrompt(int entries, const BpeTokenizer& tok, std::mt19937_64& rng)
 {
-    static const QStringList first = bundledLines("first_names.txt"), last = bundledLines("surnames.txt");
+    static const QStringList first = resourceLines("first_names.txt"), last = resourceLines("surnames.txt");
     const long long names = (long long)first.size() * last.size();
     if (entries < 3 || entries > names)
         throw Error(QString("phone book of %1 entries: expected 3..%2 (the bundled name lists' distinct names; "

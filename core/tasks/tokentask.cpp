@@ -59,19 +59,6 @@ QStringList characterSymbols()
     return s;
 }
 
-// Lines of a bundled resource, without # comments and blank lines.
-QStringList resourceLines(const QString& name)
-{
-    QFile f(":/data/" + name);
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("missing bundled resource %1").arg(name));
-    QStringList out;
-    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n')) {
-        const QString t = line.trimmed();
-        if (!t.isEmpty() && !t.startsWith('#')) out << t;
-    }
-    return out;
-}
-
 int uniform(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
 // `$ s | s .`: the copy format, shared by the letter, duplicated-n-gram and text copies.
@@ -502,6 +489,18 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
         }
     }
     return b;
+}
+
+QStringList resourceLines(const QString& name)
+{
+    QFile f(":/data/" + name);
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("missing bundled resource %1").arg(name));
+    QStringList out;
+    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n')) {
+        const QString t = line.trimmed();
+        if (!t.isEmpty() && !t.startsWith('#')) out << t;
+    }
+    return out;
 }
 
 int taskVocabSize(const TaskConfig& config)

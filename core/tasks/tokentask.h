@@ -107,4 +107,8 @@ protected:
 // The vocabulary size a task config implies (for building models), without building the task.
 int taskVocabSize(const TaskConfig& config);
 
+// Lines of a bundled text resource (resources/data: the corpora, the name lists), trimmed, without
+// # comments and blank lines. Throws parrot::Error when the resource is missing.
+QStringList resourceLines(const QString& name);
+
 }  // namespace parrot

@@ -4,10 +4,7 @@
 #include "tasks/taskcatalog.h"
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLocale>
 
 namespace parrot {
@@ -35,12 +32,9 @@ LanguageModel LanguageModel::load(const QString& folder, const std::function<boo
     if (lm.tokenizer.vocabSize() > c.task.vocabSize)
         throw Error(QString("%1: tokenizer.json has ids up to %2, the model's embedding only %3 rows: the tokenizer belongs to another model")
                         .arg(lm.folder).arg(lm.tokenizer.vocabSize() - 1).arg(c.task.vocabSize));
-    lm.architecture = c.model.kind == "mamba" ? "Mamba" : "GPT-NeoX";
-    QFile f(configPath);
-    if (f.open(QIODevice::ReadOnly)) {
-        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-        if (c.model.kind != "mamba") lm.contextLength = o.value("max_position_embeddings").toInt(0);
-    }
+    const bool mamba = c.model.kind == "mamba";
+    lm.architecture = mamba ? "Mamba" : "GPT-NeoX";
+    lm.contextLength = mamba ? 0 : c.model.maxPositions;  // the importer's reading of max_position_embeddings
     return lm;
 }
 
