@@ -11,7 +11,6 @@
 
 #include <QComboBox>
 #include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -297,7 +296,7 @@ void PretrainedPanel::runTest()
             const bool stopped = m_work.stopRequested();
             m_results = std::move(series);
             m_resultsTest = id;
-            drawLmCurves(*m_plot, m_results, id);
+            m_figureCsv = drawLmCurves(*m_plot, m_results, id);
             applyPlotTheme(*m_plot, darkPlots());
             m_plot->replot();
             setStatus(stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
@@ -323,15 +322,15 @@ void PretrainedPanel::stop()
 void PretrainedPanel::exportFigure()
 {
     if (m_results.empty()) return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the figure"), QStandardPaths::writableLocation(QStandardPaths::HomeLocation) + "/" + m_resultsTest + ".pdf",
-                                                      tr("Figures (*.pdf *.svg *.png);;Table (*.csv)"));
-    if (path.isEmpty()) return;
-    try {
-        renderLmCurves(m_results, m_resultsTest, path, 800, 500, savedExportOptions());
-        setStatus(tr("Wrote %1.").arg(QFileInfo(path).absoluteFilePath()));
-    } catch (const Error& e) {
-        setStatus(e.message(), true);
-    }
+    // File -> Export's dialog (size, DPI, font, line width, the remembered folder); CSV is the
+    // curves' own table, with the standard errors.
+    auto* dialog = new ExportDialog(this, tr("Pretrained"), m_plot, false, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileStem(m_resultsTest);
+    dialog->setCsvSource(m_plot, [this] { return m_figureCsv; });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) { setStatus(tr("Wrote %1.").arg(path)); });
+    connect(dialog, &ExportDialog::failed, this, [this](const QString& why) { setStatus(why, true); });
+    dialog->open();  // window-modal, never blocking the event loop
 }
 
 }  // namespace parrot

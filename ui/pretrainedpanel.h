@@ -66,6 +66,7 @@ private:
     std::vector<LmSeries> m_results;
     QStringList m_queued;  // folders waiting for the one loading now
     QString m_resultsTest;
+    QString m_figureCsv;  // what drawLmCurves returned for m_results
     BackgroundJob m_load;  // one folder at a time
     BackgroundJob m_work;  // a generation or a test run
     QListWidget* m_list = nullptr;
