@@ -314,6 +314,30 @@ private slots:
         }
     }
 
+    // The blocked channel mean the explorer draws equals unrollScan's |alpha| averaged over the
+    // channels, for lengths that are, and are not, multiples of its block, with trained-like
+    // decays (A and delta far from their initial values, where a factoring through the block's
+    // start would overflow).
+    void implicitAttentionMeanEqualsTheUnrolledScan()
+    {
+        torch::manual_seed(3);
+        for (const auto& [Di, N, T] : {std::tuple{8, 4, 5}, std::tuple{40, 16, 16}, std::tuple{300, 8, 53}}) {
+            const auto delta = torch::nn::functional::softplus(2 * torch::randn({2, Di, T}));
+            const auto A = -torch::exp(torch::randn({Di, N}) + 1.5);
+            const auto Bm = torch::randn({2, N, T}), Cm = torch::randn({2, N, T});
+            const auto expected = unrollScan(delta, A, Bm, Cm).abs().mean(1);
+            const auto got = implicitAttentionMean(delta, A, Bm, Cm);
+            QCOMPARE(got.sizes().vec(), expected.sizes().vec());
+            QVERIFY(torch::isfinite(got).all().item<bool>());
+            QVERIFY2(maxAbsDiff(got, expected) < 1e-5 * (1 + expected.abs().max().item<double>()),
+                     qPrintable(QString("Di %1 T %2: %3").arg(Di).arg(T).arg(maxAbsDiff(got, expected))));
+        }
+        // cancelled between blocks of queries
+        const auto d = torch::ones({1, 4, 40});
+        QVERIFY_THROWS_EXCEPTION(Error, implicitAttentionMean(d, -torch::ones({4, 2}), torch::ones({1, 2, 40}), torch::ones({1, 2, 40}),
+                                                              [] { return false; }));
+    }
+
     // Mamba, LSTM and S4D widened or narrowed to a Transformer's size land within a width step.
     void matchParametersPicksAWidthOfEqualSize()
     {

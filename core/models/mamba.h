@@ -34,6 +34,12 @@ struct MambaImplicitAttention {
 // alpha (B, Di, T, T) from the step sizes after softplus delta (B, Di, T), A (Di, N), B and C (B, N, T).
 torch::Tensor unrollScan(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm);
 
+// The same map's |alpha| averaged over the channels, (B, T, T), without alpha's (B, Di, T, T):
+// what the explorer shows, for prompts of hundreds of tokens. `keepGoing` is polled per block of
+// queries; false throws parrot::Error("cancelled").
+torch::Tensor implicitAttentionMean(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm,
+                                    const std::function<bool()>& keepGoing = {});
+
 // Caches for generating one token at a time.
 struct MambaCache {
     torch::Tensor conv;  // (B, Di, K): the last K inputs of the convolution

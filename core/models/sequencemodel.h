@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct Probes {
     std::vector<int> deltaLayer;
     std::vector<torch::Tensor> implicitAttention;  // (B, T, T): Mamba's alpha, |.| averaged over channels
     std::vector<int> implicitLayer;
+    std::function<bool()> keepGoing;  // polled during long probes; false throws parrot::Error("cancelled")
 };
 
 // The recurrent state the paper's bound counts: floats a model carries from one token to the
