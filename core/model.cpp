@@ -349,23 +349,29 @@ AttentionMaps attentionMaps(const std::vector<torch::Tensor>& layers, int T, con
 
 }  // namespace
 
-ModelProbes Model::probe(const std::vector<int>& tokens) const
+ModelProbes Model::probe(const std::vector<int>& tokens, const std::function<bool()>& keepGoing) const
 {
     if (!d) throw Error("no model");
     if (isVectorTask(d->config.task.kind))
         throw Error("probe: this model reads vectors (in-context learning), not tokens; its inside views are not there yet");
     const int T = int(tokens.size());
     if (T < 1) throw Error("probe: no tokens");
-    const std::unique_ptr<TokenTask> task = TokenTask::create(d->config.task);
+    // a language model's ids are its tokenizer's (labelled by number here: LanguageModel decodes them)
+    const bool text = isTextTask(d->config.task.kind);
+    const std::unique_ptr<TokenTask> task = text ? nullptr : TokenTask::create(d->config.task);
+    const int vocab = text ? taskVocabSize(d->config.task) : task->vocabSize();
     for (int t : tokens)
-        if (t < 0 || t >= task->vocabSize()) throw Error(QString("probe: token id %1 outside the vocabulary").arg(t));
+        if (t < 0 || t >= vocab) throw Error(QString("probe: token id %1 outside the vocabulary").arg(t));
     std::lock_guard lock(d->mutex);
     torch::NoGradGuard noGrad;
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
     Probes probes;
-    d->net->forward(toTensor(ids, 1, T, d->device), &probes);
+    probes.keepGoing = keepGoing;
+    const auto logits = d->net->forward(toTensor(ids, 1, T, d->device), &probes);  // (1, T, V)
     ModelProbes out;
-    for (int t : tokens) out.tokens.push_back(task->text(t));
+    for (int t : tokens) out.tokens.push_back(text ? QString::number(t) : task->text(t));
+    const auto best = logits.select(0, 0).argmax(-1).to(torch::kCPU, torch::kLong).contiguous();
+    out.predictions.assign(best.data_ptr<int64_t>(), best.data_ptr<int64_t>() + best.numel());
     out.attention = attentionMaps(probes.attention, T, out.tokens);
     out.attentionLayers = probes.attentionLayer;
     std::vector<torch::Tensor> implicit;

@@ -65,7 +65,9 @@ public:
     AttentionMaps attention(const std::vector<int>& tokens) const;
     // Everything the model exposes about one row of tokens: attention maps, state norms and
     // step sizes per block (see ModelProbes). Throws parrot::Error for ids outside the vocabulary.
-    ModelProbes probe(const std::vector<int>& tokens) const;
+    // `keepGoing` is polled during the slow parts (Mamba's implicit attention); false throws
+    // parrot::Error("cancelled").
+    ModelProbes probe(const std::vector<int>& tokens, const std::function<bool()>& keepGoing = {}) const;
 
     // Teacher-forced accuracy at each length (what a length counts depends on the task) on
     // `samples` fresh examples from a generator seeded by `seed` and the length (the same

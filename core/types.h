@@ -101,6 +101,7 @@ struct ModelProbes {
     // map from input position s to output position t, |alpha[d,t,s]| averaged over the channels d.
     AttentionMaps implicitAttention;
     std::vector<int> implicitLayers;  // block index of each
+    std::vector<int> predictions;     // the most likely next token after each position (argmax of its logits)
 };
 
 QString statusName(TrainOutcome::Status s);

@@ -2,11 +2,14 @@
 
 #include "modelcatalog.h"
 #include "error.h"
+#include "analysis/lookup.h"
 #include "tasks/tokentask.h"
+#include "text/languagemodel.h"
 
 #include <QFileInfo>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace parrot {
@@ -42,12 +45,23 @@ InsideSubject InsideSubject::load(const QString& checkpoint, const QString& name
     return InsideSubject(Model::load(checkpoint), name.isEmpty() ? QFileInfo(checkpoint).fileName() : name);
 }
 
+InsideSubject::InsideSubject(std::shared_ptr<const LanguageModel> lm)
+    : m_model(lm ? lm->model : Model()), m_lm(std::move(lm)), m_name(m_lm ? m_lm->name : QString())
+{
+}
+
+InsideSubject InsideSubject::loadLanguageModel(const QString& folder, const std::function<bool(int, int)>& progress)
+{
+    return InsideSubject(std::make_shared<const LanguageModel>(LanguageModel::load(folder, progress)));
+}
+
 QString InsideSubject::summary() const
 {
     if (m_construction)
         return QString("%1: weights set by hand, no training; 2 layers, %2 heads in layer 1, 1 in layer 2")
             .arg(m_construction->options().describe())
             .arg(m_construction->options().n);
+    if (m_lm) return m_lm->summary();
     return m_model.isNull() ? QString("no model") : m_model.summary();
 }
 
@@ -63,10 +77,51 @@ QString InsideSubject::copyProblem() const
 {
     if (m_construction) return {};
     if (m_model.isNull()) return "no model";
+    if (m_lm) return "a pretrained language model reads text: choose a text prompt (phone book, copy text, or your own) for the input";
     const TaskConfig t = evaluationTask(m_model.config().task);
     if (t.kind != "copy" && t.kind != "copy_dup_ngram")
         return QString("these views read copy inputs; this model was trained on %1").arg(m_model.config().task.kind);
     return {};
+}
+
+QString InsideSubject::inputProblem(bool text) const
+{
+    if (!text) return copyProblem();
+    if (m_lm) return {};
+    if (isNull()) return "no model";
+    return "this model reads copy inputs, not text: choose a copy input, or open a pretrained language model in this pane";
+}
+
+std::vector<int> InsideSubject::encode(const QString& prompt) const
+{
+    if (!m_lm) throw Error(inputProblem(true));
+    const std::vector<int> ids = m_lm->tokenizer.encode(prompt);
+    if (ids.empty()) throw Error("the prompt is empty");
+    const int most = maxProbeTokens();
+    if (most > 0 && int(ids.size()) > most) {
+        throw Error(QString("the prompt is %1 tokens; %2 looks inside at most %3 (%4) — shorten it, e.g. fewer phone-book entries")
+                        .arg(ids.size()).arg(m_lm->name).arg(most)
+                        .arg(m_lm->contextLength > 0 && most == m_lm->contextLength
+                                 ? QString("its context")
+                                 : QString("every map of a %1-token prompt would take %2 MB").arg(ids.size())
+                                       .arg(std::ceil(double(ids.size()) * double(ids.size()) * 4.0 * probeMaps() / 1e6))));
+    }
+    return ids;
+}
+
+int InsideSubject::probeMaps() const
+{
+    if (m_model.isNull()) return 0;
+    const ModelConfig& m = m_model.config().model;
+    return m.kind == "mamba" ? int(m.layers) : int(m.layers) * int(m.heads);  // implicit maps, or every head's
+}
+
+int InsideSubject::maxProbeTokens() const
+{
+    if (!m_lm) return 0;
+    int most = int(std::sqrt(kProbeBytes / 4.0 / std::max(1, probeMaps())));
+    if (m_lm->contextLength > 0) most = std::min(most, m_lm->contextLength);
+    return most;
 }
 
 int InsideSubject::letters() const
@@ -75,11 +130,40 @@ int InsideSubject::letters() const
     return m_model.isNull() ? 0 : m_model.config().task.vocabSize;
 }
 
-ModelProbes InsideSubject::probe(const std::vector<int>& tokens) const
+namespace {
+
+// A token as people read it in a map's labels: visible spaces and line breaks.
+QString visibleToken(const BpeTokenizer& tok, int id)
+{
+    QString t = tok.decode({id});
+    if (t.contains(QChar(0xFFFD))) return tok.tokenText(id);  // part of a character: the byte-level form
+    t.replace(' ', QChar(0x00B7)).replace('\n', QChar(0x23CE)).replace('\t', QChar(0x21E5)).replace('\r', "\\r");
+    return t.isEmpty() ? QString("∅") : t;
+}
+
+}  // namespace
+
+ModelProbes InsideSubject::probe(const std::vector<int>& tokens, const std::function<bool()>& keepGoing) const
 {
     if (m_construction) return m_construction->probe(tokens);
     if (m_model.isNull()) throw Error("no model to look inside");
-    return m_model.probe(tokens);
+    ModelProbes p = m_model.probe(tokens, keepGoing);
+    if (m_lm) {
+        for (size_t i = 0; i < tokens.size(); ++i) p.tokens[i] = visibleToken(m_lm->tokenizer, tokens[i]);
+        p.attention.tokens = p.implicitAttention.tokens = p.tokens;
+    }
+    return p;
+}
+
+std::pair<int, int> InsideSubject::lookupQueries(const std::vector<int>& tokens) const
+{
+    if (m_lm) return {1, int(tokens.size())};
+    return copyQueries(tokens, CopyVocab::Sep);
+}
+
+CopyScore InsideSubject::score(const std::vector<int>& tokens, const std::vector<int>& predictions) const
+{
+    return m_lm ? scoreText(tokens, predictions) : scoreCopy(tokens, predictions);
 }
 
 std::vector<int> InsideSubject::predictions(const std::vector<int>& tokens) const
@@ -146,6 +230,22 @@ CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& pred
     for (auto t = size_t(sep - tokens.begin()), last = size_t(end - tokens.begin()); t + 1 < last; ++t, ++s.answers) {
         s.wrong[t] = predictions[t] != tokens[t + 1];
         s.right += !s.wrong[t];
+    }
+    return s;
+}
+
+CopyScore scoreText(const std::vector<int>& tokens, const std::vector<int>& predictions)
+{
+    if (predictions.size() != tokens.size())
+        throw Error(QString("text score: %1 predictions for %2 tokens").arg(predictions.size()).arg(tokens.size()));
+    CopyScore s;
+    s.wrong.assign(tokens.size(), false);
+    for (int t = 0; t + 1 < int(tokens.size()); ++t) {
+        const std::vector<int> found = earlierOccurrences(tokens, t, kTextCopyOrder);
+        if (found.size() != 1 || tokens[size_t(found[0] + 1)] != tokens[size_t(t + 1)]) continue;
+        ++s.answers;
+        s.wrong[size_t(t)] = predictions[size_t(t)] != tokens[size_t(t + 1)];
+        s.right += !s.wrong[size_t(t)];
     }
     return s;
 }

@@ -94,7 +94,15 @@ void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<
     warnings.clear();
     const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
     if (sep == tokens.end()) return;
-    for (int t = int(sep - tokens.begin()); t + 1 < int(tokens.size()); ++t) {
+    lookupMarksIn(tokens, int(sep - tokens.begin()), int(tokens.size()) - 1, n, match, marks, warnings);
+}
+
+void lookupMarksIn(const std::vector<int>& tokens, int queryBegin, int queryEnd, int n, bool match,
+                   std::vector<std::pair<int, int>>& marks, std::vector<std::pair<int, int>>& warnings)
+{
+    marks.clear();
+    warnings.clear();
+    for (int t = std::max(0, queryBegin); t < std::min(queryEnd, int(tokens.size())); ++t) {
         const std::vector<int> found = earlierOccurrences(tokens, t, n);
         for (int j : found) (found.size() == 1 ? marks : warnings).emplace_back(t, match ? j : j + 1);
     }

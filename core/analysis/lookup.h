@@ -93,5 +93,8 @@ std::pair<int, int> copyQueries(const std::vector<int>& tokens, int separatorId)
 // n-gram match head reads) instead. Both stay empty for tokens without the separator `|`.
 void lookupMarks(const std::vector<int>& tokens, int n, bool match, std::vector<std::pair<int, int>>& marks,
                  std::vector<std::pair<int, int>>& warnings);
+// The same for the queries in [queryBegin, queryEnd) of any input (a text prompt: all of them).
+void lookupMarksIn(const std::vector<int>& tokens, int queryBegin, int queryEnd, int n, bool match,
+                   std::vector<std::pair<int, int>>& marks, std::vector<std::pair<int, int>>& warnings);
 
 }  // namespace parrot
