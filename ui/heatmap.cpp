@@ -1,5 +1,7 @@
 #include "heatmap.h"
 
+#include <QAbstractScrollArea>
+#include <QApplication>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QVBoxLayout>
@@ -143,11 +145,23 @@ QColor Colormap::at(const QString& name, double t)
 
 QImage heatmapImage(const HeatmapData& d, const HeatmapStyle& style, QSize size)
 {
-    QImage cells(std::max(1, d.cols), std::max(1, d.rows), QImage::Format_RGB32);
+    // A map of many more cells than pixels (a long prompt's attention) is pooled first, each pixel
+    // the largest of its cells, so a lookup head's one bright cell per row still shows, and the
+    // colour map runs per pixel rather than per cell.
+    const int cols = std::max(1, std::min(d.cols, 2 * size.width())), rows = std::max(1, std::min(d.rows, 2 * size.height()));
+    QImage cells(cols, rows, QImage::Format_RGB32);
     cells.fill(Qt::white);
     const auto r = shownRange(d, style);
-    for (int y = 0; y < d.rows; ++y)
-        for (int x = 0; x < d.cols; ++x) cells.setPixelColor(x, y, Colormap::at(style.colormap, position(d.at(y, x), r, style.logScale)));
+    for (int y = 0; y < rows && d.rows > 0; ++y) {
+        const int r0 = int(int64_t(y) * d.rows / rows), r1 = std::max(r0 + 1, int(int64_t(y + 1) * d.rows / rows));
+        for (int x = 0; x < cols && d.cols > 0; ++x) {
+            const int c0 = int(int64_t(x) * d.cols / cols), c1 = std::max(c0 + 1, int(int64_t(x + 1) * d.cols / cols));
+            float most = d.at(r0, c0);
+            for (int i = r0; i < r1; ++i)
+                for (int j = c0; j < c1; ++j) most = std::max(most, d.at(i, j));
+            cells.setPixelColor(x, y, Colormap::at(style.colormap, position(most, r, style.logScale)));
+        }
+    }
     return cells.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation);
 }
 
@@ -193,6 +207,8 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_readout->setObjectName("readout");
     m_readout->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_readout->setMinimumHeight(m_readout->fontMetrics().height() + 4);
+    // a long read-out (a long token's row, the locked row's top three) is cut, never widening the map
+    m_readout->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     layout->addWidget(m_readout);
     // Which cells are labelled depends on the axis rect, known only once laid out; other labels
     // change the margins, so the plot is laid out again (twice at most, should they not settle).
@@ -204,9 +220,79 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
         }
     });
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { onMove(int(e->position().x()), int(e->position().y())); });
-    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
-        if (e->button() == Qt::LeftButton) onClick(int(e->position().x()), int(e->position().y()));  // right: the export menu
+    // A click locks a row; a drag pans a zoomed map (Ctrl + wheel zooms; the wheel alone scrolls
+    // what the map sits in); a double click shows all of it again.
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->installEventFilter(this);
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { m_pressedAt = e->position().toPoint(); });
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
+        if (e->button() == Qt::LeftButton && (e->position().toPoint() - m_pressedAt).manhattanLength() < 4)
+            onClick(int(e->position().x()), int(e->position().y()));  // right: the export menu
     });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { keepInside(); });
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* e)
+{
+    if (watched == m_plot && e->type() == QEvent::Wheel && !(static_cast<QWheelEvent*>(e)->modifiers() & Qt::ControlModifier)) {
+        // not a zoom: the scroll area around the map scrolls, as over any other widget
+        for (QWidget* w = parentWidget(); w; w = w->parentWidget())
+            if (auto* area = qobject_cast<QAbstractScrollArea*>(w)) {
+                QApplication::sendEvent(area->viewport(), e);
+                break;
+            }
+        return true;
+    }
+    return QWidget::eventFilter(watched, e);
+}
+
+QCPRange HeatmapView::fullRange(Qt::Orientation o) const
+{
+    if (o == Qt::Horizontal) return QCPRange(gutter() ? -1.5 : -0.5, std::max(1, m_data.cols) - 0.5);
+    return QCPRange(-0.5, std::max(1, m_data.rows) - 0.5);
+}
+
+void HeatmapView::keepInside()
+{
+    // a zoomed or panned range stays within the map and at least a few cells wide
+    if (m_clamping) return;
+    m_clamping = true;
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        const QCPRange full = fullRange(axis->orientation());
+        QCPRange r = axis->range();
+        const double size = std::clamp(r.size(), std::min(full.size(), 4.0), full.size());
+        r.lower = std::clamp(r.center() - size / 2, full.lower, full.upper - size);
+        r.upper = r.lower + size;
+        if (std::abs(r.lower - axis->range().lower) > 1e-9 || std::abs(r.upper - axis->range().upper) > 1e-9) axis->setRange(r);
+    }
+    m_clamping = false;
+    relabel();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool HeatmapView::zoomed() const
+{
+    return m_plot->xAxis->range().size() < fullRange(Qt::Horizontal).size() - 1e-6 ||
+           m_plot->yAxis->range().size() < fullRange(Qt::Vertical).size() - 1e-6;
+}
+
+void HeatmapView::zoomTo(int firstRow, int lastRow, int firstCol, int lastCol)
+{
+    m_plot->xAxis->setRange(firstCol - 0.5, lastCol + 0.5);
+    m_plot->yAxis->setRange(firstRow - 0.5, lastRow + 0.5);
+    keepInside();
+}
+
+void HeatmapView::resetZoom()
+{
+    m_clamping = true;
+    m_plot->xAxis->setRange(fullRange(Qt::Horizontal));
+    m_plot->yAxis->setRange(fullRange(Qt::Vertical));
+    m_clamping = false;
+    relabel();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void HeatmapView::setData(const HeatmapData& data)
@@ -254,9 +340,11 @@ void HeatmapView::redraw()
     else m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
     const auto [lo, hi] = range();
     m_map->setDataRange(QCPRange(lo, hi));
+    m_clamping = true;  // a new map is shown whole
+    m_plot->xAxis->setRange(fullRange(Qt::Horizontal));
+    m_plot->yAxis->setRange(fullRange(Qt::Vertical));
+    m_clamping = false;
     relabel();
-    m_plot->xAxis->setRange(gutter() ? -1.5 : -0.5, cols - 0.5);
-    m_plot->yAxis->setRange(-0.5, rows - 0.5);
     QVector<double> x, y;
     for (int r : m_data.markedRows)
         if (r >= 0 && r < m_data.rows) {
@@ -275,13 +363,25 @@ bool HeatmapView::relabel()
     // the axis rect's size once laid out, else the widget's
     const QRect r = m_plot->axisRect()->rect();
     int w = r.width() > 10 ? r.width() : std::max(100, m_plot->width() - 120);
-    if (gutter()) w = w * m_data.cols / (m_data.cols + 1);  // the map's share, right of the ✗ column
     const int h = r.height() > 10 ? r.height() : std::max(100, m_plot->height() - 100);
-    // cells without labels of their own are numbered, at round steps
-    std::vector<int> cols = labelledCells(m_data.cols, w, labelSpacing(m_plot->xAxis, m_data.colLabels, m_data.cols), {},
-                                          m_data.colLabels.isEmpty());
-    std::vector<int> rows = labelledCells(m_data.rows, h, labelSpacing(m_plot->yAxis, m_data.rowLabels, m_data.rows), m_data.markedRows,
-                                          m_data.rowLabels.isEmpty());
+    // The cells in view (all of them unless zoomed) share the axis, pixels per cell being the
+    // axis over its range (which holds the ✗ column too); cells without labels of their own are
+    // numbered, at round steps.
+    const auto inView = [](const QCPAxis* axis, int count, int length, const QStringList& labels, const std::vector<int>& keep) {
+        const QCPRange range = axis->range();
+        const int first = std::clamp(int(std::ceil(range.lower)), 0, std::max(0, count - 1));
+        const int last = std::clamp(int(std::floor(range.upper)), first, std::max(0, count - 1));
+        const int n = count > 0 ? last - first + 1 : 0;
+        std::vector<int> shifted;
+        for (int k : keep)
+            if (k >= first && k <= last) shifted.push_back(k - first);
+        std::vector<int> cells = labelledCells(n, length * n / std::max(1.0, range.size()), labelSpacing(axis, labels, count), shifted,
+                                               labels.isEmpty());
+        for (int& c : cells) c += first;
+        return cells;
+    };
+    std::vector<int> cols = inView(m_plot->xAxis, m_data.cols, w, m_data.colLabels, {});
+    std::vector<int> rows = inView(m_plot->yAxis, m_data.rows, h, m_data.rowLabels, m_data.markedRows);
     const bool changed = cols != m_colCells || rows != m_rowCells;
     m_colCells = std::move(cols);
     m_rowCells = std::move(rows);
@@ -380,7 +480,9 @@ QString HeatmapView::readout() const
         }
         locked = QString("locked %1 %2: %3").arg(m_data.rowTitle).arg(m_lockedRow).arg(top.join(", "));
     }
-    if (m_hoverText.isEmpty()) return locked.isEmpty() ? QString("hover for values; click a row to lock it") : locked;
+    if (m_hoverText.isEmpty())
+        return locked.isEmpty() ? QString("hover: values; click: lock a row; Ctrl+wheel: zoom, drag: pan, double-click: all")
+                                : locked;
     return locked.isEmpty() ? m_hoverText : m_hoverText + "   |   " + locked;
 }
 

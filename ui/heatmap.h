@@ -14,6 +14,7 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
+class QCPRange;
 class QCPGraph;
 class QCPItemRect;
 class QCPTextElement;
@@ -74,9 +75,13 @@ public:
     // can be read and every other row labelled (0: the plot's own minimum). Given more height, the
     // view takes it and labels every row that fits.
     void setReadableRows(int rows);
-    // The cells labelled on each axis now.
+    // The cells labelled on each axis now (those in view when zoomed).
     std::vector<int> labelledRows() const;
     std::vector<int> labelledColumns() const;
+    // Zoom (Ctrl + wheel, or here) and pan (drag) a long input's map; a new map is shown whole.
+    void zoomTo(int firstRow, int lastRow, int firstCol, int lastCol);
+    void resetZoom();
+    bool zoomed() const;
 
 signals:
     void rowLocked(int row);  // -1 when unlocked
@@ -84,9 +89,12 @@ signals:
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
     void redraw();
+    void keepInside();  // the ranges clamped to the map, then relabelled
+    QCPRange fullRange(Qt::Orientation o) const;
     bool relabel();  // whether other cells are labelled than before
     void fitRows();
     void onMove(int x, int y);
@@ -110,6 +118,8 @@ private:
     std::vector<int> m_rowCells, m_colCells;  // labelled
     int m_relabelPasses = 0;  // layouts redone for the labels since the data or size changed
     int m_readableRows = 0;
+    QPoint m_pressedAt;
+    bool m_clamping = false;
 };
 
 }  // namespace parrot
