@@ -8,6 +8,7 @@
 #include "insidefigure.h"
 #include "config.h"
 #include "diagnostics.h"
+#include "eval/lmtests.h"
 #include "error.h"
 #include "experiments/sweep.h"
 #include "experiments/results.h"
@@ -20,6 +21,7 @@
 #include "presets.h"
 #include "tasks/icltask.h"
 #include "tasks/tokentask.h"
+#include "text/languagemodel.h"
 #include "train/trainer.h"
 #include "version.h"
 #include "io/textfile.h"
@@ -441,11 +443,15 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
 
 }  // namespace
 
-// Attention heads of a copy model on one input: n-gram lookup scores and labels (core/analysis/lookup.h).
+// Attention heads of a copy model on one input, or of a pretrained language model on a text
+// prompt: n-gram lookup scores and labels (core/analysis/lookup.h).
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
     const QString bundled = a.value("--bundled");
+    const QString modelDir = a.value("--model");
+    const QString prompt = a.value("--prompt");
+    const QString lmTest = a.value("--lm-test");
     const int constructionN = a.integer("--construction", 0, 1, 8);
     const int letters = a.integer("--letters", 26, 2, 52);
     const QString input = a.value("--input");
@@ -463,8 +469,14 @@ int cmdInspect(Args& a)
     const QString lengthsText = a.value("--lengths");
     const int samples = a.integer("--samples", 100, 1, 100000);
     a.done();
-    if (int(!path.isEmpty()) + int(!bundled.isEmpty()) + int(constructionN > 0) != 1)
-        throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N");
+    if (int(!path.isEmpty()) + int(!bundled.isEmpty()) + int(constructionN > 0) + int(!modelDir.isEmpty()) != 1)
+        throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N, --model DIR");
+    if (modelDir.isEmpty() && (!prompt.isNull() || !lmTest.isEmpty()))
+        throw Error("inspect: --prompt and --lm-test are for a pretrained model's folder (--model DIR)");
+    if (!modelDir.isEmpty() && int(!prompt.isNull()) + int(!lmTest.isEmpty()) != 1)
+        throw Error("inspect --model: give the text, --prompt TEXT, or one of the zero-shot tests' prompts, --lm-test "
+                    "phonebook|copy-text|shuffled-text [--length L] [--seed S]");
+    if (!lmTest.isEmpty()) checkLmTest(lmTest);
     if (!figure.isEmpty() && outFile.isEmpty()) throw Error("inspect: --figure needs --out FILE (.png, .pdf, .svg or .csv)");
     if (figure.isEmpty() && !outFile.isEmpty()) throw Error("inspect: --out needs --figure attention|implicit|state|delta|capacity|construction");
     static const QStringList figures{"attention", "implicit", "state", "delta", "capacity", "construction"};
@@ -480,6 +492,8 @@ int cmdInspect(Args& a)
         } catch (const Error& e) {
             throw Error("--bundled: " + e.message());
         }
+    } else if (!modelDir.isEmpty()) {
+        subject = InsideSubject::loadLanguageModel(modelDir);
     } else {
         subject = InsideSubject::load(path);
     }
@@ -492,6 +506,7 @@ int cmdInspect(Args& a)
     }
     if (figure == "capacity") {
         if (subject.isConstruction()) throw Error("--figure capacity: needs a trained model (its state size), not the construction");
+        if (subject.readsText()) throw Error("--figure capacity: needs a copy model; for a pretrained one, `parrotscope lm-eval`");
         RunRecord run;
         run.dir = subject.name();
         run.config = subject.model().config();
@@ -502,10 +517,20 @@ int cmdInspect(Args& a)
         out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
         return 0;
     }
-    const QString problem = subject.copyProblem();
+    const QString problem = subject.inputProblem(subject.readsText());
     if (!problem.isEmpty()) throw Error("inspect: " + problem);
     std::vector<int> tokens;
-    if (!input.isNull()) {
+    QString expected;  // a zero-shot test's answer
+    QString text = prompt;
+    if (const LanguageModel* lm = subject.languageModel()) {
+        if (!lmTest.isEmpty()) {
+            std::mt19937_64 rng(static_cast<unsigned long long>(seed));
+            const LmPrompt p = makeLmPrompt(lmTest, length > 0 ? length : 10, lm->tokenizer, rng);
+            text = lm->tokenizer.decode(p.ids);
+            expected = p.answer;
+        }
+        tokens = subject.encode(text);
+    } else if (!input.isNull()) {
         tokens = copyInput(input, subject.letters());
     } else {
         const int len = length > 0 ? length : subject.isConstruction() ? 40 : subject.model().config().task.maxLen;
@@ -515,22 +540,39 @@ int cmdInspect(Args& a)
         out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
         return 0;
     }
-    const CopyVocab vocab{subject.letters()};
     const QString architecture = subject.architecture();
     const ModelProbes probes = subject.probe(tokens);
-    QJsonArray text;
-    for (int id : tokens) text.append(vocab.text(id));
+    QJsonArray labels;
+    for (const QString& t : probes.tokens) labels.append(t);
+    // a language model: what it predicts where a lookup could copy, and what it answers
+    QJsonObject answer;
+    if (const LanguageModel* lm = subject.languageModel()) {
+        const CopyScore sc = subject.score(tokens, probes.predictions);
+        answer = QJsonObject{{"copyable_tokens", sc.answers}, {"copyable_right", sc.right},
+                             {"continuation", lm->generate(text, 16).text}};
+        if (!expected.isEmpty()) answer["expected"] = expected;
+        if (!json) {
+            out() << QString("%1 tokens; predicts %2 of the %3 copyable tokens (the next token after a %4-gram seen once before)\n")
+                         .arg(tokens.size()).arg(sc.right).arg(sc.answers).arg(kTextCopyOrder);
+            out() << "greedy continuation: " << QJsonValue(answer["continuation"]).toString().replace('\n', "\\n") << "\n";
+            if (!expected.isEmpty()) out() << "expected: " << expected << "\n";
+        }
+    }
+    const auto withAnswer = [&answer](QJsonObject o) {
+        if (!answer.isEmpty()) o["answer"] = answer;
+        return o;
+    };
     if (probes.attention.layers == 0) {
         if (json) {
-            out() << QJsonDocument(QJsonObject{{"tokens", text}, {"heads", QJsonArray()},
-                                               {"note", "no attention heads: " + architecture}})
+            out() << QJsonDocument(withAnswer({{"tokens", labels}, {"heads", QJsonArray()},
+                                               {"note", "no attention heads: " + architecture}}))
                          .toJson(QJsonDocument::Compact) << "\n";
         } else {
             out() << "no attention heads in this model (" << architecture << "); try --figure implicit or --figure state\n";
         }
         return 0;
     }
-    const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
+    const auto [begin, end] = subject.lookupQueries(tokens);
     const LookupAnalysis an = analyseLookup(probes.attention, tokens, begin, end);
     // An order no query could look up (n longer than the input, or every n-gram ambiguous) has no
     // score: null in JSON, a dash in text, never a measured 0.
@@ -547,13 +589,13 @@ int cmdInspect(Args& a)
                                      {"order", h.order}, {"lookup", orders(h, h.lookup)}, {"match", orders(h, h.match)},
                                      {"previous_token", h.previousToken}, {"current_token", h.currentToken}, {"first_token", h.firstToken}, {"entropy", h.entropy}});
         for (int n = 1; n <= kMaxLookupOrder; ++n) ambiguous.append(an.ambiguous[size_t(n)]);
-        out() << QJsonDocument(QJsonObject{{"tokens", text}, {"queries", QJsonArray{an.queryBegin, an.queryEnd}},
-                                           {"ambiguous", ambiguous}, {"heads", heads}})
+        out() << QJsonDocument(withAnswer({{"tokens", labels}, {"queries", QJsonArray{an.queryBegin, an.queryEnd}},
+                                           {"ambiguous", ambiguous}, {"heads", heads}}))
                      .toJson(QJsonDocument::Compact) << "\n";
         return 0;
     }
     QStringList shown;
-    for (const auto v : text) shown << v.toString();
+    for (const auto v : labels) shown << v.toString();
     out() << "input: " << shown.join(' ') << "\n";
     out() << "lookup[n]: attention on the token after the earlier occurrence of the last n tokens (n = 1..8; "
              "- where no query has a unique earlier n-gram to look up)\n";

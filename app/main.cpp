@@ -105,8 +105,23 @@ int runWindow(Args& a)
         window.inspector()->openFile(inspectFile);
     }
     for (const QString& folder : pretrainedFolders) {  // loaded one after the other, off the GUI thread
-        tab = "pretrained";
+        if (tab.isEmpty()) tab = "pretrained";
         window.pretrained()->addFolder(folder);
+    }
+    if (tab == "explore" && !pretrainedFolders.isEmpty()) {
+        // the Explore tab on them: the first beside one of the other architecture, once all are loaded
+        auto* pretrained = window.pretrained();
+        auto done = std::make_shared<bool>(false);
+        const auto check = [pretrained, done] {
+            QTimer::singleShot(0, pretrained, [pretrained, done] {  // after the panel has queued its next folder
+                if (*done || pretrained->busy() || pretrained->modelCount() == 0) return;
+                *done = true;
+                pretrained->selectModel(0);
+                pretrained->lookInsideSelected();
+            });
+        };
+        QObject::connect(pretrained, &parrot::PretrainedPanel::modelsChanged, pretrained, check);
+        QObject::connect(pretrained, &parrot::PretrainedPanel::failed, pretrained, check);
     }
     // (a restored session keeps the tab it had in front)
     if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0 && !restored)

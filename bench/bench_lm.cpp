@@ -5,11 +5,15 @@
 //   forward   one pass over a prompt of --tokens tokens (logits at every position), inference mode
 //   generate  greedy continuation of a --prompt-token prompt by --new tokens with the KV cache
 //             (Transformer) or the recurrent step (Mamba), as Model::generate runs it
-// Prints one line "<what> <median seconds>" per measurement; bench/lm_vs_python.sh runs it
-// alternately with bench/python/lm_ref.py, which builds the same shapes in Python PyTorch.
+//   probe     what the Explore tab computes to look inside on a --tokens prompt (every head's
+//             attention map, Mamba's implicit attention, states and step sizes, the predictions)
+//             against the plain forward over the same prompt, alternately, in this run
+// Prints one line "<which> <what> <median seconds>" per measurement (probe: also the forward's
+// and their ratio); bench/lm_vs_python.sh runs forward and generate alternately with
+// bench/python/lm_ref.py, which builds the same shapes in Python PyTorch.
 //
-// Usage: bench_lm pythia|mamba forward|generate [--repeats N] [--tokens T] [--prompt-tokens P]
-//        [--new N] [--threads N]
+// Usage: bench_lm pythia|mamba forward|generate|probe [--repeats N] [--tokens T]
+//        [--prompt-tokens P] [--new N] [--threads N]
 #include "blockcache.h"
 #include "diagnostics.h"
 #include "model.h"
@@ -73,7 +77,7 @@ int main(int argc, char** argv)
 {
     restartWithLibrarySettings(argv);
     if (argc < 3) {
-        std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate [--repeats N] [--tokens T] [--prompt-tokens P] [--new N] [--threads N]\n");
+        std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate|probe [--repeats N] [--tokens T] [--prompt-tokens P] [--new N] [--threads N]\n");
         return 2;
     }
     const std::string which = argv[1], what = argv[2];
@@ -91,8 +95,8 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    if ((which != "pythia" && which != "mamba") || (what != "forward" && what != "generate")) {
-        std::fprintf(stderr, "bench_lm: expected pythia|mamba forward|generate\n");
+    if ((which != "pythia" && which != "mamba") || (what != "forward" && what != "generate" && what != "probe")) {
+        std::fprintf(stderr, "bench_lm: expected pythia|mamba forward|generate|probe\n");
         return 2;
     }
     configureThreads(threads);
@@ -112,6 +116,20 @@ int main(int argc, char** argv)
             const double s = seconds([&] { m.net->forward(idx); });
             if (r > 0) times.push_back(s);
         }
+    } else if (what == "probe") {
+        std::vector<int> prompt(static_cast<size_t>(tokens));
+        for (auto& t : prompt) t = id(rng);
+        std::vector<double> plain;
+        for (int r = 0; r <= repeats; ++r) {  // A B A B: the forward, then the look inside
+            const double f = seconds([&] { model.logits(prompt, 1, tokens); });
+            const double s = seconds([&] { model.probe(prompt); });
+            if (r > 0) plain.push_back(f), times.push_back(s);
+        }
+        std::sort(plain.begin(), plain.end());
+        std::sort(times.begin(), times.end());
+        const double f = plain[plain.size() / 2], p = times[times.size() / 2];
+        std::printf("%s forward %.4f\n%s probe %.4f\n%s probe/forward %.2f\n", which.c_str(), f, which.c_str(), p, which.c_str(), p / f);
+        return 0;
     } else {
         std::vector<int> prompt(static_cast<size_t>(promptTokens));
         for (auto& t : prompt) t = id(rng);

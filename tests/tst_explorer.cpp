@@ -2,12 +2,14 @@
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
 #include "analysis/inside.h"
+#include "eval/lmtests.h"
 #include "constructionview.h"
 #include "explorerpanel.h"
 #include "heatmap.h"
 #include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "tasks/tokentask.h"
+#include "text/languagemodel.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -32,6 +34,22 @@ using namespace parrot;
 namespace {
 
 bool idle(const ExplorerPanel& e) { return !e.left()->busy() && !e.right()->busy(); }
+
+QString fixture(const QString& name) { return QString(PARROT_TEST_DATA) + "/hf_tiny/" + name; }
+
+// The tiny HuggingFace models' reference outputs (tests/data/make_hf_refs.py, with transformers).
+QJsonObject modelRef(const QString& which, int i)
+{
+    return QJsonDocument::fromJson(test::readAll(fixture("model_refs.json"))).object().value(which).toArray().at(i).toObject();
+}
+
+int argmax(const QJsonArray& values)
+{
+    int best = 0;
+    for (int i = 1; i < values.size(); ++i)
+        if (values[i].toDouble() > values[best].toDouble()) best = i;
+    return best;
+}
 
 // The widget position of a cell's centre in a heatmap.
 QPoint cellCentre(HeatmapView* h, int row, int col)
@@ -426,6 +444,155 @@ private slots:
     }
 
     // `inspect` renders each view without a display; the bundled Transformer has lookup heads.
+    // Issue 18: the explorer on pretrained models and a text prompt. The GPT-NeoX and Mamba
+    // fixtures (made with transformers) side by side on a phone book: every head of every layer on
+    // the prompt's decoded tokens, Mamba's implicit attention on the same text, predictions and
+    // continuations as the real library gives them, a prompt past the context refused, text kept
+    // from copy models and copy inputs from language models, and a long map zoomed and panned.
+    void pretrainedModelsOnATextPrompt()
+    {
+        const auto neox = std::make_shared<const LanguageModel>(LanguageModel::load(fixture("neox")));
+        const auto mamba = std::make_shared<const LanguageModel>(LanguageModel::load(fixture("mamba")));
+        ExplorerPanel e;
+        e.resize(1400, 1000);
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        e.setPretrainedModels({neox, mamba});
+        e.showLanguageModels(neox, mamba, QString());  // no prompt: the paper's phone book, 10 entries
+        QVERIFY(e.textInput());
+        QCOMPARE(e.inputKind(), QString("phonebook"));
+        QCOMPARE(e.prompt().count('\n'), 10 + 1 + 2 + 1);  // 10 entries, a blank line, 2 examples, a blank line, the query
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 60000);
+        InsidePane* left = e.left();
+        InsidePane* right = e.right();
+        QVERIFY2(left->subject().readsText() && left->shown().maps.size() == 2 * 4, qPrintable(left->status()));  // 2 layers x 4 heads
+        const std::vector<int> ids = neox->tokenizer.encode(e.prompt());
+        QCOMPARE(left->tokens(), ids);
+        QCOMPARE(left->view(), QString("attention"));
+        const HeatmapData& d = left->heatmap()->data();
+        QCOMPARE(d.rows, int(ids.size()));
+        QCOMPARE(d.cols, int(ids.size()));
+        for (size_t i = 0; i < ids.size(); ++i) {  // the decoded tokens, spaces and line breaks made visible
+            QString t = neox->tokenizer.decode({ids[i]});
+            if (!t.contains(QChar(0xFFFD))) QCOMPARE(d.colLabels[int(i)], t.replace(' ', QChar(0xB7)).replace('\n', QChar(0x23CE)));
+        }
+        QVERIFY(d.colLabels.contains(QString(QChar(0x23CE))));
+        QVERIFY2(left->info().contains("copyable tokens") && left->info().contains("Greedy continuation"), qPrintable(left->info()));
+        QCOMPARE(left->continuation(), neox->generate(e.prompt(), 16).text);
+        // Mamba on the same text: its implicit attention, one map per block, its states and steps
+        QVERIFY2(right->subject().readsText(), qPrintable(right->status()));
+        QCOMPARE(right->view(), QString("implicit"));
+        QCOMPARE(int(right->shown().maps.size()), 2);
+        QCOMPARE(right->heatmap()->data().rows, int(mamba->tokenizer.encode(e.prompt()).size()));
+        right->setView("delta");
+        QCOMPARE(right->heatmap()->data().rows, int(right->tokens().size()));
+        right->setView("implicit");
+
+        // the predictions and answers are the real library's (transformers' logits and greedy ids)
+        const QJsonObject refNeox = modelRef("neox", 2), refMamba = modelRef("mamba", 2);
+        QCOMPARE(refNeox["prompt"].toString(), refMamba["prompt"].toString());
+        e.setInputKind("text");
+        e.setTextPrompt(refNeox["prompt"].toString());
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 60000);
+        for (const auto& [pane, ref] : {std::pair{left, refNeox}, std::pair{right, refMamba}}) {
+            std::vector<int> refIds;
+            for (const auto v : ref["ids"].toArray()) refIds.push_back(v.toInt());
+            QCOMPARE(pane->tokens(), refIds);
+            QCOMPARE(pane->predictions().back(), argmax(ref["last_logits"].toArray()));
+            QCOMPARE(pane->predictions().back(), ref["greedy"].toArray().first().toInt());
+            std::vector<int> greedy;
+            for (const auto v : ref["greedy"].toArray()) greedy.push_back(v.toInt());
+            const LanguageModel& lm = *pane->subject().languageModel();
+            QVERIFY2(lm.tokenizer.decode(greedy).startsWith(pane->continuation()) || pane->continuation().startsWith(lm.tokenizer.decode(greedy)),
+                     qPrintable(pane->continuation()));
+        }
+
+        // past GPT-NeoX's context of 256 positions: refused, naming both lengths; Mamba has none
+        QString longText;
+        for (int i = 0; i < 60; ++i) longText += QString("Alice %1 went down the hole. ").arg(i);
+        e.setTextPrompt(longText);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 120000);
+        QVERIFY2(left->status().contains("at most 256") && left->status().contains("its context"), qPrintable(left->status()));
+        QVERIFY(left->shown().maps.empty());
+        const int T = int(right->tokens().size());
+        QVERIFY2(T > 256 && right->heatmap()->data().rows == T, qPrintable(right->status()));
+
+        // a long map zooms (Ctrl + wheel, or zoomTo) and pans; labels follow what is in view
+        HeatmapView* h = right->heatmap();
+        h->resetZoom();
+        QApplication::processEvents();
+        const auto inView = [](const std::vector<int>& cells, int lo, int hi) {
+            return int(std::count_if(cells.begin(), cells.end(), [&](int c) { return c >= lo && c <= hi; }));
+        };
+        const int before = inView(h->labelledRows(), T - 20, T - 1);
+        QVERIFY(!h->zoomed());
+        h->zoomTo(T - 20, T - 1, T - 40, T - 1);
+        QVERIFY(h->zoomed());
+        const std::vector<int> rows = h->labelledRows();
+        QVERIFY(!rows.empty());
+        QCOMPARE(inView(rows, T - 20, T - 1), int(rows.size()));  // only what is in view
+        QVERIFY2(int(rows.size()) > before, qPrintable(QString("%1 vs %2").arg(rows.size()).arg(before)));
+        h->zoomTo(-100, 5, 0, 3);  // out of the map: kept inside, at least a few cells
+        QVERIFY(h->plot()->yAxis->range().lower >= -0.5 && h->plot()->xAxis->range().size() >= 3.9);
+        h->resetZoom();
+        QVERIFY(!h->zoomed());
+        const QPoint centre = h->plot()->axisRect()->rect().center();
+        QWheelEvent plain(centre, h->plot()->mapToGlobal(centre), {}, {0, 120}, Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(h->plot(), &plain);
+        QVERIFY(!h->zoomed());  // the wheel alone scrolls the pane
+        QWheelEvent ctrl(centre, h->plot()->mapToGlobal(centre), {}, {0, 120}, Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(h->plot(), &ctrl);
+        QVERIFY(h->zoomed());
+
+        // kinds of input kept apart: copy letters for the language models, text for a copy model
+        e.setInputText("abcab");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        QVERIFY2(left->status().contains("reads text"), qPrintable(left->status()));
+        left->chooseBundled("hard-alibi");
+        e.setTextPrompt("Alice was beginning");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        QVERIFY2(left->status().contains("reads copy inputs"), qPrintable(left->status()));
+        QVERIFY(right->status().contains("Mamba"));  // the language model reads it
+        QVERIFY(!right->shown().maps.empty());
+        // the Pretrained tab's models are in the source list; one removed leaves it
+        e.setPretrainedModels({mamba});
+        int entries = 0;
+        auto* source = left->findChild<QComboBox*>("source");
+        for (int i = 0; i < source->count(); ++i) entries += source->itemData(i).toString().startsWith("lm:");
+        QCOMPARE(entries, 1);
+    }
+
+    // `inspect --model DIR`: the heads of a pretrained model on a text prompt, with what it
+    // predicts where a lookup could copy and its greedy answer; Mamba's implicit attention drawn.
+    void inspectPretrainedOnText()
+    {
+        const LanguageModel neox = LanguageModel::load(fixture("neox"));
+        auto r = test::runCli({"inspect", "--model", fixture("neox"), "--lm-test", "phonebook", "--length", "6", "--seed", "2", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o["heads"].toArray().size(), 2 * 4);
+        const QJsonArray labels = o["tokens"].toArray();
+        QCOMPARE(o["queries"].toArray().at(0).toInt(), 1);
+        QCOMPARE(o["queries"].toArray().at(1).toInt(), labels.size());
+        const QJsonObject answer = o["answer"].toObject();
+        QVERIFY(answer["copyable_tokens"].toInt() > 0);  // the two example lines repeat the book's
+        QVERIFY(answer["expected"].toString().size() == 10);
+        // the same prompt the zero-shot test makes, and the same answer the model gives
+        std::mt19937_64 rng(2);
+        const LmPrompt p = makeLmPrompt("phonebook", 6, neox.tokenizer, rng);
+        QCOMPARE(labels.size(), int(p.ids.size()));
+        QCOMPARE(answer["continuation"].toString(), neox.generate(neox.tokenizer.decode(p.ids), 16).text);
+        const QString png = m_dir.filePath("mamba-text.png");
+        r = test::runCli({"inspect", "--model", fixture("mamba"), "--prompt", "Alice was beginning to get very tired of sitting",
+                          "--figure", "attention", "--out", png});
+        QVERIFY2(r.code == 0 && r.out.contains("implicit attention"), qPrintable(r.out + r.err));
+        QVERIFY(!QImage(png).isNull());
+        test::expectCliError(test::runCli({"inspect", "--model", fixture("neox")}), "--prompt");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--prompt", "hi"}), "--model DIR");
+        test::expectCliError(test::runCli({"inspect", "--model", fixture("neox"), "--lm-test", "phone"}), "phonebook");
+        test::expectCliError(test::runCli({"inspect", "--model", m_dir.filePath("nowhere"), "--prompt", "hi"}), "nowhere");
+    }
+
     void inspectFiguresAndTheBundledLookupHeads()
     {
         const auto json = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "8", "--seed", "3", "--json"});

@@ -297,6 +297,57 @@ private slots:
             if (t != 16 && t != 22) QVERIFY2(!c.wrong[t], qPrintable(QString("query %1").arg(t)));
     }
 
+    // A text prompt (token ids of any vocabulary, no separator): the copyable tokens are those whose
+    // last 3 tokens occurred once before with the same token after them; a phone book's last
+    // query (its name repeated) looks up the number, which a lookup head reads and the marks show.
+    void textScoredOnItsCopyableTokens()
+    {
+        // "A B : 7 8 \n C D : 5 6 \n \n C D :" as ids (a two-entry phone book asked for C D)
+        const std::vector<int> tokens{101, 102, 58, 7, 8, 10, 103, 104, 58, 5, 6, 10, 10, 103, 104, 58};
+        const int T = int(tokens.size());
+        std::vector<int> perfect(tokens.begin() + 1, tokens.end());
+        perfect.push_back(5);  // the number after the last "C D :"
+        CopyScore s = scoreText(tokens, perfect);
+        // copyable: t = 14 ("C D" seen once; after it ":") only; t = 15 predicts past the prompt
+        QCOMPARE(s.answers, 1);
+        QCOMPARE(s.right, 1);
+        std::vector<int> wrong = perfect;
+        wrong[14] = 10;
+        s = scoreText(tokens, wrong);
+        QCOMPARE(s.right, 0);
+        QVERIFY(s.wrong[14]);
+        QCOMPARE(int(std::count(s.wrong.begin(), s.wrong.end(), true)), 1);
+        // a repeated passage: every token after the third of its second reading is copyable
+        std::vector<int> passage{1, 2, 3, 4, 5, 6, 7, 8};
+        std::vector<int> twice = passage;
+        twice.push_back(0);
+        twice.insert(twice.end(), passage.begin(), passage.end());
+        std::vector<int> next(twice.begin() + 1, twice.end());
+        next.push_back(0);
+        QCOMPARE(scoreText(twice, next).answers, 5);  // the second reading from its third token on (queries 11..15)
+        QVERIFY_THROWS_EXCEPTION(Error, scoreText(tokens, std::vector<int>(3, 0)));
+
+        // the marks of every query of a text; the last one's order-3 lookup is the number's first digit
+        std::vector<std::pair<int, int>> marks, warnings;
+        lookupMarksIn(tokens, 1, T, 3, false, marks, warnings);
+        QVERIFY(std::find(marks.begin(), marks.end(), std::pair<int, int>{T - 1, 9}) != marks.end());
+        QVERIFY(warnings.empty());
+        lookupMarksIn(tokens, 1, T, 1, false, marks, warnings);  // ":" and "\n" occur more than once: ambiguous
+        QVERIFY(std::find(warnings.begin(), warnings.end(), std::pair<int, int>{T - 1, 3}) != warnings.end());
+        // a head that reads the token after the earlier occurrence is an order-3 lookup head on
+        // the text's queries (all but the first); one that reads the previous token is not
+        const auto target = [&](int t) {
+            const std::vector<int> found = earlierOccurrences(tokens, t, 3);
+            return found.size() == 1 ? found[0] + 1 : std::max(0, t - 1);
+        };
+        const LookupAnalysis a = analyseLookup(maps(2, T, [&](int h, int t) { return h == 0 ? target(t) : std::max(0, t - 1); }), tokens, 1, T);
+        QCOMPARE(a.queryBegin, 1);
+        QCOMPARE(a.queryEnd, T);
+        QCOMPARE(a.heads[0].kind, HeadKind::NgramLookup);
+        QCOMPARE(a.heads[0].lookup[3], 1.0);
+        QCOMPARE(a.heads[1].kind, HeadKind::PreviousToken);
+    }
+
     void badInputIsAnError()
     {
         const std::vector<int> tokens = copyTokens("abc");

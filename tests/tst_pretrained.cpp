@@ -2,7 +2,9 @@
 // off the GUI thread, a broken one says why and keeps what was loaded, the prompt box shows the
 // reference continuation, and a zero-shot run draws one curve per model and can be stopped.
 #include "eval/lmtests.h"
+#include "explorerpanel.h"
 #include "export.h"
+#include "mainwindow.h"
 #include "pretrainedpanel.h"
 #include "testutil.h"
 
@@ -16,6 +18,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -98,6 +101,40 @@ private slots:
         QVERIFY(panel.results().size() <= 2);
         QVERIFY(panel.results().empty() || panel.results().front().curve.lengths.size() < 4);
         QVERIFY(panel.status().startsWith("Stopped"));
+    }
+
+    // Look inside: the selected model opens in the Explore tab beside the other architecture's,
+    // on the prompt box's text (or a phone book when it is empty), and the explorer's source
+    // lists offer the tab's models.
+    void looksInsideInTheExploreTab()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.show();
+        PretrainedPanel* panel = w.pretrained();
+        auto* look = panel->findChild<QPushButton*>("lookInside");
+        QVERIFY(look && !look->isEnabled());  // nothing loaded yet
+        panel->addFolder(fixture("neox"));
+        panel->addFolder(fixture("mamba"));
+        QTRY_VERIFY_WITH_TIMEOUT(panel->modelCount() == 2 && !panel->busy(), 60000);
+        QVERIFY(look->isEnabled());
+        panel->selectModel(1);  // Mamba selected: it goes left, GPT-NeoX right
+        panel->promptBox()->setPlainText("Alice was beginning to get very tired of sitting by her sister");
+        QSignalSpy asked(panel, &PretrainedPanel::lookInside);
+        look->click();
+        QCOMPARE(asked.size(), 1);
+        QCOMPARE(w.currentPanelName(), QString("Explore"));
+        ExplorerPanel* e = w.explorer();
+        QCOMPARE(e->prompt(), panel->promptBox()->toPlainText());
+        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && e->left()->subject().readsText(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && !e->right()->tokens().empty(), 60000);
+        QCOMPARE(e->left()->subject().languageModel()->architecture, QString("Mamba"));
+        QCOMPARE(e->right()->subject().languageModel()->architecture, QString("GPT-NeoX"));
+        QCOMPARE(e->left()->view(), QString("implicit"));
+        QCOMPARE(e->right()->view(), QString("attention"));
+        QCOMPARE(e->right()->tokens(), panel->model(0).tokenizer.encode(e->prompt()));
+        auto* source = e->left()->findChild<QComboBox*>("source");
+        QVERIFY(source->findData("lm:" + panel->model(0).folder) >= 0 && source->findData("lm:" + panel->model(1).folder) >= 0);
     }
 };
 

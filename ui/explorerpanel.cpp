@@ -3,6 +3,7 @@
 #include "constructionview.h"
 #include "error.h"
 
+#include "eval/lmtests.h"
 #include "tasks/tokentask.h"
 
 #include <QCheckBox>
@@ -15,8 +16,10 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -39,6 +42,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_source->addItem("Two-layer construction (no training)", "construction");
     m_source->addItem("Model in the Train tab", "current");
     m_source->addItem("Open checkpoint…", "open");
+    m_source->addItem("Open pretrained model folder…", "openlm");
     m_source->setToolTip("What this pane looks inside");
     m_source->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long file name does not widen the pane
     m_source->setMinimumContentsLength(14);
@@ -139,6 +143,9 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     layout->addWidget(scroll, 1);
 
     connect(m_source, &QComboBox::activated, this, &InsidePane::onSource);
+    connect(&m_load, &BackgroundJob::progress, this, [this](int done, int total) {
+        setStatus(QString("Loading %1: %2 of %3 tensors…").arg(m_loading).arg(done).arg(total));
+    });
     connect(m_n, &QSpinBox::editingFinished, this, [this] {
         if (m_source->currentData().toString() == "construction") chooseConstruction(m_n->value(), m_letters->value());
     });
@@ -172,9 +179,68 @@ void InsidePane::onSource(int index)
         if (!path.isEmpty()) chooseCheckpoint(path);
         return;
     }
+    if (id == "openlm") {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Open a pretrained model folder (config.json, tokenizer.json, weights)");
+        m_source->setCurrentIndex(m_lastSource);
+        if (!dir.isEmpty()) chooseModelFolder(dir);
+        return;
+    }
     if (id == "construction") chooseConstruction(m_n->value(), m_letters->value());
     else if (id == "current") chooseCurrentModel();
+    else if (id.startsWith("lmdir:")) chooseModelFolder(id.mid(6));
+    else if (id.startsWith("lm:")) {
+        for (const auto& lm : m_pretrained)
+            if (lm->folder == id.mid(3)) return chooseLanguageModel(lm);
+    } else if (id.startsWith("file:")) chooseCheckpoint(id.mid(5));
     else chooseBundled(id);
+}
+
+void InsidePane::setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models)
+{
+    m_pretrained = models;
+    // the entries follow the list (one that is shown stays, its model still held by the subject)
+    const QString shown = m_source->currentData().toString();
+    for (int i = m_source->count() - 1; i >= 0; --i) {
+        const QString id = m_source->itemData(i).toString();
+        if (id.startsWith("lm:") && id != shown) m_source->removeItem(i);
+    }
+    const int at = m_source->findData("open");
+    for (const auto& lm : models)
+        if (m_source->findData("lm:" + lm->folder) < 0) {
+            m_source->insertItem(at, lm->name + " (Pretrained tab)", "lm:" + lm->folder);
+            m_source->setItemData(at, lm->folder, Qt::ToolTipRole);
+        }
+    m_lastSource = std::max(0, m_source->findData(shown));
+}
+
+void InsidePane::chooseLanguageModel(const std::shared_ptr<const LanguageModel>& lm)
+{
+    if (!lm) return;
+    int i = m_source->findData("lm:" + lm->folder);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), lm->name + " (Pretrained tab)", "lm:" + lm->folder);
+        i = m_source->findData("lm:" + lm->folder);
+    }
+    m_source->setCurrentIndex(i);
+    load(lm->name, [lm](JobContext&) { return InsideSubject(lm); });
+}
+
+void InsidePane::chooseModelFolder(const QString& folder)
+{
+    const QString label = QFileInfo(folder).fileName();
+    int i = m_source->findData("lmdir:" + folder);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), label, "lmdir:" + folder);
+        i = m_source->findData("lmdir:" + folder);
+        m_source->setItemData(i, folder, Qt::ToolTipRole);
+    }
+    m_source->setCurrentIndex(i);
+    load(label, [folder](JobContext& job) {
+        return InsideSubject::loadLanguageModel(folder, [&job](int done, int total) {
+            job.progress(done, total);
+            return !job.cancelled();
+        });
+    });
 }
 
 void InsidePane::chooseBundled(const QString& id)
@@ -183,7 +249,7 @@ void InsidePane::chooseBundled(const QString& id)
         const BundledCheckpoint& b = findBundled(id);
         m_source->setCurrentIndex(m_source->findData(id));
         const QString path = b.path, label = b.label;
-        load(label, [path, label] { return InsideSubject::load(path, label); });
+        load(label, [path, label](JobContext&) { return InsideSubject::load(path, label); });
     } catch (const Error& e) {
         setStatus(e.message());
     }
@@ -194,7 +260,7 @@ void InsidePane::chooseConstruction(int n, int letters)
     m_source->setCurrentIndex(m_source->findData("construction"));
     m_n->setValue(n);
     m_letters->setValue(letters);
-    load("the construction", [n, letters] { return InsideSubject(ConstructionOptions{n, letters}); });
+    load("the construction", [n, letters](JobContext&) { return InsideSubject(ConstructionOptions{n, letters}); });
 }
 
 void InsidePane::chooseCheckpoint(const QString& path)
@@ -206,7 +272,7 @@ void InsidePane::chooseCheckpoint(const QString& path)
         i = m_source->count() - 2;
     }
     m_source->setCurrentIndex(i);
-    load(label, [path] { return InsideSubject::load(path); });
+    load(label, [path](JobContext&) { return InsideSubject::load(path); });
 }
 
 void InsidePane::chooseCurrentModel()
@@ -218,16 +284,17 @@ void InsidePane::chooseCurrentModel()
         emit failed(status());
         return;
     }
-    load("the model in the Train tab", [m] { return InsideSubject(m, "model in the Train tab"); });
+    load("the model in the Train tab", [m](JobContext&) { return InsideSubject(m, "model in the Train tab"); });
 }
 
-void InsidePane::load(const QString& what, std::function<InsideSubject()> make)
+void InsidePane::load(const QString& what, std::function<InsideSubject(JobContext&)> make)
 {
     m_probe.cancel();  // of the subject being replaced
     setStatus(QString("Loading %1…").arg(what));
+    m_loading = what;
     m_n->setVisible(m_source->currentData().toString() == "construction");
     m_letters->setVisible(m_n->isVisible());
-    m_load.start([make](JobContext&) { return make(); },
+    m_load.start([make](JobContext& job) { return make(job); },
                  [this](const InsideSubject& s) {
                      m_subject = s;
                      m_lastSource = m_source->currentIndex();
@@ -243,44 +310,78 @@ void InsidePane::load(const QString& what, std::function<InsideSubject()> make)
 
 void InsidePane::setInput(const std::vector<int>& tokens)
 {
-    m_tokens = tokens;
+    m_textInput = false;
+    m_copyTokens = tokens;
     if (!m_subject.isNull() && !m_load.isRunning()) probe();  // else the subject, once loaded, is probed with it
+}
+
+void InsidePane::setTextInput(const QString& prompt)
+{
+    m_textInput = true;
+    m_prompt = prompt;
+    if (!m_subject.isNull() && !m_load.isRunning()) probe();
 }
 
 void InsidePane::probe()
 {
-    const QString problem = m_subject.copyProblem();
-    if (!problem.isEmpty() || m_tokens.empty()) {
+    const QString problem = m_subject.inputProblem(m_textInput);
+    const bool noInput = m_textInput ? m_prompt.isEmpty() : m_copyTokens.empty();
+    if (!problem.isEmpty() || noInput) {
         m_probe.cancel();
         setStatus(problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem);
         m_probes = {};
+        m_tokens.clear();
+        m_predictions.clear();
+        m_continuation.clear();
         rebuild();
         emit refreshed();
         return;
     }
     const InsideSubject subject = m_subject;
-    const std::vector<int> tokens = m_tokens;
+    const bool text = m_textInput;
+    const std::vector<int> copyTokens = m_copyTokens;
+    const QString prompt = m_prompt;
     struct Probed {
+        std::vector<int> tokens;
         ModelProbes probes;
         std::vector<int> predictions;
+        QString continuation;
     };
+    setStatus(QString("Looking inside %1…").arg(subject.name()));
     m_probe.start(
-        [subject, tokens](JobContext&) {
-            for (int t : tokens)  // the input's letters must be in this subject's alphabet
-                if (t >= CopyVocab{subject.letters()}.size())
-                    throw Error(QString("the input has letters outside this model's alphabet of %1").arg(subject.letters()));
-            return Probed{subject.probe(tokens), subject.predictions(tokens)};
+        [subject, text, copyTokens, prompt](JobContext& job) {
+            Probed p;
+            if (text) {
+                p.tokens = subject.encode(prompt);
+            } else {
+                p.tokens = copyTokens;
+                for (int t : p.tokens)  // the input's letters must be in this subject's alphabet
+                    if (t >= CopyVocab{subject.letters()}.size())
+                        throw Error(QString("the input has letters outside this model's alphabet of %1").arg(subject.letters()));
+            }
+            p.probes = subject.probe(p.tokens, [&job] { return !job.cancelled(); });
+            p.predictions = p.probes.predictions.size() == p.tokens.size() ? p.probes.predictions : subject.predictions(p.tokens);
+            if (const LanguageModel* lm = subject.languageModel()) {
+                // what it answers: a phone book's number, the rest of a passage (greedy, a line's worth)
+                const LanguageModel::Continuation c = lm->generate(prompt, 16, [&job](int, int) { return !job.cancelled(); });
+                p.continuation = c.text;
+            }
+            return p;
         },
         [this](const Probed& p) {
+            m_tokens = p.tokens;
             m_probes = p.probes;
             m_predictions = p.predictions;
+            m_continuation = p.continuation;
             setStatus(m_subject.summary());
             rebuild();
             emit refreshed();
         },
         [this](const QString& error) {
             m_probes = {};
+            m_tokens.clear();
             m_predictions = {};
+            m_continuation.clear();
             setStatus(m_subject.name() + ": " + error);
             rebuild();
             emit failed(status());
@@ -313,15 +414,17 @@ void InsidePane::rebuild()
     }
     if (!views.isEmpty() && !views.contains(view())) m_viewBox->setCurrentIndex(m_viewBox->findData(views.front()));
     m_analysis.reset();
-    if (m_probes.attention.layers > 0) {
+    if (m_probes.attention.layers > 0 && int(m_tokens.size()) == m_probes.attention.length) {
         try {
-            const auto [begin, end] = copyQueries(m_tokens, CopyVocab::Sep);
+            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
             m_analysis = std::make_unique<LookupAnalysis>(analyseLookup(m_probes.attention, m_tokens, begin, end));
         } catch (const Error&) {
             // not a copy input: heads unlabelled
         }
     }
-    m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_predictions, m_tokens);
+    std::vector<bool> wrong;
+    if (m_predictions.size() == m_tokens.size() && !m_tokens.empty()) wrong = m_subject.score(m_tokens, m_predictions).wrong;
+    m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), wrong);
     for (QToolButton* b : m_thumbButtons) b->deleteLater();
     m_thumbButtons.clear();
     // the first lookup head when there is one, else the first map
@@ -421,14 +524,28 @@ void InsidePane::showMap()
         info = "Mamba's step size Δ after softplus: large Δ lets a token in and forgets the past; small Δ keeps the state.";
     }
     // the model's answers
-    if (m_predictions.size() == m_tokens.size()) {
-        const CopyScore score = scoreCopy(m_tokens, m_predictions);
-        info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
+    if (m_predictions.size() == m_tokens.size() && !m_tokens.empty()) {
+        const CopyScore score = m_subject.score(m_tokens, m_predictions);
+        if (m_subject.readsText())
+            info += QString("<br>Predicts %1 of the %2 copyable tokens of this prompt (the next token after a %3-gram seen once "
+                            "before, as it followed then; rows marked ✗ are wrong).")
+                        .arg(score.right).arg(score.answers).arg(kTextCopyOrder);
+        else
+            info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
     }
+    if (m_subject.readsText() && !m_tokens.empty())
+        info += QString("<br>%1 tokens. Greedy continuation: <b>%2</b>").arg(m_tokens.size())
+                    .arg(QString(m_continuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
     m_info->setText(info);
     std::vector<std::pair<int, int>> marks, warnings;
-    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit"))
-        lookupMarks(m_tokens, m_overlayN->value(), match, marks, warnings);
+    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !m_tokens.empty()) {
+        try {
+            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
+            lookupMarksIn(m_tokens, begin, end, m_overlayN->value(), match, marks, warnings);
+        } catch (const Error&) {
+            // no queries to mark
+        }
+    }
     m_heatmap->setMarks(marks, warnings);
 }
 
@@ -441,19 +558,38 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     auto* inside = new QWidget(tabs);
     auto* il = new QVBoxLayout(inside);
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel("Copy input:", inside));
+    m_inputLabel = new QLabel("Copy input:", inside);
+    bar->addWidget(m_inputLabel);
     m_input = new QLineEdit(inside);
     m_input->setObjectName("input");
     m_input->setPlaceholderText("type letters and press Enter, or draw a random string");
     bar->addWidget(m_input, 1);
+    // a text prompt has lines (a phone book): a box of its own, applied with the button or Ctrl+Enter
+    m_promptBox = new QPlainTextEdit(inside);
+    m_promptBox->setObjectName("prompt");
+    m_promptBox->setPlaceholderText("type a prompt (Ctrl+Enter), or draw a phone book or a passage");
+    m_promptBox->setFixedHeight(m_promptBox->fontMetrics().lineSpacing() * 3 + 12);
+    m_promptBox->setTabChangesFocus(true);
+    bar->addWidget(m_promptBox, 1);
+    m_apply = new QPushButton("Look", inside);
+    m_apply->setObjectName("apply");
+    m_apply->setToolTip("Look inside both panes' models on this prompt (Ctrl+Enter)");
+    bar->addWidget(m_apply);
     m_kind = new QComboBox(inside);
+    m_kind->setObjectName("inputKind");
     m_kind->addItem("random string", "copy");
     m_kind->addItem("with a repeated 3-gram", "copy_dup_ngram");
-    m_kind->setToolTip("A repeated n-gram makes the lookup ambiguous: watch where the crosses are and where copying fails");
+    m_kind->insertSeparator(m_kind->count());
+    for (const LmTestInfo& t : lmTests()) m_kind->addItem(t.label + " (text)", t.id);
+    m_kind->addItem("my own text", "text");
+    m_kind->setToolTip("Copy inputs for the copy models; text prompts (the copy paper's zero-shot tests, or your own) for "
+                       "pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where the crosses "
+                       "are and where copying fails");
     m_length = new QSpinBox(inside);
     m_length->setRange(1, 400);
     m_length->setValue(16);
     m_length->setPrefix("L = ");
+    m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
     m_seed = new QSpinBox(inside);
     m_seed->setRange(0, 1000000);
     m_seed->setValue(1);
@@ -466,6 +602,8 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     bar->addWidget(random);
     il->addLayout(bar);
     m_inputStatus = new QLabel(inside);
+    m_inputStatus->setObjectName("inputStatus");
+    m_inputStatus->setTextFormat(Qt::RichText);
     il->addWidget(m_inputStatus);
     auto* split = new QSplitter(Qt::Horizontal, inside);
     m_left = new InsidePane(split);
@@ -479,13 +617,20 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(tabs);
 
     connect(m_input, &QLineEdit::returnPressed, this, [this] { setInputText(m_input->text()); });
+    connect(m_apply, &QPushButton::clicked, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
+    auto* submit = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), m_promptBox, nullptr, nullptr, Qt::WidgetShortcut);
+    connect(submit, &QShortcut::activated, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
     connect(random, &QPushButton::clicked, this, [this] {
         m_seed->setValue(m_seed->value() + 1);
         randomInput();
     });
-    connect(m_kind, &QComboBox::activated, this, [this] { randomInput(); });
+    connect(m_kind, &QComboBox::activated, this, [this] {
+        applyKind();
+        if (inputKind() != "text") randomInput();
+    });
     m_left->chooseBundled("hard-alibi");
     m_right->chooseBundled("mamba");
+    applyKind();
     randomInput();
 }
 
@@ -503,30 +648,101 @@ void ExplorerPanel::setCurrentModelProvider(const std::function<Model()>& provid
     m_right->setCurrentModelProvider(provider);
 }
 
+QString ExplorerPanel::inputKind() const { return m_kind->currentData().toString(); }
+
+void ExplorerPanel::setInputKind(const QString& kind)
+{
+    const int i = m_kind->findData(kind);
+    if (i >= 0) m_kind->setCurrentIndex(i);
+    applyKind();
+}
+
+void ExplorerPanel::applyKind()
+{
+    // the input's widgets follow the kind: a line of letters, or a prompt box
+    const QString kind = inputKind();
+    const bool text = kind != "copy" && kind != "copy_dup_ngram";
+    m_inputLabel->setText(text ? "Text prompt:" : "Copy input:");
+    m_input->setVisible(!text);
+    m_promptBox->setVisible(text);
+    m_apply->setVisible(text);
+    m_length->setEnabled(kind != "text");
+    m_length->setRange(1, text ? 2000 : 400);
+    if (const LmTestInfo* t = findLmTest(kind)) m_length->setToolTip(QString("Size of the %1: %2").arg(t->label.toLower(), t->size));
+    else m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+}
+
+void ExplorerPanel::inputFailed(const QString& message)
+{
+    m_inputError = message;
+    m_inputStatus->setText("<span style='color:#b00'>" + m_inputError.toHtmlEscaped() + "</span>");
+}
+
 void ExplorerPanel::setInputText(const QString& letters)
 {
     try {
         applyInput(copyInput(letters, 52));
     } catch (const Error& e) {
-        m_inputError = e.message();
-        m_inputStatus->setText("<span style='color:#b00'>" + m_inputError.toHtmlEscaped() + "</span>");
+        inputFailed(e.message());
     }
+}
+
+const LanguageModel* ExplorerPanel::anyLanguageModel() const
+{
+    for (InsidePane* p : {m_left, m_right})
+        if (const LanguageModel* lm = p->subject().languageModel()) return lm;
+    return m_pretrained.empty() ? nullptr : m_pretrained.front().get();
 }
 
 void ExplorerPanel::randomInput()
 {
+    const QString kind = inputKind();
     try {
-        applyInput(randomCopyInput(m_length->value(), 26, static_cast<unsigned long long>(m_seed->value()), m_kind->currentData().toString(), 3));
+        if (kind == "copy" || kind == "copy_dup_ngram") {
+            applyInput(randomCopyInput(m_length->value(), 26, static_cast<unsigned long long>(m_seed->value()), kind, 3));
+            return;
+        }
+        if (kind == "text") return;  // typed
+        // the zero-shot tests' prompts, counted in a language model's tokens
+        const LanguageModel* lm = anyLanguageModel();
+        if (!lm)
+            throw Error("a text prompt is read by a pretrained language model: open one in a pane first (its source list: "
+                        "Open pretrained model folder…, or a model of the Pretrained tab)");
+        drawPrompt(kind, *lm);
     } catch (const Error& e) {
-        m_inputError = e.message();
-        m_inputStatus->setText("<span style='color:#b00'>" + m_inputError.toHtmlEscaped() + "</span>");
+        inputFailed(e.message());
     }
+}
+
+void ExplorerPanel::drawPrompt(const QString& kind, const LanguageModel& lm)
+{
+    std::mt19937_64 rng(static_cast<unsigned long long>(m_seed->value()));
+    const LmPrompt p = makeLmPrompt(kind, m_length->value(), lm.tokenizer, rng);
+    setTextPrompt(lm.tokenizer.decode(p.ids));
+    m_inputStatus->setText(m_inputStatus->text() + QString(" — expected answer: <b>%1</b>").arg(p.answer.left(80).toHtmlEscaped()));
+}
+
+void ExplorerPanel::setTextPrompt(const QString& prompt)
+{
+    if (prompt.trimmed().isEmpty()) return inputFailed("the prompt is empty: type one, or draw a phone book or a passage");
+    m_inputError.clear();
+    m_textInput = true;
+    m_promptText = prompt;
+    m_tokens.clear();
+    if (inputKind() == "copy" || inputKind() == "copy_dup_ngram") setInputKind("text");
+    if (m_promptBox->toPlainText() != prompt) m_promptBox->setPlainText(prompt);
+    m_inputStatus->setText(QString("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
+                               .arg(prompt.size()).arg(prompt.count('\n') + 1));
+    m_left->setTextInput(prompt);
+    m_right->setTextInput(prompt);
 }
 
 void ExplorerPanel::applyInput(const std::vector<int>& tokens)
 {
     m_inputError.clear();
+    m_textInput = false;
     m_tokens = tokens;
+    if (inputKind() != "copy" && inputKind() != "copy_dup_ngram") setInputKind("copy");
     // the letters typed or drawn, shown back without the specials
     const CopyVocab v{52};
     QString s;
@@ -534,9 +750,38 @@ void ExplorerPanel::applyInput(const std::vector<int>& tokens)
     for (auto it = tokens.begin(); it != sep; ++it)
         if (v.isLetter(*it)) s += v.text(*it);
     m_input->setText(s);
-    m_inputStatus->setText(QString("%1 tokens: %2").arg(tokens.size()).arg(v.text(tokens)));
+    m_inputStatus->setText(QString("%1 tokens: %2").arg(tokens.size()).arg(v.text(tokens).toHtmlEscaped()));
     m_left->setInput(tokens);
     m_right->setInput(tokens);
+}
+
+void ExplorerPanel::setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models)
+{
+    m_pretrained = models;
+    m_left->setPretrainedModels(models);
+    m_right->setPretrainedModels(models);
+}
+
+void ExplorerPanel::showLanguageModels(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b,
+                                       const QString& prompt)
+{
+    if (!a) return;
+    m_tabs->setCurrentIndex(0);
+    m_left->chooseLanguageModel(a);
+    m_right->chooseLanguageModel(b ? b : a);
+    if (!prompt.trimmed().isEmpty()) {
+        setInputKind("text");
+        setTextPrompt(prompt);
+        return;
+    }
+    // no prompt: the paper's phone book, small enough to read every token
+    setInputKind("phonebook");
+    m_length->setValue(10);
+    try {
+        drawPrompt("phonebook", *a);
+    } catch (const Error& e) {
+        inputFailed(e.message());
+    }
 }
 
 }  // namespace parrot

@@ -1,12 +1,17 @@
-// The Explore tab: two models side by side on the same copy input, looked inside.
-// Each pane shows one subject (a bundled checkpoint, the model being trained, any checkpoint, or
-// the copy paper's two-layer construction) in one of its views:
+// The Explore tab: two models side by side on the same input, looked inside. The input is a copy
+// input (typed letters or a random string) or a text prompt (a phone book, a passage to copy,
+// shuffled text, or typed) for pretrained language models.
+// Each pane shows one subject (a bundled checkpoint, the model being trained, any checkpoint, the
+// copy paper's two-layer construction, or a pretrained model folder such as Pythia or Mamba, also
+// those loaded in the Pretrained tab) in one of its views:
 //   Attention           every layer x head as a thumbnail, n-gram lookup heads outlined; the
 //                       selected head as a heatmap with the expected lookup positions marked
 //   Implicit attention  Mamba's scan unrolled (one map per block, |alpha| averaged over channels)
 //   State norm          per-channel hidden-state norm over time (Mamba, S4D, LSTM, hybrids)
 //   Step size           Mamba's delta over time x channel
 // Probing runs off the GUI thread; a pane shows what it is doing and any error in its status line.
+// Long prompts: the maps zoom with the mouse wheel and pan by dragging (double-click: all of it);
+// the token labels thin out to what fits.
 // The views as data, and the same figures without a window, are in insidefigure.h.
 #pragma once
 
@@ -16,6 +21,7 @@
 
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
+#include "text/languagemodel.h"
 
 #include <QWidget>
 
@@ -27,6 +33,7 @@ class QDoubleSpinBox;
 class QGridLayout;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
@@ -48,7 +55,12 @@ public:
     void chooseConstruction(int n, int letters);
     void chooseCheckpoint(const QString& path);
     void chooseCurrentModel();
-    void setInput(const std::vector<int>& tokens);
+    void chooseLanguageModel(const std::shared_ptr<const LanguageModel>& lm);
+    void chooseModelFolder(const QString& folder);  // a HuggingFace folder, loaded here
+    // The models of the Pretrained tab, offered in the source list.
+    void setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models);
+    void setInput(const std::vector<int>& tokens);  // a copy input
+    void setTextInput(const QString& prompt);       // a text prompt
     void setView(const QString& view);
     void selectMap(int index);
 
@@ -56,6 +68,9 @@ public:
     QString view() const;
     const InsideView& shown() const { return m_view; }
     int selectedMap() const { return m_selected; }
+    const std::vector<int>& tokens() const { return m_tokens; }  // the input as this subject read it
+    const std::vector<int>& predictions() const { return m_predictions; }
+    QString continuation() const { return m_continuation; }  // a language model's greedy answer to the prompt
     HeatmapView* heatmap() const { return m_heatmap; }
     QString status() const;
     QString info() const;
@@ -67,7 +82,7 @@ signals:
 
 private:
     void onSource(int index);
-    void load(const QString& what, std::function<InsideSubject()> make);
+    void load(const QString& what, std::function<InsideSubject(JobContext&)> make);
     void probe();
     void rebuild();
     void showMap();
@@ -78,7 +93,12 @@ private:
 
     std::function<Model()> m_current;
     InsideSubject m_subject;
-    std::vector<int> m_tokens;
+    bool m_textInput = false;
+    std::vector<int> m_copyTokens;  // the copy input given
+    QString m_prompt;               // the text prompt given
+    std::vector<int> m_tokens;      // what the subject read: the copy input, or the prompt's tokens
+    QString m_continuation;
+    std::vector<std::shared_ptr<const LanguageModel>> m_pretrained;
     ModelProbes m_probes;
     std::vector<int> m_predictions;
     std::unique_ptr<LookupAnalysis> m_analysis;
@@ -107,6 +127,7 @@ private:
     QLabel* m_info = nullptr;
     QLabel* m_status = nullptr;
     int m_lastSource = 0;
+    QString m_loading;  // what m_load is loading, for its progress
 };
 
 class ExplorerPanel : public QWidget {
@@ -122,15 +143,35 @@ public:
     bool panesShown() const;  // the panes' sub-tab is in front (not the Copy construction)
     // The input both panes read: typed letters, or a random copy example.
     void setInputText(const QString& letters);
+    // A text prompt instead (for pretrained language models); the kind box shows "text".
+    void setTextPrompt(const QString& prompt);
+    // A random input of the kind chosen: a copy example, or a phone book / passage / shuffled
+    // passage of the copy paper's zero-shot tests (read with a pane's tokenizer).
     void randomInput();
+    void setInputKind(const QString& kind);  // "copy", "copy_dup_ngram", "phonebook", "copy-text", "shuffled-text", "text"
+    QString inputKind() const;
+    bool textInput() const { return m_textInput; }
+    QString prompt() const { return m_promptText; }
     QString inputError() const { return m_inputError; }
     const std::vector<int>& tokens() const { return m_tokens; }
+    // The Pretrained tab's models, offered in both panes' source lists.
+    void setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models);
+    // Opens language models in the panes (right: `b`, or `a` again when null) on `prompt`.
+    void showLanguageModels(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b,
+                            const QString& prompt);
 
 private:
     void applyInput(const std::vector<int>& tokens);
+    void applyKind();
+    void inputFailed(const QString& message);
+    const LanguageModel* anyLanguageModel() const;
+    void drawPrompt(const QString& kind, const LanguageModel& lm);  // a zero-shot test's prompt at the size shown; throws parrot::Error
 
     QTabWidget* m_tabs = nullptr;  // the two panes, the Copy construction
+    QLabel* m_inputLabel = nullptr;
     QLineEdit* m_input = nullptr;
+    QPlainTextEdit* m_promptBox = nullptr;
+    QPushButton* m_apply = nullptr;
     QComboBox* m_kind = nullptr;
     QSpinBox* m_length = nullptr;
     QSpinBox* m_seed = nullptr;
@@ -139,7 +180,10 @@ private:
     InsidePane* m_right = nullptr;
     ConstructionView* m_construction = nullptr;
     std::vector<int> m_tokens;
+    bool m_textInput = false;
+    QString m_promptText;
     QString m_inputError;
+    std::vector<std::shared_ptr<const LanguageModel>> m_pretrained;
 };
 
 }  // namespace parrot

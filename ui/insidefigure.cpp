@@ -53,14 +53,13 @@ HeatmapData attentionMap(const AttentionMaps& a, int layer, int head, const QStr
 
 }  // namespace
 
-InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<int>& predictions,
-                     const std::vector<int>& tokens)
+InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<bool>& marked)
 {
     if (!viewsOf(p).contains(view)) throw Error(QString("this model has no %1 view").arg(viewTitle(view).toLower()));
     InsideView v;
     v.view = view;
-    // predictions made for another input (a pane whose input changed while it was loading) mark nothing
-    const std::vector<bool> wrong = predictions.size() == tokens.size() ? scoreCopy(tokens, predictions).wrong : std::vector<bool>{};
+    // marks made for another input (a pane whose input changed while it was loading) mark nothing
+    const std::vector<bool> wrong = marked.size() == p.tokens.size() ? marked : std::vector<bool>{};
     const QStringList rows = tokenLabels(p.tokens, wrong), cols = tokenLabels(p.tokens);
     std::vector<int> wrongRows;
     for (size_t i = 0; i < wrong.size(); ++i)
@@ -116,7 +115,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
 QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile)
 {
     checkFigureFile(outFile, r.width, r.height);
-    const QString problem = subject.copyProblem();
+    const QString problem = subject.inputProblem(subject.readsText());
     if (!problem.isEmpty()) throw Error(problem);
     const ModelProbes p = subject.probe(tokens);
     const QStringList views = viewsOf(p);
@@ -128,11 +127,10 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     if (!views.contains(view))
         throw Error(QString("%1 has no %2 view (it has: %3)").arg(subject.name(), view, views.isEmpty() ? "none" : views.join(", ")));
     std::unique_ptr<LookupAnalysis> analysis;
-    if (view == "attention") {
-        const auto [begin, end] = copyQueries(tokens, CopyVocab::Sep);
-        analysis = std::make_unique<LookupAnalysis>(analyseLookup(p.attention, tokens, begin, end));
-    }
-    const InsideView v = buildView(p, view, analysis.get(), subject.predictions(tokens), tokens);
+    const auto [begin, end] = subject.lookupQueries(tokens);
+    if (view == "attention") analysis = std::make_unique<LookupAnalysis>(analyseLookup(p.attention, tokens, begin, end));
+    const std::vector<int> predictions = p.predictions.size() == tokens.size() ? p.predictions : subject.predictions(tokens);
+    const InsideView v = buildView(p, view, analysis.get(), subject.score(tokens, predictions).wrong);
     // which map: the one asked for, else the strongest lookup head, else the last block
     int index = -1;
     if (r.layer >= 0 || r.head >= 0) {
@@ -162,7 +160,7 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     }
     if (view == "attention" || view == "implicit") {
         std::vector<std::pair<int, int>> marks, warnings;
-        lookupMarks(tokens, order > 0 ? order : 2, match, marks, warnings);
+        lookupMarksIn(tokens, begin, end, order > 0 ? order : 2, match, marks, warnings);
         heatmap.setMarks(marks, warnings);
     }
     const HeatmapData& d = v.maps[size_t(index)];

@@ -30,9 +30,9 @@ struct InsideView {
 QStringList viewsOf(const ModelProbes& p);
 // Builds a view (throws parrot::Error for a view the probes do not have). `analysis` labels the
 // attention heads when given; all-zero heads (the construction's unused ones) are left out. Rows
-// where the prediction is a wrong answer (scoreCopy) are marked ✗.
-InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<int>& predictions,
-                     const std::vector<int>& tokens);
+// `wrong` marks (a wrong answer: InsideSubject::score; empty or of another length: none) are
+// marked ✗.
+InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<bool>& wrong);
 QString viewTitle(const QString& view);
 
 // Renders one view of a subject for an input without a window (`parrotscope inspect --figure`):

@@ -126,6 +126,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_workspace.front()->raise();
     setDockNestingEnabled(true);
     setTabPosition(Qt::RightDockWidgetArea, QTabWidget::North);
+    connect(m_pretrained, &PretrainedPanel::modelsChanged, this, [this] { m_explorer->setPretrainedModels(m_pretrained->models()); });
+    connect(m_pretrained, &PretrainedPanel::lookInside, this,
+            [this](const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b, const QString& prompt) {
+                m_explorer->showLanguageModels(a, b, prompt);
+                showExplorer();
+            });
     connect(m_inspector, &InspectorPanel::openInExplorer, this, [this](const QString& path) {
         m_explorer->showCheckpoint(path);
         showExplorer();

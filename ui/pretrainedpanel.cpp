@@ -37,9 +37,15 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     m_list->setMinimumHeight(48);
     m_add = new QPushButton(tr("Add folder…"));
     m_remove = new QPushButton(tr("Remove"));
+    m_look = new QPushButton(tr("Look inside"));
+    m_look->setObjectName("lookInside");
+    m_look->setToolTip(tr("Open the selected model in the Explore tab beside one of the other architecture (Pythia beside "
+                          "Mamba), on the prompt below or, when it is empty, a phone book of 10 entries: attention of "
+                          "every head, lookup scores, Mamba's implicit attention"));
     auto* modelButtons = new QHBoxLayout;
     modelButtons->addWidget(m_add);
     modelButtons->addWidget(m_remove);
+    modelButtons->addWidget(m_look);
     modelButtons->addStretch();
     auto* ml = new QVBoxLayout(models);
     ml->addWidget(m_list);
@@ -148,6 +154,7 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
         emit modelsChanged();
     });
     connect(m_generate, &QPushButton::clicked, this, &PretrainedPanel::generate);
+    connect(m_look, &QPushButton::clicked, this, &PretrainedPanel::lookInsideSelected);
     connect(m_run, &QPushButton::clicked, this, &PretrainedPanel::runTest);
     connect(m_stop, &QPushButton::clicked, this, &PretrainedPanel::stop);
     connect(m_export, &QPushButton::clicked, this, &PretrainedPanel::exportFigure);
@@ -165,6 +172,26 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     updateButtons();
 }
 
+void PretrainedPanel::selectModel(int row)
+{
+    if (row >= 0 && row < m_list->count()) m_list->setCurrentRow(row);
+}
+
+void PretrainedPanel::lookInsideSelected()
+{
+    if (m_models.empty()) return;
+    const int row = std::clamp(m_list->currentRow(), 0, int(m_models.size()) - 1);
+    const auto a = m_models[size_t(row)];
+    std::shared_ptr<const LanguageModel> b;  // another architecture's first, else the next model
+    for (const auto& m : m_models)
+        if (m != a && m->architecture != a->architecture) {
+            b = m;
+            break;
+        }
+    if (!b && m_models.size() > 1) b = m_models[size_t(row + 1) % m_models.size()];
+    emit lookInside(a, b, m_prompt->toPlainText());
+}
+
 QString PretrainedPanel::status() const { return m_status->text(); }
 
 void PretrainedPanel::setStatus(const QString& text, bool error)
@@ -179,6 +206,7 @@ void PretrainedPanel::updateButtons()
     const bool working = m_work.isRunning(), any = !m_models.empty();
     m_add->setEnabled(!m_load.isRunning());
     m_remove->setEnabled(any && !working && m_list->currentRow() >= 0);
+    m_look->setEnabled(any && m_list->currentRow() >= 0);
     m_generate->setEnabled(any && !working);
     m_run->setEnabled(any && !working);
     m_stop->setEnabled(working);

@@ -36,9 +36,13 @@ public:
     void generate();                         // the prompt box's text, by the selected model
     void runTest();                          // the chosen test on every loaded model
     void stop();
+    // Emits lookInside for the selected model (the first when none is selected).
+    void lookInsideSelected();
+    void selectModel(int row);
 
     int modelCount() const { return int(m_models.size()); }
     const LanguageModel& model(int i) const { return *m_models[size_t(i)]; }
+    const std::vector<std::shared_ptr<const LanguageModel>>& models() const { return m_models; }
     const std::vector<LmSeries>& results() const { return m_results; }
     QString status() const;
     bool busy() const { return m_load.isRunning() || m_work.isRunning() || !m_queued.isEmpty(); }
@@ -55,6 +59,9 @@ signals:
     void generated();
     void testFinished();
     void failed(const QString& message);
+    // Look inside: the selected model, another (of the other architecture when there is one, may
+    // be null) and the prompt box's text.
+    void lookInside(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b, const QString& prompt);
 
 private:
     void setStatus(const QString& text, bool error = false);
@@ -72,6 +79,7 @@ private:
     QListWidget* m_list = nullptr;
     QPushButton* m_add = nullptr;
     QPushButton* m_remove = nullptr;
+    QPushButton* m_look = nullptr;
     QPlainTextEdit* m_prompt = nullptr;
     QSpinBox* m_newTokens = nullptr;
     QPushButton* m_generate = nullptr;
