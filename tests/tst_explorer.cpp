@@ -562,6 +562,40 @@ private slots:
         QCOMPARE(entries, 1);
     }
 
+    // Many heads (a pretrained model's 144): small thumbnails without captions, a row per layer
+    // headed by its label, and a pane of a laptop's half-screen width holds each row whole.
+    void manyHeadsFitAHalfScreenPane()
+    {
+        ExperimentConfig c = test::tinyConfig();
+        c.model.layers = 3;
+        c.model.heads = 12;
+        c.model.dModel = 48;
+        const Model m = Model::create(c);
+        ExplorerPanel e;
+        e.resize(1000, 900);  // a pane of about 480 px
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        e.setCurrentModelProvider([m] { return m; });
+        e.left()->chooseCurrentModel();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->shown().maps.size() == 36, 30000);
+        QList<QToolButton*> thumbs;
+        for (QToolButton* b : e.left()->findChildren<QToolButton*>())
+            if (b->isCheckable()) thumbs << b;
+        QCOMPARE(thumbs.size(), 36);
+        for (QToolButton* b : thumbs) {
+            QCOMPARE(b->toolButtonStyle(), Qt::ToolButtonIconOnly);
+            QVERIFY(b->toolTip().startsWith("L"));  // "L2 H11" and its label
+        }
+        QStringList rows;
+        for (QLabel* l : e.left()->findChildren<QLabel*>())
+            if (QRegularExpression("^L\\d+$").match(l->text()).hasMatch()) rows << l->text();
+        rows.sort();
+        QCOMPARE(rows, (QStringList{"L0", "L1", "L2"}));
+        auto* views = e.left()->findChild<QScrollArea*>("views");
+        QApplication::processEvents();
+        QVERIFY2(!views->horizontalScrollBar()->isVisible(), qPrintable(QString("pane %1 px").arg(views->width())));
+    }
+
     // `inspect --model DIR`: the heads of a pretrained model on a text prompt, with what it
     // predicts where a lookup could copy and its greedy answer; Mamba's implicit attention drawn.
     void inspectPretrainedOnText()

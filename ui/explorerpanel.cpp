@@ -435,18 +435,37 @@ void InsidePane::rebuild()
             break;
         }
     followSelectedHead();
-    const int perRow = m_view.view == "attention" && m_probes.attention.heads > 0 ? m_probes.attention.heads : 8;
+    // Attention: a row per layer, a column per head. Many maps (a pretrained model's 144 heads or
+    // 24 blocks): smaller thumbnails without captions (they are in the tooltips and the map's
+    // title) and a label heading each row, so a laptop's half-screen pane holds a row.
+    for (QLabel* l : m_rowLabels) l->deleteLater();
+    m_rowLabels.clear();
+    const bool attention = m_view.view == "attention";
+    const bool compact = m_view.maps.size() > 16;
+    m_thumbSide = compact ? kSmallThumbnail : kThumbnail;
+    int lastRow = -1;
     for (size_t i = 0; i < m_view.maps.size(); ++i) {
+        const int row = attention ? m_view.layers[i] : int(i) / 8, col = (attention ? m_view.heads[i] : int(i) % 8) + (compact ? 1 : 0);
+        if (compact && row != lastRow) {
+            const int lastInRow = attention ? -1 : int(std::min(m_view.maps.size(), size_t(row + 1) * 8)) - 1;
+            auto* label = new QLabel(attention ? QString("L%1").arg(m_view.blocks[i])
+                                               : QString("%1–%2").arg(m_view.blocks[i]).arg(m_view.blocks[size_t(lastInRow)]),
+                                     m_thumbs);
+            label->setToolTip(attention ? QString("layer %1: its heads from 0 on").arg(m_view.blocks[i]) : QString("blocks"));
+            m_thumbGrid->addWidget(label, row, 0);
+            m_rowLabels.push_back(label);
+            lastRow = row;
+        }
         auto* b = new QToolButton(m_thumbs);
-        b->setToolButtonStyle(Qt::ToolButtonTextUnderIcon);
-        b->setIconSize(QSize(kThumbnail, kThumbnail));
+        b->setToolButtonStyle(compact ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextUnderIcon);
+        b->setIconSize(QSize(m_thumbSide, m_thumbSide));
         b->setText(m_view.captions[i].section('\n', 0, 0));
         b->setToolTip(m_view.captions[i]);
         b->setCheckable(true);
         b->setAutoRaise(true);
-        if (m_view.highlighted[i]) b->setStyleSheet("QToolButton { border: 3px solid #ff7f0e; }");
+        if (m_view.highlighted[i]) b->setStyleSheet(QString("QToolButton { border: %1px solid #ff7f0e; }").arg(compact ? 2 : 3));
         connect(b, &QToolButton::clicked, this, [this, i] { selectMap(int(i)); });
-        m_thumbGrid->addWidget(b, int(i) / perRow, int(i) % perRow);
+        m_thumbGrid->addWidget(b, row, col);
         m_thumbButtons.push_back(b);
     }
     restyle();
@@ -485,7 +504,7 @@ void InsidePane::restyle()
     s.max = std::max(m_max->value(), m_min->value() + 1e-6);
     m_heatmap->setStyle(s);
     for (size_t i = 0; i < m_thumbButtons.size(); ++i)
-        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(kThumbnail, kThumbnail))));
+        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(m_thumbSide, m_thumbSide))));
     showMap();
 }
 

@@ -48,6 +48,7 @@ class InsidePane : public QWidget {
 public:
     static constexpr int kReadableRows = 40;  // a heatmap keeps room to read this many rows
     static constexpr int kThumbnail = 32;     // a head's thumbnail, in pixels: two layers of them stay short
+    static constexpr int kSmallThumbnail = 22;  // when there are more than 16 maps
     explicit InsidePane(QWidget* parent = nullptr);
     // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.
     void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
@@ -123,6 +124,8 @@ private:
     QWidget* m_thumbs = nullptr;
     QGridLayout* m_thumbGrid = nullptr;
     std::vector<QToolButton*> m_thumbButtons;
+    std::vector<QLabel*> m_rowLabels;  // heading each row of small thumbnails
+    int m_thumbSide = kThumbnail;
     HeatmapView* m_heatmap = nullptr;
     QLabel* m_info = nullptr;
     QLabel* m_status = nullptr;
