@@ -36,6 +36,11 @@ template <class Task, class V> void visitFields(Task& c, V&& v, const TaskConfig
     v("dims", c.dims);
     v("sparsity", c.sparsity);
     v("outlier_prob", c.outlierProb);
+    v("noise_fraction", c.noiseFraction);
+    v("noise_vocab", c.noiseVocab);
+    v("motif", c.motif);
+    v("copy_tokens", c.copyTokens);
+    v("train_examples", c.trainExamples);
     v("eval_kind", c.evalKind);
 }
 

@@ -1,6 +1,8 @@
 // Every token task: the formats of both papers' generators, determinism, uniqueness of lookup
 // keys, masks only on answers, and clear errors for what cannot be generated.
 #include "error.h"
+#include "tasks/madtasks.h"
+#include "tasks/taskcatalog.h"
 #include "tasks/tokentask.h"
 
 #include <QtTest>
@@ -39,6 +41,16 @@ QString textOf(const TokenTask& t, const std::vector<int>& ids) { return t.text(
 // A config for each task that fits its examples.
 TaskConfig configFor(const QString& kind)
 {
+    if (isMadTask(kind)) {  // MAD's own settings, shrunk: sequences of 16-32 tokens
+        TaskConfig t = taskDefaults(kind);
+        t.minLen = 16;
+        t.maxLen = 32;
+        t.contextLen = 40;
+        t.motif = 2;
+        t.copyTokens = 4;
+        if (kind == "mad_memorization") t.vocabSize = 64;
+        return t;
+    }
     TaskConfig t = smallTask(kind);
     t.vocabSize = 16;
     t.ngram = 2;
@@ -191,7 +203,7 @@ private slots:
         const int d = cfg.maxLen;
         const TokenBatch e = task->evalBatch(d, 6, rng);
         for (int r = 0; r < 6; ++r) {
-            const Example ex = task->example(d, replay);  // the same draws, in order
+            const Example ex = task->evalExample(d, replay);  // the same draws, in order
             QVERIFY(ex.answers() >= 1);
             QCOMPARE(ex.tokens.size(), ex.roles.size());
             for (int t = 0; t < e.length; ++t) {
@@ -206,6 +218,161 @@ private slots:
         for (uint8_t m : b.mask) scored += m;
         QVERIFY(scored > 0);
         QVERIFY(b.examples >= 1 || kind == "phonebook");
+    }
+
+    // MAD's tasks: one sequence a training row (then padding, never scored), and a fixed
+    // training set when train_examples is set (only that many different rows), fresh otherwise.
+    void madRowsHoldOneSequenceFromAFixedSet()
+    {
+        for (const QString& kind : {QString("mad_recall"), QString("mad_selective_copy"), QString("mad_memorization")}) {
+            TaskConfig cfg = configFor(kind);
+            cfg.minLen = 16;
+            cfg.maxLen = 24;
+            cfg.trainExamples = 3;
+            const auto task = make(cfg);
+            QVERIFY(!task->packed());
+            std::mt19937_64 rng(1);
+            const TokenBatch b = task->trainBatch(40, rng);
+            std::set<std::vector<int64_t>> rows;
+            for (int r = 0; r < b.batch; ++r) {
+                const auto row = b.input.begin() + ptrdiff_t(r) * b.length;
+                QCOMPARE(int(row[0]), CopyVocab::Bos);
+                QCOMPARE(int(std::count(row, row + b.length, int64_t(CopyVocab::Bos))), 1);  // one sequence
+                // past the sequence only padding, never scored
+                int last = b.length - 1;
+                while (last > 0 && row[last] == CopyVocab::Pad) --last;
+                for (int t = last + 1; t < b.length; ++t) QVERIFY(!b.mask[size_t(r) * b.length + t]);
+                rows.insert(std::vector<int64_t>(row, row + b.length));
+            }
+            QVERIFY2(rows.size() <= 3, qPrintable(kind));
+            QCOMPARE(b.examples, 40);
+            cfg.trainExamples = 0;
+            const TokenBatch fresh = make(cfg)->trainBatch(40, rng);
+            std::set<std::vector<int64_t>> freshRows;
+            for (int r = 0; r < fresh.batch; ++r)
+                freshRows.insert(std::vector<int64_t>(fresh.input.begin() + ptrdiff_t(r) * fresh.length,
+                                                      fresh.input.begin() + ptrdiff_t(r + 1) * fresh.length));
+            QVERIFY2(freshRows.size() > 30, qPrintable(kind));
+        }
+    }
+
+    // In-context recall (MAD, multi-query): keys from the first half, values from the second,
+    // a key's value fixed in the sequence; exactly the values of keys seen before are answers,
+    // and the last pair asks for one. With noise, noise tokens fill about that share of the pairs
+    // and are never answers.
+    void madRecallAnswersRepeatedKeys()
+    {
+        for (const double noise : {0.0, 0.4}) {
+            TaskConfig cfg = configFor(noise > 0 ? "mad_noisy_recall" : "mad_recall");
+            cfg.noiseFraction = noise;
+            cfg.noiseVocab = 16;
+            const auto task = make(cfg);
+            QCOMPARE(task->vocabSize(), 4 + 16 + 16);
+            QCOMPARE(taskVocabSize(cfg), task->vocabSize());
+            std::mt19937_64 rng(3);
+            int noisePairs = 0, pairs = 0;
+            for (int i = 0; i < 300; ++i) {
+                const Example e = task->example(32, rng);
+                QCOMPARE(int(e.tokens.size()), 33);
+                std::map<int, int> value;
+                for (size_t t = 1; t < e.tokens.size(); t += 2) {
+                    const int k = e.tokens[t] - 4, v = e.tokens[t + 1] - 4;
+                    ++pairs;
+                    if (k >= 16) {  // noise: both tokens from the noise vocabulary, not scored
+                        QVERIFY(v >= 16 && e.roles[t] == Role::Pad && e.roles[t + 1] == Role::Pad);
+                        ++noisePairs;
+                        continue;
+                    }
+                    QVERIFY(k < 8 && v >= 8 && v < 16);
+                    const bool seen = value.count(k) > 0;
+                    if (seen) QCOMPARE(v, value[k]);
+                    value[k] = v;
+                    QCOMPARE(e.roles[t + 1] == Role::Answer, seen);
+                }
+                QCOMPARE(e.roles.back(), Role::Answer);  // the last pair repeats a key
+                QVERIFY(e.answers() >= 1);
+            }
+            const double share = double(noisePairs) / pairs;
+            QVERIFY2(std::abs(share - noise * 15.0 / 16) < 0.05, qPrintable(QString::number(share)));  // one slot a sequence is kept
+        }
+    }
+
+    // Fuzzy recall: keys and values of 1..motif distinct tokens, split by their halves of the
+    // alphabet; the repeated key's value is answered; evaluation asks with keys of `motif` tokens.
+    void madFuzzyRecallMotifs()
+    {
+        TaskConfig cfg = configFor("mad_fuzzy_recall");
+        cfg.motif = 3;
+        const auto task = make(cfg);
+        std::mt19937_64 rng(4);
+        for (const bool evaluation : {false, true}) {
+            std::set<size_t> keySizes;
+            for (int i = 0; i < 200; ++i) {
+                const Example e = evaluation ? task->evalExample(32, rng) : task->example(32, rng);
+                QVERIFY(int(e.tokens.size()) <= 33);
+                // split into key and value runs
+                std::vector<std::vector<int>> runs;
+                std::vector<bool> isKey;
+                for (size_t t = 1; t < e.tokens.size(); ++t) {
+                    const bool key = e.tokens[t] - 4 < 8;
+                    if (runs.empty() || isKey.back() != key || (key && runs.back().size() == 3)) {
+                        runs.emplace_back();
+                        isKey.push_back(key);
+                    }
+                    runs.back().push_back(e.tokens[t]);
+                }
+                std::map<std::vector<int>, std::vector<int>> value;
+                for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+                    QVERIFY(isKey[r] && !isKey[r + 1]);
+                    keySizes.insert(runs[r].size());
+                    QCOMPARE(std::set<int>(runs[r].begin(), runs[r].end()).size(), runs[r].size());  // distinct tokens
+                    if (value.count(runs[r])) QCOMPARE(runs[r + 1], value[runs[r]]);
+                    value[runs[r]] = runs[r + 1];
+                }
+                const std::vector<int> answers = withRole(e, Role::Answer);
+                QVERIFY(!answers.empty());
+                QVERIFY(std::equal(runs.back().begin(), runs.back().end(), answers.end() - ptrdiff_t(runs.back().size())));
+            }
+            const std::set<size_t> expected = evaluation ? std::set<size_t>{3} : std::set<size_t>{1, 2, 3};
+            QVERIFY(keySizes == expected);
+        }
+    }
+
+    // Selective copying: the letters among the blanks are answered in order after `|`;
+    // memorization: every key's value is the same in every sequence and task, keys do not repeat.
+    void madSelectiveCopyAndMemorization()
+    {
+        TaskConfig cfg = configFor("mad_selective_copy");
+        cfg.copyTokens = 5;
+        const auto copy = make(cfg);
+        std::mt19937_64 rng(5);
+        for (int i = 0; i < 100; ++i) {
+            const Example e = copy->example(24, rng);
+            QCOMPARE(int(e.tokens.size()), 25);
+            QCOMPARE(withRole(e, Role::Answer), withRole(e, Role::Prompt));
+            QCOMPARE(int(withRole(e, Role::Answer).size()), 5);
+            QCOMPARE(int(withRole(e, Role::Pad).size()), 24 - 2 * 5 - 1);
+            QCOMPARE(e.tokens[size_t(24 - 5)], int(CopyVocab::Sep));
+        }
+        QVERIFY(!copy->checkDifficulty(11).isEmpty());  // 2 x 5 + 2 = 12 at least
+
+        TaskConfig mc = configFor("mad_memorization");
+        const auto a = make(mc), b = make(mc);
+        std::map<int, int> value;
+        std::mt19937_64 ra(6), rb(7);
+        for (int i = 0; i < 100; ++i)
+            for (const Example& e : {a->example(32, ra), b->example(32, rb)}) {
+                const std::vector<int> keys = withRole(e, Role::Query), values = withRole(e, Role::Answer);
+                QCOMPARE(int(keys.size()), 16);
+                QCOMPARE(std::set<int>(keys.begin(), keys.end()).size(), keys.size());
+                for (size_t k = 0; k < keys.size(); ++k) {
+                    QVERIFY(keys[k] - 4 < 32 && values[k] - 4 >= 32);
+                    const auto [it, fresh] = value.emplace(keys[k], values[k]);
+                    QCOMPARE(it->second, values[k]);  // one map for every sequence and task
+                }
+            }
+        QCOMPARE(int(value.size()), 32);  // every key was seen
+        QVERIFY(!a->checkDifficulty(66).isEmpty());  // 33 keys of 32
     }
 
     void ngramLookupKeysAreUniqueAndAnswersFollowThem_data()
@@ -340,6 +507,30 @@ private slots:
 
     void impossibleRequestsAreClearErrors()
     {
+        // MAD's knobs out of range name the field
+        const auto refused = [](TaskConfig t, const char* field) {
+            try {
+                make(t);
+            } catch (const Error& e) {
+                return e.message().contains(field);
+            }
+            return false;
+        };
+        TaskConfig noisy = configFor("mad_noisy_recall");
+        noisy.noiseFraction = 1.0;
+        QVERIFY(refused(noisy, "task.noise_fraction"));
+        noisy.noiseFraction = 0.3;
+        noisy.noiseVocab = 0;
+        QVERIFY(refused(noisy, "task.noise_vocab"));
+        TaskConfig fuzzy = configFor("mad_fuzzy_recall");
+        fuzzy.motif = 9;
+        QVERIFY(refused(fuzzy, "task.motif"));
+        TaskConfig copy = configFor("mad_selective_copy");
+        copy.copyTokens = 10;
+        QVERIFY(refused(copy, "task.min_len"));  // 16 tokens cannot hold 10 letters twice
+        copy.copyTokens = 4;
+        copy.trainExamples = -1;
+        QVERIFY(refused(copy, "task.train_examples"));
         TaskConfig t = smallTask();
         t.contextLen = 10;  // max_len 6 needs 15
         QVERIFY_THROWS_EXCEPTION(Error, make(t));

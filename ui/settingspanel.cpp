@@ -126,6 +126,17 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_outlier->setSingleStep(0.05);
     m_outlier->setToolTip(tr("Outlier regressions: the probability that a pair is an outlier (not scored)"));
     connect(m_outlier, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
+    m_noise = new QDoubleSpinBox(this);
+    m_noise->setObjectName("noise_fraction");
+    m_noise->setRange(0.0, 0.95);
+    m_noise->setSingleStep(0.1);
+    m_noise->setToolTip(tr("Noisy recall: the share of pair slots filled with noise tokens (MAD varies 0.2 to 0.8)"));
+    connect(m_noise, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
+    m_noiseVocab = spin(0, 1024, "noise_vocab", tr("Noisy recall: tokens the noise is drawn from, besides the alphabet"));
+    m_motif = spin(1, 8, "motif", tr("Fuzzy recall: keys and values are 1 to this many tokens"));
+    m_copyTokens = spin(1, 4096, "copy_tokens", tr("Selective copying: letters scattered among the blanks, to copy"));
+    m_trainExamples = spin(0, 100000000, "train_examples",
+                           tr("Train on a fixed set of this many sequences (MAD's knob: 800 to 12,800); 0 draws fresh ones every batch"));
     m_shuffle = new QCheckBox(tr("Shuffle words"), this);
     m_shuffle->setObjectName("shuffle_words");
     m_shuffle->setToolTip(tr("Copy the span's words in a random order (no help from knowing English)"));
@@ -146,6 +157,11 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     tf->addRow(tr("Dimension d"), m_dims);
     tf->addRow(tr("Sparsity"), m_sparsity);
     tf->addRow(tr("Outlier probability"), m_outlier);
+    tf->addRow(tr("Noise share"), m_noise);
+    tf->addRow(tr("Noise tokens"), m_noiseVocab);
+    tf->addRow(tr("Motif tokens"), m_motif);
+    tf->addRow(tr("Tokens to copy"), m_copyTokens);
+    tf->addRow(tr("Training set"), m_trainExamples);
     m_sample = new QLabel(this);
     m_sample->setObjectName("sample");
     m_sample->setWordWrap(true);
@@ -401,6 +417,11 @@ void SettingsPanel::setTaskFields(const TaskConfig& t)
     m_dims->setValue(t.dims);
     m_sparsity->setValue(t.sparsity);
     m_outlier->setValue(t.outlierProb);
+    m_noise->setValue(t.noiseFraction);
+    m_noiseVocab->setValue(t.noiseVocab);
+    m_motif->setValue(t.motif);
+    m_copyTokens->setValue(t.copyTokens);
+    m_trainExamples->setValue(t.trainExamples);
     m_filling = filling;
     updateTaskFields();
 }
@@ -415,7 +436,10 @@ void SettingsPanel::updateTaskFields()
     // The options a task does not use are disabled and hidden: the form stays short.
     const std::pair<QWidget*, const char*> options[] = {{m_ngram, "ngram"}, {m_answerLen, "answer_len"},
                                                         {m_shuffle, "shuffle_words"}, {m_dims, "dims"},
-                                                        {m_sparsity, "sparsity"}, {m_outlier, "outlier_prob"}};
+                                                        {m_sparsity, "sparsity"}, {m_outlier, "outlier_prob"},
+                                                        {m_noise, "noise_fraction"}, {m_noiseVocab, "noise_vocab"},
+                                                        {m_motif, "motif"}, {m_copyTokens, "copy_tokens"},
+                                                        {m_trainExamples, "train_examples"}};
     for (const auto& [widget, key] : options) {
         const bool used = info->options.contains(key);
         widget->setEnabled(used);
@@ -516,6 +540,11 @@ ExperimentConfig SettingsPanel::config() const
     c.task.dims = m_dims->value();
     c.task.sparsity = m_sparsity->value();
     c.task.outlierProb = m_outlier->value();
+    c.task.noiseFraction = m_noise->value();
+    c.task.noiseVocab = m_noiseVocab->value();
+    c.task.motif = m_motif->value();
+    c.task.copyTokens = m_copyTokens->value();
+    c.task.trainExamples = m_trainExamples->value();
     c.task.vocabSize = m_vocab->value();
     c.task.minLen = m_minLen->value();
     c.task.maxLen = m_maxLen->value();

@@ -77,6 +77,8 @@ private:
     QComboBox* m_task;
     QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen, *m_dims, *m_sparsity;
     QDoubleSpinBox* m_outlier;
+    QDoubleSpinBox* m_noise;
+    QSpinBox *m_noiseVocab, *m_motif, *m_copyTokens, *m_trainExamples;
     QCheckBox* m_shuffle;
     QLabel* m_sample = nullptr;  // one generated example, coloured by role
     QPushButton* m_newSample;

@@ -52,6 +52,50 @@ void mqarDefaults(TaskConfig& t)
     t.evalLengths = {4, 8, 16, 24};
 }
 
+// MAD's baselines (mad-lab's configs/tasks/*.yml): one length, its training set of 12,800
+// sequences; evaluated at half, the training length and twice it.
+void madLengths(TaskConfig& t, int length)
+{
+    t.minLen = t.maxLen = length;
+    t.contextLen = length + 1;
+    t.evalLengths = {length / 2, length, 2 * length};
+    t.evalSamples = 128;
+    t.trainExamples = 12800;
+}
+void madRecallDefaults(TaskConfig& t)
+{
+    t.vocabSize = 16;
+    madLengths(t, 128);
+}
+void madNoisyRecallDefaults(TaskConfig& t)
+{
+    madRecallDefaults(t);  // MAD's vocab_size 32 holds its 16 noise tokens; here they come on top
+    t.noiseVocab = 16;
+    t.noiseFraction = 0.2;
+}
+void madFuzzyRecallDefaults(TaskConfig& t)
+{
+    madRecallDefaults(t);
+    t.motif = 3;
+}
+void madSelectiveCopyDefaults(TaskConfig& t)
+{
+    t.vocabSize = 16;
+    t.copyTokens = 16;
+    madLengths(t, 256);
+    t.evalLengths = {128, 256, 512};
+}
+void madMemorizationDefaults(TaskConfig& t)
+{
+    t.vocabSize = 256;
+    madLengths(t, 32);
+    t.evalLengths = {32};
+    t.trainExamples = 256;
+}
+// A value guessed among the values: 1 / (V - V/2).
+double oneValue(const TaskConfig& t) { return 1.0 / std::max(1, t.vocabSize - t.vocabSize / 2); }
+double oneLetter(const TaskConfig& t) { return 1.0 / std::max(1, t.vocabSize); }
+
 // Laptop scale of Park et al.'s setting (d 20, 40 examples): d 8, 24 examples.
 void inContextDefaults(TaskConfig& t)
 {
@@ -144,6 +188,25 @@ const std::vector<TaskInfo>& taskCatalog()
                   "`$ k1 v1 ... kN vN |` then every key again, in random order after power-law gaps of filler; answer its "
                   "value (Arora et al., 2023). Keys from the first half of the letters, values from the second.",
                   "key-value pairs", {}, false, mqarDefaults),
+        tokenTask("mad_recall", "MAD: in-context recall",
+                  "Key-value pairs (keys from the first half of the letters, values from the second), a key's value fixed "
+                  "within the sequence; every value whose key came before is an answer (Poli et al. 2024, MAD).",
+                  "sequence length", {"train_examples"}, false, madRecallDefaults, oneValue),
+        tokenTask("mad_fuzzy_recall", "MAD: fuzzy recall",
+                  "In-context recall with keys and values of 1..motif tokens; evaluated with keys of `motif` tokens (MAD).",
+                  "sequence length", {"motif", "train_examples"}, false, madFuzzyRecallDefaults),
+        tokenTask("mad_noisy_recall", "MAD: noisy recall",
+                  "In-context recall with a share noise_fraction of the pairs replaced by tokens of a separate noise "
+                  "vocabulary, never scored (MAD).",
+                  "sequence length", {"noise_fraction", "noise_vocab", "train_examples"}, false, madNoisyRecallDefaults, oneValue),
+        tokenTask("mad_selective_copy", "MAD: selective copying",
+                  "copy_tokens letters scattered among blanks `_`, then `|` and the letters in order (MAD; here each "
+                  "answer follows the one before).",
+                  "sequence length", {"copy_tokens", "train_examples"}, false, madSelectiveCopyDefaults, oneLetter),
+        tokenTask("mad_memorization", "MAD: memorization",
+                  "Keys, each followed by its value from one key-to-value map fixed for every sequence and run: recall "
+                  "from the weights, not the context (MAD).",
+                  "sequence length", {"train_examples"}, false, madMemorizationDefaults, oneValue),
         vectorTask("linear_regression", "ICL: linear regression",
                    "y = w.x with a fresh w ~ N(0, I) per prompt; predict each y from the examples before it.", {"dims"}),
         vectorTask("sparse_linear_regression", "ICL: sparse linear regression",

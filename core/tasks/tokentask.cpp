@@ -1,6 +1,7 @@
 #include "tokentask.h"
 
 #include "error.h"
+#include "tasks/madtasks.h"
 
 #include <QFile>
 
@@ -382,7 +383,8 @@ std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
     if (c.minLen < 1 || c.maxLen < c.minLen)
         throw Error(QString("task.min_len/max_len: expected 1 <= min_len <= max_len, got %1 and %2").arg(c.minLen).arg(c.maxLen));
     std::unique_ptr<TokenTask> t;
-    if (c.kind == "copy") t.reset(new CopyTask(c));
+    if (isMadTask(c.kind)) t = makeMadTask(c);
+    else if (c.kind == "copy") t.reset(new CopyTask(c));
     else if (c.kind == "prefix_ngram") t.reset(new NgramLookupTask(c, false));
     else if (c.kind == "suffix_ngram") t.reset(new NgramLookupTask(c, true));
     else if (c.kind == "copy_dup_ngram") t.reset(new DupNgramCopyTask(c));
@@ -430,6 +432,15 @@ Example TokenTask::example(std::mt19937_64& rng) const
     return example(uniform(rng, m_config.minLen, m_config.maxLen), rng);
 }
 
+Example TokenTask::trainingExample(std::mt19937_64& rng) const
+{
+    if (m_config.trainExamples <= 0) return example(rng);
+    // A fixed training set of train_examples: example i always comes from the same generator.
+    const auto i = std::uniform_int_distribution<long long>(0, m_config.trainExamples - 1)(rng);
+    std::mt19937_64 own(0x5EEDF00DULL ^ (static_cast<unsigned long long>(i) * 0x9E3779B97F4A7C15ULL));
+    return example(own);
+}
+
 TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
 {
     const int T = m_config.contextLen;
@@ -443,8 +454,13 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
     std::vector<uint8_t> scored(size_t(T) + 1);  // token i is an answer or the end of a complete example
     for (int r = 0; r < batch; ++r) {
         int pos = 0;
+        if (!packed()) {  // one example, then padding
+            std::fill(row.begin(), row.end(), int(CopyVocab::Pad));
+            std::fill(scored.begin(), scored.end(), uint8_t(0));
+        }
         while (pos < T + 1) {
-            const Example ex = example(rng);
+            if (!packed() && pos > 0) break;
+            const Example ex = trainingExample(rng);
             const int n = int(ex.tokens.size());
             const bool complete = pos + n <= T + 1;
             for (int i = 0; i < n && pos + i < T + 1; ++i) {
@@ -470,7 +486,7 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
     std::vector<Example> rows;
     int longest = 0;
     for (int r = 0; r < batch; ++r) {
-        rows.push_back(example(difficulty, rng));
+        rows.push_back(evalExample(difficulty, rng));
         longest = std::max(longest, int(rows.back().tokens.size()) - 1);
     }
     TokenBatch b;
@@ -509,6 +525,7 @@ int taskVocabSize(const TaskConfig& config)
     if (info && info->vectors) return 0;  // read in and out through linear layers
     if (isTextTask(config.kind)) return config.vocabSize;  // its tokenizer's ids, no specials of ours
     if (info && info->characters) return 4 + int(characters().size());
+    if (isMadTask(config.kind)) return CopyVocab{config.vocabSize}.size() + std::max(0, config.noiseVocab);  // letters, then noise
     return CopyVocab{config.vocabSize}.size();
 }
 

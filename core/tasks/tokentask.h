@@ -91,9 +91,18 @@ public:
 
     // Rows of context_len tokens packed with back-to-back examples. The example that does not
     // fit is cut at the row's end and masked out entirely; answers and their `.` are scored.
+    // Tasks that are not packed() put one example in each row, then padding. With
+    // task.train_examples > 0 the examples come from a fixed set of that many (MAD's knob).
     TokenBatch trainBatch(int batch, std::mt19937_64& rng) const;
+    // One training example: a fresh one, or one of the fixed set of task.train_examples.
+    Example trainingExample(std::mt19937_64& rng) const;
     // `batch` examples at one difficulty, one per row, right-padded; only answers are scored.
     TokenBatch evalBatch(int difficulty, int batch, std::mt19937_64& rng) const;
+
+    // Whether training rows hold several examples back to back (false: MAD's one sequence a row).
+    virtual bool packed() const { return true; }
+    // The example an evaluation scores at a difficulty (fuzzy recall asks with its longest keys).
+    virtual Example evalExample(int difficulty, std::mt19937_64& rng) const { return example(difficulty, rng); }
 
 protected:
     TokenTask(const TaskConfig& config, QStringList symbols);
