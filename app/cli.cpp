@@ -215,9 +215,11 @@ int cmdTasks(Args& a)
 {
     const bool json = a.flag("--json");
     a.done();
-    const QJsonObject defaultsJson = toJson(ExperimentConfig{})["task"].toObject();
     QJsonArray all;
     for (const TaskInfo& t : taskCatalog()) {
+        ExperimentConfig c;  // the task's own laptop-scale defaults, as the window loads them
+        c.task = taskDefaults(t.id);
+        const QJsonObject defaultsJson = toJson(c)["task"].toObject();
         QJsonObject options;
         QStringList keys = {"min_len", "max_len", "context_len", "eval_lengths", "eval_samples"};
         if (!t.characters && !t.vectors) keys.prepend("vocab_size");

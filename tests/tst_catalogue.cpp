@@ -105,7 +105,8 @@ private slots:
             {"core/analysis/inside.h", {"copy"}},
             {"app/cli.cpp", {"copy", "copy_dup_ngram"}},
             {"ui/constructionview.cpp", {"copy"}},
-            {"ui/explorerpanel.cpp", {"copy", "copy_dup_ngram", "mamba"}},  // "mamba": the bundled checkpoint's id
+            // "mamba": the bundled checkpoint's id; "phonebook": the zero-shot test Look inside draws
+            {"ui/explorerpanel.cpp", {"copy", "copy_dup_ngram", "mamba", "phonebook"}},
             // pretrained folders are GPT-NeoX or Mamba: their family and its colour
             {"core/text/languagemodel.cpp", {"mamba"}},
             {"ui/lmfigure.cpp", {"mamba", "transformer"}},
