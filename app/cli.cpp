@@ -685,7 +685,7 @@ int cmdExport(Args& a)
     a.done();
     if (dir.isEmpty() || figure.isEmpty() || outFile.isEmpty()) throw Error("export: --run DIR, --figure NAME and --out FILE are required");
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
-    static const QStringList figures{"loss", "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "panel", "table"};
+    static const QStringList figures{"loss", "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "frontier", "panel", "table"};
     if (!figures.contains(figure)) throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
     int skipped = 0;

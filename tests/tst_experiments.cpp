@@ -25,6 +25,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <map>
+
 #include <qcustomplot.h>
 
 using namespace parrot;
@@ -403,6 +405,21 @@ private slots:
         QCOMPARE(QImage(logPng).size(), QSize(1067, 800));
         test::expectCliError(test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", plan.figure, "--log", "z", "--out", logPng}),
                              "--log: expected x, y or xy");
+        if (preset == "recall-frontier") {  // one point per model at its state in bits, and the bound
+            const QString csv = m_dir.filePath("frontier.csv");
+            const test::CliResult fr = test::runCli(QStringList{"compare", "--runs"} + runs + QStringList{"--figure", "frontier", "--out", csv});
+            QVERIFY2(fr.code == 0, qPrintable(fr.err));
+            std::map<QString, double> bits;
+            for (const QString& line : QString::fromUtf8(test::readAll(csv)).split('\n').mid(1)) {
+                const QStringList f = line.split(',');
+                if (f.size() == 4 && !f[0].startsWith("\"bound")) bits[f[0].mid(1).chopped(1)] = f[1].toDouble();
+            }
+            QCOMPARE(int(bits.size()), int(plan.runs.size()));
+            // shrunk to d_model 32: Mamba's state grows with d_state, the KV cache outgrows both
+            QVERIFY(bits["mamba-d64-N1"] < bits["mamba-d64-N4"] && bits["mamba-d64-N4"] < bits["mamba-d64-N16"]);
+            QVERIFY(bits["transformer"] > bits["mamba-d64-N16"]);
+            QVERIFY(QString::fromUtf8(test::readAll(csv)).contains("\"bound at 32 bits\""));
+        }
         if (preset == "state-size") {  // the capacity view of the same runs: one crossing per fixed-state model
             const QString csv = m_dir.filePath("capacity.csv");
             const test::CliResult cap = test::runCli(QStringList{"compare", "--runs"} + runs +

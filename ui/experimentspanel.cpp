@@ -129,6 +129,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_figure->addItem(tr("Training efficiency (wall time)"), "efficiency-time");
     m_figure->addItem(tr("In-context error against examples"), "icl");
     m_figure->addItem(tr("State capacity (the copy bound)"), "capacity");
+    m_figure->addItem(tr("Recall against state size"), "frontier");
     m_precision = new QSpinBox(this);
     m_precision->setRange(1, 64);
     m_precision->setValue(8);
@@ -208,7 +209,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
     connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
     connect(m_figure, &QComboBox::currentIndexChanged, this, [this] {
-        m_precision->setVisible(m_figure->currentData().toString() == "capacity");  // the only figure it changes
+        m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
         refreshResults();
     });
     connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
@@ -216,7 +217,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     connect(m_precision, &QSpinBox::valueChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
-    m_precision->setVisible(m_figure->currentData().toString() == "capacity");
+    m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
     if (m_preset->count() > 0) {
         const int lg = m_preset->findData("length-generalisation");
         m_preset->setCurrentIndex(lg >= 0 ? lg : 0);

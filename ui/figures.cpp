@@ -7,6 +7,7 @@
 #include "error.h"
 #include "model.h"
 #include "modelcatalog.h"
+#include "tasks/taskcatalog.h"
 #include "tasks/tokentask.h"
 #include "io/textfile.h"
 
@@ -263,14 +264,96 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     return csv;
 }
 
+// Zoology / Based (Arora et al. 2023, 2024): recall accuracy against the state a model carries,
+// one point per series (mean over seeds) at the largest number of key-value pairs evaluated.
+// A Transformer's state is its KV cache at that prompt's length; a fixed state is counted at
+// 32 bits a float. The bound: P values of log2|values| bits each cannot all be kept in fewer
+// bits, so at most m / (P log2|values|) of them are recalled and the rest guessed; drawn at 32
+// bits a float and at the effective precision.
+QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+{
+    const TaskConfig task = evaluationTask(series.front().runs.front()->config.task);
+    if (!isRecallTask(task.kind))
+        throw Error(QString("--figure frontier: needs associative-recall runs (%1), not %2").arg(recallTaskIds().join(" or "), task.kind));
+    const int p = std::clamp(options.precision, 1, 64);
+    const int values = task.vocabSize - task.vocabSize / 2;
+    QString csv = "series,state_bits,accuracy,pairs\n";
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    std::map<QString, int> perColour;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    int pairs = 0;
+    for (const Series& s : series) {
+        double acc = 0;
+        int n = 0, at = 0;
+        for (const RunRecord* r : s.runs) {
+            if (r->curves.empty() || r->curves.back().lengths.empty()) continue;
+            const LengthCurve& c = r->curves.back();
+            const size_t last = c.lengths.size() - 1;
+            acc += c.charAccuracy.size() > last ? c.charAccuracy[last] : c.stringAccuracy[last];
+            at = c.lengths[last];
+            ++n;
+        }
+        if (n == 0) continue;
+        pairs = std::max(pairs, at);
+        const RunRecord& r = *s.runs.front();
+        const ModelSize size = Model::measure(r.config);
+        const int tokens = TokenTask::create(evaluationTask(r.config.task))->maxTokens(at);
+        const double bits = (double(size.stateFloats) + double(size.stateFloatsPerToken) * tokens) * 32;
+        lo = std::min(lo, bits);
+        hi = std::max(hi, bits);
+        const QColor colour = seriesStyle(s.architecture, perColour).colour;
+        QCPGraph* dot = plot.addGraph();
+        dot->setName(legendName(QString("%1 (%2 pairs)").arg(s.label).arg(at)));
+        dot->setLineStyle(QCPGraph::lsNone);
+        dot->setScatterStyle(QCPScatterStyle(size.stateFloatsPerToken > 0 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour,
+                                             colour, 10));
+        dot->setData(QVector<double>{bits}, QVector<double>{acc / n});
+        csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(bits, 0, 'g', 8).arg(acc / n, 0, 'g', 6).arg(at);
+    }
+    if (pairs == 0) throw Error("--figure frontier: the runs have no evaluation yet");
+    lo = std::max(1.0, lo / 4);
+    hi = std::max(lo * 16, hi * 4);
+    const double need = pairs * std::log2(double(values));  // bits to hold every value
+    for (const int bitsPerFloat : {32, p}) {
+        QVector<double> x, y;
+        for (double m = lo; m <= hi * 1.0001; m *= 1.1) {
+            const double kept = std::min(1.0, m * bitsPerFloat / 32.0 / need);
+            x << m;
+            y << kept + (1 - kept) / values;
+        }
+        QCPGraph* g = plot.addGraph();
+        g->setData(x, y, true);
+        g->setPen(QPen(QColor(90, 90, 90), 1.5, bitsPerFloat == 32 ? Qt::SolidLine : Qt::DashLine));
+        g->setName(bitsPerFloat == 32 ? QString("bound: %1 values of %2 bits, the state at 32 bits a float").arg(pairs).arg(std::log2(double(values)), 0, 'g', 3)
+                                      : QString("bound at %1 bits a float").arg(bitsPerFloat));
+        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 30))
+            csv += QString("\"bound at %1 bits\",%2,%3,%4\n").arg(bitsPerFloat).arg(x[i], 0, 'g', 6).arg(y[i], 0, 'g', 6).arg(pairs);
+        if (p == 32) break;
+    }
+    plot.xAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot.xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot.xAxis->setNumberFormat("eb");
+    plot.xAxis->setNumberPrecision(0);
+    plot.xAxis->setLabel("recurrent state at the prompt's end (bits, float32; squares: a KV cache)");
+    plot.yAxis->setLabel(QString("recall accuracy at %1 pairs").arg(pairs));
+    plot.xAxis->setRange(lo, hi);
+    plot.yAxis->setRange(0, 1.05);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "Recall against state size", QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+    return csv;
+}
+
 }  // namespace
 
 QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
 {
     if (runs.empty()) throw Error("compare: no runs given");
     if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity" &&
-        figure != "loss")
-        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl, capacity or loss, got \"%1\"").arg(figure));
+        figure != "frontier" && figure != "loss")
+        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl, capacity, frontier or loss, got \"%1\"").arg(figure));
     plot.clearPlottables();  // graphs, and the training range's legend key
     plot.clearItems();
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
@@ -286,6 +369,7 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
     keepLegendOffData(plot);
     const std::vector<Series> series = group(runs);
     if (figure == "capacity") return drawCapacity(plot, series, options);
+    if (figure == "frontier") return drawFrontier(plot, series, options);
     std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));

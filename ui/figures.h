@@ -7,6 +7,9 @@
 //   icl         in-context error against examples (final evaluations), with the baselines
 //   capacity    the copy paper's bound: bits of the string against each model's state in bits,
 //               the crossings, the longest length each copied, and the copy-error bound
+//   frontier    associative-recall accuracy at the largest number of pairs evaluated against
+//               each model's state in bits (Zoology / Based, Arora et al.), with the bound of a
+//               state too small to hold every value
 // Runs that differ only in their seed are one series; one colour per architecture.
 #pragma once
 
@@ -27,7 +30,7 @@ QColor architectureColour(const QString& architecture);
 struct FigureOptions {
     bool logX = false;  // logarithmic axes, from just below the smallest positive value drawn
     bool logY = false;
-    int precision = 8;  // capacity: the effective bits per state float of the dashed lines
+    int precision = 8;  // capacity, frontier: the effective bits per state float of the dashed lines
 };
 
 // Draws the figure on `plot` (replacing what it showed) and returns the plotted data as CSV.

@@ -91,7 +91,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     plan.description = o["description"].toString();
     plan.figure = o["figure"].toString("length");
     plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
-    static const QStringList figures = {"length", "efficiency", "efficiency-time", "icl", "capacity"};
+    static const QStringList figures = {"length", "efficiency", "efficiency-time", "icl", "capacity", "frontier"};
     if (!figures.contains(plan.figure))
         throw Error(QString("%1: figure: expected one of %2, got \"%3\"").arg(file, figures.join(", "), plan.figure));
     plan.outDir = QDir(outDir).absolutePath();

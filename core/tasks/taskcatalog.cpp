@@ -139,6 +139,7 @@ TaskInfo tokenTask(QString id, QString label, QString description, QString diffi
     TaskInfo t{std::move(id), std::move(label), std::move(description), std::move(difficulty), std::move(options), characters};
     t.defaults = defaults;
     t.chance = chance;
+    t.tokenScored = t.id.startsWith("mad_");
     return t;
 }
 
@@ -240,6 +241,10 @@ bool isVectorTask(const QString& kind)
     const TaskInfo* t = findTask(kind);
     return t && t->vectors;
 }
+
+QStringList recallTaskIds() { return {"mqar", "mad_recall"}; }
+
+bool isRecallTask(const QString& kind) { return recallTaskIds().contains(kind); }
 
 TaskConfig taskDefaults(const QString& kind)
 {

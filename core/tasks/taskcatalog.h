@@ -27,6 +27,9 @@ struct TaskInfo {
     // Evaluated on one prompt length, after every number of in-context examples (regression,
     // parity), rather than once per length.
     bool promptCurve = false;
+    // Graded per answer token rather than per whole answer (MAD's tasks: a sequence's answers are
+    // independent queries, and MAD reports the accuracy per token).
+    bool tokenScored = false;
     // The accuracy of guessing, drawn where it is visibly above zero and used in grading.
     double (*chance)(const TaskConfig& t) = nullptr;
     // Laptop-scale settings (ranges, context, evaluation lengths, options) over copy's defaults:
@@ -38,6 +41,10 @@ const std::vector<TaskInfo>& taskCatalog();
 const TaskInfo* findTask(const QString& id);  // nullptr when there is none
 QStringList taskIds();
 bool isVectorTask(const QString& kind);
+// Token associative recall with keys from the first half of the letters and values from the
+// second (mqar, mad_recall): what the recall frontier figure plots.
+bool isRecallTask(const QString& kind);
+QStringList recallTaskIds();
 // A task's defaults (taskDefaults("copy") is TaskConfig{}); unknown kinds get copy's.
 TaskConfig taskDefaults(const QString& kind);
 // 0 for tasks (and kinds) without a meaningful chance level.
