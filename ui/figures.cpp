@@ -313,9 +313,9 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
         csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(bits, 0, 'g', 8).arg(acc / n, 0, 'g', 6).arg(at);
     }
     if (pairs == 0) throw Error("--figure frontier: the runs have no evaluation yet");
-    lo = std::max(1.0, lo / 4);
-    hi = std::max(lo * 16, hi * 4);
     const double need = pairs * std::log2(double(values));  // bits to hold every value
+    lo = std::max(1.0, std::min(lo, need) / 4);  // the bound's knee in view, however far above it the models are
+    hi = std::max(lo * 16, hi * 4);
     for (const int bitsPerFloat : {32, p}) {
         QVector<double> x, y;
         for (double m = lo; m <= hi * 1.0001; m *= 1.1) {

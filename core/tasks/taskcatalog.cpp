@@ -83,7 +83,6 @@ void madSelectiveCopyDefaults(TaskConfig& t)
     t.vocabSize = 16;
     t.copyTokens = 16;
     madLengths(t, 256);
-    t.evalLengths = {128, 256, 512};
 }
 void madMemorizationDefaults(TaskConfig& t)
 {
