@@ -10,6 +10,7 @@
 #include "settingspanel.h"
 #include "trainpanel.h"
 #include "train/trainer.h"
+#include "tasks/taskcatalog.h"
 #include "testutil.h"
 
 #include <QApplication>
@@ -633,7 +634,8 @@ private slots:
         auto* vocab = w.settings()->findChild<QSpinBox*>("vocab_size");
         auto* evalBox = w.findChild<QLineEdit*>("evalLengths");
         QVERIFY(task && sample && vocab && evalBox);
-        QCOMPARE(task->count(), 15);
+        QCOMPARE(task->count(), int(taskCatalog().size()));  // every task, the MAD ones included
+        QVERIFY(task->findData("mad_noisy_recall") >= 0);
         QVERIFY(sample->text().contains("#1a8f3a"));  // the copy answer, in green
         task->setCurrentIndex(task->findData("mqar"));
         const ExperimentConfig c = w.settings()->config();

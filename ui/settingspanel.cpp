@@ -96,8 +96,16 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     pf->addWidget(m_description);
     layout->addWidget(presetBox);
 
+    // The form holds no word-wrapped label: Qt 6.4's QFormLayout::heightForWidth writes past its
+    // row array when rows are hidden (valgrind: "invalid write" in it; with the eleven optional
+    // rows it corrupted the heap and the window crashed on showing). The wrapping example and
+    // its button sit below the form instead.
     auto* task = new QGroupBox(tr("Task"), this);
-    auto* tf = new QFormLayout(task);
+    auto* taskLayout = new QVBoxLayout(task);
+    auto* taskForm = new QWidget(task);
+    auto* tf = new QFormLayout(taskForm);
+    tf->setContentsMargins(0, 0, 0, 0);
+    taskLayout->addWidget(taskForm);
     m_task = new QComboBox(this);
     m_task->setObjectName("task_kind");
     for (const TaskInfo& t : taskCatalog()) {
@@ -175,8 +183,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
         ++m_sampleSeed;
         showSample();
     });
-    tf->addRow(m_sample);
-    tf->addRow(m_newSample);
+    taskLayout->addWidget(m_sample);
+    taskLayout->addWidget(m_newSample);
     layout->addWidget(task);
 
     auto* model = new QGroupBox(tr("Model"), this);
