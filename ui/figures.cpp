@@ -305,7 +305,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
         hi = std::max(hi, bits);
         const QColor colour = seriesStyle(s.architecture, perColour).colour;
         QCPGraph* dot = plot.addGraph();
-        dot->setName(legendName(QString("%1 (%2 pairs)").arg(s.label).arg(at)));
+        dot->setName(legendName(s.label));  // (the pairs are on the axis: short entries, more legend columns)
         dot->setLineStyle(QCPGraph::lsNone);
         dot->setScatterStyle(QCPScatterStyle(size.stateFloatsPerToken > 0 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour,
                                              colour, 10));
@@ -326,8 +326,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
         QCPGraph* g = plot.addGraph();
         g->setData(x, y, true);
         g->setPen(QPen(QColor(90, 90, 90), 1.5, bitsPerFloat == 32 ? Qt::SolidLine : Qt::DashLine));
-        g->setName(bitsPerFloat == 32 ? QString("bound: %1 values of %2 bits, the state at 32 bits a float").arg(pairs).arg(std::log2(double(values)), 0, 'g', 3)
-                                      : QString("bound at %1 bits a float").arg(bitsPerFloat));
+        g->setName(QString("bound (%1 \u00d7 %2 bits), %3-bit floats").arg(pairs).arg(std::log2(double(values)), 0, 'g', 3).arg(bitsPerFloat));
         for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 30))
             csv += QString("\"bound at %1 bits\",%2,%3,%4\n").arg(bitsPerFloat).arg(x[i], 0, 'g', 6).arg(y[i], 0, 'g', 6).arg(pairs);
         if (p == 32) break;
@@ -337,7 +336,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
     plot.xAxis->setNumberFormat("eb");
     plot.xAxis->setNumberPrecision(0);
     plot.xAxis->setLabel("recurrent state at the prompt's end (bits, float32; squares: a KV cache)");
-    plot.yAxis->setLabel(QString("recall accuracy at %1 pairs").arg(pairs));
+    plot.yAxis->setLabel(QString("accuracy at %1 pairs").arg(pairs));
     plot.xAxis->setRange(lo, hi);
     plot.yAxis->setRange(0, 1.05);
     plot.plotLayout()->insertRow(0);
