@@ -198,7 +198,15 @@ private slots:
         const Result list = run({"tasks", "--json"});
         QCOMPARE(list.code, 0);
         const QJsonArray tasks = QJsonDocument::fromJson(list.out.toUtf8()).array();
-        QCOMPARE(tasks.size(), 15);  // 7 on tokens, 8 in-context-learning tasks on vectors
+        QCOMPARE(tasks.size(), 20);  // 7 on tokens, 5 of MAD's, 8 in-context-learning tasks on vectors
+        for (const auto v : tasks) {  // each with its own defaults, as the window loads them
+            const QJsonObject t = v.toObject(), options = t["options"].toObject();
+            if (t["kind"] == "mqar") QCOMPARE(options["vocab_size"].toInt(), 52);
+            if (t["kind"] == "mad_noisy_recall") {
+                QCOMPARE(options["noise_vocab"].toInt(), 16);
+                QCOMPARE(options["train_examples"].toInt(), 12800);
+            }
+        }
         for (const auto v : tasks) {
             const QString kind = v.toObject()["kind"].toString();
             const bool vectors = v.toObject()["inputs"].toString() == "vectors";
