@@ -422,9 +422,9 @@ void InsidePane::rebuild()
             // not a copy input: heads unlabelled
         }
     }
-    std::vector<bool> wrong;
-    if (m_predictions.size() == m_tokens.size() && !m_tokens.empty()) wrong = m_subject.score(m_tokens, m_predictions).wrong;
-    m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), wrong);
+    m_scored = m_predictions.size() == m_tokens.size() && !m_tokens.empty();
+    m_score = m_scored ? m_subject.score(m_tokens, m_predictions) : CopyScore{};
+    m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_score.wrong);
     for (QToolButton* b : m_thumbButtons) b->deleteLater();
     m_thumbButtons.clear();
     // the first lookup head when there is one, else the first map
@@ -543,8 +543,8 @@ void InsidePane::showMap()
         info = "Mamba's step size Δ after softplus: large Δ lets a token in and forgets the past; small Δ keeps the state.";
     }
     // the model's answers
-    if (m_predictions.size() == m_tokens.size() && !m_tokens.empty()) {
-        const CopyScore score = m_subject.score(m_tokens, m_predictions);
+    if (m_scored) {
+        const CopyScore& score = m_score;
         if (m_subject.readsText())
             info += QString("<br>Predicts %1 of the %2 copyable tokens of this prompt (the next token after a %3-gram seen once "
                             "before, as it followed then; rows marked ✗ are wrong).")
@@ -667,6 +667,8 @@ void ExplorerPanel::setCurrentModelProvider(const std::function<Model()>& provid
     m_right->setCurrentModelProvider(provider);
 }
 
+bool ExplorerPanel::isCopyKind(const QString& kind) { return kind == "copy" || kind == "copy_dup_ngram"; }
+
 QString ExplorerPanel::inputKind() const { return m_kind->currentData().toString(); }
 
 void ExplorerPanel::setInputKind(const QString& kind)
@@ -680,7 +682,7 @@ void ExplorerPanel::applyKind()
 {
     // the input's widgets follow the kind: a line of letters, or a prompt box
     const QString kind = inputKind();
-    const bool text = kind != "copy" && kind != "copy_dup_ngram";
+    const bool text = !isCopyKind(kind);
     m_inputLabel->setText(text ? "Text prompt:" : "Copy input:");
     m_input->setVisible(!text);
     m_promptBox->setVisible(text);
@@ -717,7 +719,7 @@ void ExplorerPanel::randomInput()
 {
     const QString kind = inputKind();
     try {
-        if (kind == "copy" || kind == "copy_dup_ngram") {
+        if (isCopyKind(kind)) {
             applyInput(randomCopyInput(m_length->value(), 26, static_cast<unsigned long long>(m_seed->value()), kind, 3));
             return;
         }
@@ -748,7 +750,7 @@ void ExplorerPanel::setTextPrompt(const QString& prompt)
     m_textInput = true;
     m_promptText = prompt;
     m_tokens.clear();
-    if (inputKind() == "copy" || inputKind() == "copy_dup_ngram") setInputKind("text");
+    if (isCopyKind(inputKind())) setInputKind("text");
     if (m_promptBox->toPlainText() != prompt) m_promptBox->setPlainText(prompt);
     m_inputStatus->setText(QString("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
                                .arg(prompt.size()).arg(prompt.count('\n') + 1));
@@ -761,7 +763,7 @@ void ExplorerPanel::applyInput(const std::vector<int>& tokens)
     m_inputError.clear();
     m_textInput = false;
     m_tokens = tokens;
-    if (inputKind() != "copy" && inputKind() != "copy_dup_ngram") setInputKind("copy");
+    if (!isCopyKind(inputKind())) setInputKind("copy");
     // the letters typed or drawn, shown back without the specials
     const CopyVocab v{52};
     QString s;

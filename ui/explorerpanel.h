@@ -102,6 +102,8 @@ private:
     std::vector<std::shared_ptr<const LanguageModel>> m_pretrained;
     ModelProbes m_probes;
     std::vector<int> m_predictions;
+    CopyScore m_score;      // the predictions scored (rebuild), read by every map shown
+    bool m_scored = false;  // there are predictions for the tokens shown
     std::unique_ptr<LookupAnalysis> m_analysis;
     InsideView m_view;
     int m_selected = 0;
@@ -166,6 +168,7 @@ public:
 private:
     void applyInput(const std::vector<int>& tokens);
     void applyKind();
+    static bool isCopyKind(const QString& kind);  // a copy input's kinds; the others are text prompts
     void inputFailed(const QString& message);
     const LanguageModel* anyLanguageModel() const;
     void drawPrompt(const QString& kind, const LanguageModel& lm);  // a zero-shot test's prompt at the size shown; throws parrot::Error
