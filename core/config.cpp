@@ -64,6 +64,7 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("layer_norm_eps", c.layerNormEps);
     v("rotary_base", c.rotaryBase);
     v("repeat_pass_dims", c.repeatPassDims);
+    v("init", c.init);
 }
 
 template <class Train, class V> void visitFields(Train& c, V&& v, const TrainConfig*)
@@ -83,6 +84,8 @@ template <class Train, class V> void visitFields(Train& c, V&& v, const TrainCon
     v("checkpoint_every", c.checkpointEvery);
     v("log_every", c.logEvery);
     v("target_accuracy", c.targetAccuracy);
+    v("curriculum_dims", c.curriculumDims);
+    v("curriculum_steps", c.curriculumSteps);
 }
 
 template <class S, class V> void visitStruct(S& c, V&& v)
@@ -374,6 +377,11 @@ QStringList validate(const ExperimentConfig& c)
     need(m.dState >= 1 && m.dState <= 256, QString("model.d_state: expected 1..256, got %1").arg(m.dState));
     need(m.dConv >= 1 && m.dConv <= 64, QString("model.d_conv: expected 1..64, got %1").arg(m.dConv));
     need(m.expand >= 1 && m.expand <= 16, QString("model.expand: expected 1..16, got %1").arg(m.expand));
+    need(m.init == "default" || m.init == "mimetic", QString("model.init: expected default or mimetic, got \"%1\"").arg(m.init));
+    if (m.init == "mimetic")
+        need(family && family->options.contains("init"),
+             QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
+                 .arg(familiesWithOption("init").join(", "), m.kind));
     need(m.mambaMlpRatio >= 0 && m.mambaMlpRatio <= 16, QString("model.mamba_mlp_ratio: expected 0..16, got %1").arg(m.mambaMlpRatio));
 
     const TrainConfig& r = c.train;
@@ -397,6 +405,13 @@ QStringList validate(const ExperimentConfig& c)
     need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),
          "train.target_accuracy: in-context-learning tasks report an error, not a string accuracy; set it to 0");
     need(r.targetAccuracy == 0 || r.evalEvery > 0, "train.target_accuracy: needs periodic evaluations (train.eval_every > 0)");
+    if (r.curriculumDims != 0) {
+        need(isVectorTask(c.task.kind), "train.curriculum_dims: a curriculum applies to the in-context-learning tasks; set it to 0");
+        need(r.curriculumDims >= 1 && r.curriculumDims <= c.task.dims,
+             QString("train.curriculum_dims: expected 1..task.dims (%1), or 0 for none, got %2").arg(c.task.dims).arg(r.curriculumDims));
+        need(r.curriculumSteps >= 1, QString("train.curriculum_steps: expected >= 1 with a curriculum, got %1").arg(r.curriculumSteps));
+    }
+    need(r.curriculumSteps >= 0, QString("train.curriculum_steps: expected >= 0, got %1").arg(r.curriculumSteps));
     need(c.seed >= 0, QString("seed: expected >= 0, got %1").arg(c.seed));
     return p;
 }

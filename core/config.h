@@ -70,6 +70,10 @@ struct ModelConfig {
     // (1 - rotary_fraction) query and key dims a second time before the dot product, so those
     // dims count twice in the attention score; its checkpoints only reproduce with this set.
     bool repeatPassDims = false;
+    // Mamba's selective mixers (mamba, hybrid, mambaformer): "default" (mamba_ssm's) or "mimetic"
+    // (Trockman et al. 2024: start the scan close to linear attention; models/mamba.h says which
+    // of their choices are implemented).
+    QString init = "default";
 };
 
 struct TrainConfig {
@@ -89,6 +93,12 @@ struct TrainConfig {
     int logEvery = 10;             // steps between metrics.csv rows
     double targetAccuracy = 0;     // token tasks: stop at the first periodic evaluation whose string accuracy
                                    // at task.max_len reaches this (0 = train every step)
+    // In-context tasks: a curriculum (Garg et al. 2022; Park et al. 2024 use one). Training starts
+    // with x on its first curriculum_dims coordinates (the rest zero) and prompts of at most
+    // 2 * curriculum_dims + 1 pairs, both growing evenly to task.dims and task.max_len over
+    // curriculum_steps steps; evaluation always uses the whole task. 0 = no curriculum.
+    int curriculumDims = 0;
+    int curriculumSteps = 0;
 };
 
 struct ExperimentConfig {

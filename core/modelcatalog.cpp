@@ -17,7 +17,10 @@ namespace {
 double attentionParameters(const ModelConfig&, double C) { return 4 * C * C; }
 double mambaMixerParameters(const ModelConfig& m, double C) { return 3 * m.expand * C * C; }
 
-QString ssmText(const ModelConfig& m) { return QString("d_state %1, expand %2").arg(m.dState).arg(m.expand); }
+QString ssmText(const ModelConfig& m)
+{
+    return QString("d_state %1, expand %2%3").arg(m.dState).arg(m.expand).arg(m.init == "mimetic" ? ", mimetic init" : "");
+}
 
 QString describeTransformer(const ModelConfig& m)
 {
@@ -63,7 +66,7 @@ const std::vector<ModelFamily>& modelFamilies()
 
         ModelFamily mamba{"mamba", "Mamba",
                           "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
-                          common + ssm + QStringList{"mamba_mlp_ratio"}};
+                          common + ssm + QStringList{"mamba_mlp_ratio", "init"}};
         mamba.stateSpace = true;
         mamba.colour = 0xD55E00;
         mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };
@@ -100,7 +103,7 @@ const std::vector<ModelFamily>& modelFamilies()
 
         ModelFamily hybrid{"hybrid", "Hybrid",
                            "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
-                           common + ssm + QStringList{"heads", "max_positions"}};
+                           common + ssm + QStringList{"heads", "max_positions", "init"}};
         hybrid.attention = hybrid.stateSpace = hybrid.learnedPositions = true;
         hybrid.colour = 0x9467BD;
         hybrid.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + mambaMixerParameters(m, C); };
@@ -110,7 +113,7 @@ const std::vector<ModelFamily>& modelFamilies()
 
         ModelFamily mambaFormer{"mambaformer", "MambaFormer",
                                 "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
-                                common + ssm + QStringList{"heads"}};
+                                common + ssm + QStringList{"heads", "init"}};
         mambaFormer.attention = mambaFormer.stateSpace = true;
         mambaFormer.colour = 0x000000;
         mambaFormer.layerParameters = hybrid.layerParameters;
@@ -157,6 +160,14 @@ double estimatedParameters(const ExperimentConfig& c)
 }
 
 QStringList familyIds() { return idsOf(modelFamilies()); }
+
+QStringList familiesWithOption(const QString& option)
+{
+    QStringList ids;
+    for (const ModelFamily& f : modelFamilies())
+        if (f.options.contains(option)) ids << f.id;
+    return ids;
+}
 
 QStringList positionIds() { return idsOf(positionSchemes()); }
 

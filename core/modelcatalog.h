@@ -56,6 +56,7 @@ double estimatedParameters(const ExperimentConfig& c);
 // The family of a config; throws parrot::Error naming the choices when there is none.
 const ModelFamily& familyOf(const ModelConfig& m);
 QStringList familyIds();
+QStringList familiesWithOption(const QString& option);  // the families whose options hold it
 QStringList positionIds();
 
 // What tells models apart in a comparison, and keys their colour: "transformer/hard_alibi" for

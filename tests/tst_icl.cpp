@@ -160,28 +160,90 @@ private slots:
                 }
     }
 
-    void sparseParitySharesItsSubsetAcrossABatch()
+    void sparseParityDrawsASubsetPerPrompt()
     {
         TaskConfig t = icl("sparse_parity", 6, 30);
         t.sparsity = 2;
         const auto task = IclTask::create(t);
         QCOMPARE(task->metric(), QString("accuracy"));
         std::mt19937_64 rng(6);
-        const auto ps = task->prompts(8, 30, rng);
-        // exactly one pair of coordinates explains every label of every prompt in the batch
-        int explaining = 0;
-        for (int a = 0; a < 6; ++a)
-            for (int b = a + 1; b < 6; ++b) {
-                bool all = true;
-                for (const IclPrompt& p : ps)
+        const auto ps = task->prompts(16, 30, rng);
+        // exactly one pair of coordinates explains every label of each prompt (30 examples rule out
+        // the other 14 pairs), and the prompts of one batch do not all share it
+        std::set<std::pair<int, int>> subsets;
+        for (const IclPrompt& p : ps) {
+            std::vector<std::pair<int, int>> explaining;
+            for (int a = 0; a < 6; ++a)
+                for (int b = a + 1; b < 6; ++b) {
+                    bool all = true;
                     for (int i = 0; i < p.pairs && all; ++i) {
                         QVERIFY(std::abs(p.x[size_t(i) * 6 + a]) == 1.0f);
                         all = p.y[size_t(i)] == p.x[size_t(i) * 6 + a] * p.x[size_t(i) * 6 + b];
                     }
-                explaining += all;
-            }
-        QCOMPARE(explaining, 1);
+                    if (all) explaining.push_back({a, b});
+                }
+            QCOMPARE(int(explaining.size()), 1);
+            subsets.insert(explaining.front());
+        }
+        QVERIFY2(subsets.size() >= 5, "16 prompts drawn from 15 subsets share one or two");
         QVERIFY(iclBaselines(*task, ps).empty());
+    }
+
+    // The curriculum (train.curriculum_*): x on the first D coordinates and at most 2D + 1 pairs,
+    // growing evenly to the whole task by curriculum_steps; the labels follow the masked x.
+    void curriculumGrowsDimsAndPairs()
+    {
+        ExperimentConfig c = test::tinyConfig();
+        c.task = icl("linear_regression", 8, 24);
+        c.train.curriculumDims = 3;
+        c.train.curriculumSteps = 1000;
+        QVERIFY2(validate(c).isEmpty(), qPrintable(validate(c).join("; ")));
+        using Stage = std::pair<int, int>;
+        QCOMPARE(IclTask::curriculumStage(c, 0), Stage(3, 7));
+        QCOMPARE(IclTask::curriculumStage(c, 500), Stage(6, 16));
+        QCOMPARE(IclTask::curriculumStage(c, 999), Stage(8, 24));
+        QCOMPARE(IclTask::curriculumStage(c, 1000), Stage(8, 24));
+        c.train.curriculumDims = 0;
+        QCOMPARE(IclTask::curriculumStage(c, 0), Stage(8, 24));
+        // stages are monotone
+        c.train.curriculumDims = 2;
+        Stage before{0, 0};
+        for (long long s = 0; s <= 1000; s += 7) {
+            const Stage now = IclTask::curriculumStage(c, s);
+            QVERIFY(now.first >= before.first && now.second >= before.second);
+            before = now;
+        }
+        // early-stage prompts: x zero past the active coordinates, y still w.x; parity's subset inside
+        auto task = IclTask::create(c.task);
+        task->setActiveDims(3);
+        std::mt19937_64 rng(4);
+        for (const IclPrompt& p : task->prompts(4, 10, rng))
+            for (int i = 0; i < p.pairs; ++i)
+                for (int j = 3; j < 8; ++j) QCOMPARE(p.x[size_t(i) * 8 + j], 0.0f);
+        TaskConfig parity = icl("sparse_parity", 8, 30);
+        parity.sparsity = 2;
+        auto pt = IclTask::create(parity);
+        pt->setActiveDims(3);
+        for (const IclPrompt& p : pt->prompts(8, 30, rng)) {
+            int explaining = 0;
+            for (int a = 0; a < 3; ++a)
+                for (int b = a + 1; b < 3; ++b) {
+                    bool all = true;
+                    for (int i = 0; i < p.pairs && all; ++i) all = p.y[size_t(i)] == p.x[size_t(i) * 8 + a] * p.x[size_t(i) * 8 + b];
+                    explaining += all;
+                }
+            QCOMPARE(explaining, 1);
+        }
+        // bad settings name the field
+        c.train.curriculumDims = 9;
+        QVERIFY(validate(c).join(" ").contains("train.curriculum_dims: expected 1..task.dims (8)"));
+        c.train.curriculumDims = 3;
+        c.train.curriculumSteps = 0;
+        QVERIFY(validate(c).join(" ").contains("train.curriculum_steps: expected >= 1 with a curriculum"));
+        ExperimentConfig copy = test::tinyConfig();
+        copy.train.curriculumDims = 2;
+        copy.train.curriculumSteps = 10;
+        QVERIFY(validate(copy).join(" ").contains("a curriculum applies to the in-context-learning tasks"));
     }
 
     void vectorMqarQueriesRepeatKeys()

@@ -412,6 +412,59 @@ private slots:
         QCOMPARE(mixer->D.min().item<float>(), 1.0f);
     }
 
+    // model.init = mimetic (Trockman et al. 2024): C's projection starts equal to B's and every
+    // state transition near 1, so at initialisation a token's implicit attention peaks on an
+    // earlier occurrence of the same context, as an attention head's would; mamba_ssm's default
+    // initialisation does not. Refused for a family without selective mixers.
+    void mimeticInitStartsMambaLikeAttention()
+    {
+        auto share = [](const QString& init, const QString& kind) {
+            ExperimentConfig c = smallConfig(kind);
+            c.model.dModel = 64;
+            c.model.dState = 16;
+            c.model.init = init;
+            c.seed = 5;
+            torch::manual_seed(5);
+            SequenceModel net = buildModel(c);
+            MambaMixerImpl* mixer = nullptr;
+            for (const auto& m : net->modules(false))
+                if (auto* found = dynamic_cast<MambaMixerImpl*>(m.get())) { mixer = found; break; }
+            if (!mixer) return -1.0;
+            const int64_t N = c.model.dState, R = mixer->dt_proj->weight.size(1);
+            const auto w = mixer->x_proj->weight;
+            const bool tied = torch::equal(w.narrow(0, R, N), w.narrow(0, R + N, N));
+            const bool slow = (-torch::exp(mixer->A_log) * 0.1).exp().min().item<double>() > 0.999;
+            if (init == "mimetic" && !(tied && slow)) return -2.0;
+            if (init == "default" && (tied || slow)) return -3.0;
+            // 24 distinct random inputs, then the same 24 again: from the 4th repeated position on,
+            // the convolution's window equals the one 24 earlier
+            torch::NoGradGuard g;
+            const auto half = torch::randn({1, 24, 64});
+            const auto ia = mixer->implicitAttention(torch::cat({half, half}, 1));
+            const auto score = ia.alpha.mean(1)[0];  // (T, T), channels averaged
+            // for each repeated position, the share of the other earlier positions scored below the
+            // earlier occurrence (1: it is the top; about 1/2 for a score blind to the match)
+            double rank = 0;
+            int asked = 0;
+            for (int64_t t = 27; t < 48; ++t, ++asked) {
+                const auto row = score[t].narrow(0, 0, t);  // earlier positions only
+                rank += (row < row[t - 24]).sum().item<double>() / double(t - 1);
+            }
+            return rank / asked;
+        };
+        for (const char* kind : {"mamba", "mambaformer"}) {
+            const double mimetic = share("mimetic", kind), plain = share("default", kind);
+            qInfo("%s: the earlier occurrence outranks %.2f of the other positions (mimetic), %.2f (default)", kind, mimetic, plain);
+            QVERIFY2(mimetic >= 0.9, qPrintable(QString("%1 mimetic: %2").arg(kind).arg(mimetic)));
+            QVERIFY2(plain >= 0 && plain <= 0.75, qPrintable(QString("%1 default: %2").arg(kind).arg(plain)));
+        }
+        ExperimentConfig lstm = smallConfig("lstm");
+        lstm.model.init = "mimetic";
+        QVERIFY(validate(lstm).join(" ").contains("model.init: mimetic initialisation is for Mamba's selective mixers"));
+        lstm.model.init = "attention";
+        QVERIFY(validate(lstm).join(" ").contains("model.init: expected default or mimetic"));
+    }
+
     // mamba_ssm divides out_proj and fc2 by sqrt(residuals per layer * layers) after torch's default
     // init (uniform in +-1/sqrt(fan_in)): one residual per layer without an MLP, two with one.
     void mambaRescalesResidualProjections_data()

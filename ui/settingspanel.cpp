@@ -230,6 +230,20 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(tr("Masked heads"), m_masked);
     mf->addRow(tr("d_state"), m_dState);
     mf->addRow(tr("Expand"), m_expand);
+    m_init = new QComboBox(this);
+    m_init->setObjectName("init");
+    m_init->addItem(tr("default (mamba_ssm)"), "default");
+    m_init->setItemData(0, tr("mamba_ssm's initialisation: S4D-real decays A_n = -(n + 1), independent B and C projections"),
+                        Qt::ToolTipRole);
+    m_init->addItem(tr("mimetic"), "mimetic");
+    m_init->setItemData(1, tr("Trockman et al. 2024: state transitions near 1 and C's projection equal to B's, so the scan "
+                              "starts out like linear attention"),
+                        Qt::ToolTipRole);
+    m_init->setToolTip(tr("How Mamba's selective mixers are initialised (Mamba and the hybrids)"));
+    connect(m_init, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_filling) showProblems();
+    });
+    mf->addRow(tr("Initialisation"), m_init);
     m_size = new QLabel(this);
     m_size->setObjectName("modelSize");
     m_size->setWordWrap(true);
@@ -278,6 +292,12 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_evalEvery = spin(0, 1000000, "eval_every", tr("Steps between accuracy evaluations; 0 = only at the end"));
     m_checkpointEvery = spin(0, 1000000, "checkpoint_every", tr("Steps between autosaves; 0 = only when the run stops"));
     m_seed = spin(0, 2147483647, "seed", tr("Seeds the weights and the data"));
+    m_curriculumDims = spin(0, 256, "curriculum_dims",
+                            tr("In-context tasks (Garg et al. 2022): start training with x on this many coordinates and prompts of "
+                               "at most 2 x this + 1 examples, growing to the task's dims and max examples; 0 = no curriculum"));
+    m_curriculumSteps = spin(0, 10000000, "curriculum_steps", tr("Steps over which the curriculum grows to the whole task"));
+    m_curriculumDims->setSpecialValueText(tr("off"));
+    m_curriculumSteps->setSuffix(tr(" steps"));
     for (QDoubleSpinBox* d : {m_lr, m_weightDecay, m_gradClip})
         connect(d, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
     connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] { if (!m_filling) showProblems(); });
@@ -291,6 +311,11 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     rf->addRow(tr("Eval every"), m_evalEvery);
     rf->addRow(tr("Autosave every"), m_checkpointEvery);
     rf->addRow(tr("Seed"), m_seed);
+    auto* curriculumRow = new QHBoxLayout;  // from dims, over steps
+    curriculumRow->setContentsMargins(0, 0, 0, 0);
+    curriculumRow->addWidget(m_curriculumDims, 1);
+    curriculumRow->addWidget(m_curriculumSteps, 1);
+    rf->addRow(tr("Curriculum"), curriculumRow);
     layout->addWidget(train);
 
     m_problems = new QLabel(this);
@@ -391,6 +416,7 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_masked->setValue(c.model.numMaskedHeads);
     m_dState->setValue(c.model.dState);
     m_expand->setValue(c.model.expand);
+    m_init->setCurrentIndex(std::max(0, m_init->findData(c.model.init)));
     updateModelFields();
     m_steps->setValue(c.train.steps);
     m_batch->setValue(c.train.batchSize);
@@ -402,6 +428,8 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_evalEvery->setValue(c.train.evalEvery);
     m_checkpointEvery->setValue(c.train.checkpointEvery);
     m_seed->setValue(int(c.seed));
+    m_curriculumDims->setValue(c.train.curriculumDims);
+    m_curriculumSteps->setValue(c.train.curriculumSteps);
     m_filling = false;
     showProblems();
 }
@@ -460,6 +488,8 @@ void SettingsPanel::updateTaskFields()
     label(m_minLen, tr("Min %1").arg(what));
     label(m_maxLen, tr("Max %1").arg(what));
     label(m_evalLengths, tr("Eval %1").arg(what));
+    m_curriculumDims->setEnabled(info->vectors);
+    m_curriculumSteps->setEnabled(info->vectors);
 }
 
 void SettingsPanel::changeEvent(QEvent* e)
@@ -570,6 +600,8 @@ ExperimentConfig SettingsPanel::config() const
     c.model.numMaskedHeads = c.model.positions == "hard_alibi" ? m_masked->value() : 0;
     c.model.dState = m_dState->value();
     c.model.expand = m_expand->value();
+    const ModelFamily* family = findFamily(c.model.kind);  // a family without the option keeps the default
+    c.model.init = family && family->options.contains("init") ? m_init->currentData().toString() : QString("default");
     c.train.steps = m_steps->value();
     c.train.batchSize = m_batch->value();
     c.train.lr = m_lr->value();
@@ -579,6 +611,9 @@ ExperimentConfig SettingsPanel::config() const
     c.train.gradClip = m_gradClip->value();
     c.train.evalEvery = m_evalEvery->value();
     c.train.checkpointEvery = m_checkpointEvery->value();
+    const bool inContext = isVectorTask(c.task.kind);  // a token task has no curriculum
+    c.train.curriculumDims = inContext ? m_curriculumDims->value() : 0;
+    c.train.curriculumSteps = inContext && c.train.curriculumDims > 0 ? m_curriculumSteps->value() : 0;
     c.seed = m_seed->value();
     return c;
 }
@@ -595,6 +630,7 @@ void SettingsPanel::updateModelFields()
     m_masked->setEnabled(schemes && m_positions->currentData().toString() == "hard_alibi");
     m_dState->setEnabled(f && f->stateSpace);
     m_expand->setEnabled(f && f->stateSpace);
+    m_init->setEnabled(f && f->options.contains("init"));
 }
 
 void SettingsPanel::updateSize()

@@ -87,6 +87,8 @@ private:
     QComboBox* m_kind;
     QComboBox* m_positions;
     QSpinBox *m_dState, *m_expand;
+    QComboBox* m_init;  // model.init, for Mamba's selective mixers
+    QSpinBox *m_curriculumDims, *m_curriculumSteps;  // in-context tasks
     QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
     QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_seed;
     QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;

@@ -22,6 +22,7 @@ MambaOptions mixerOptions(const ModelConfig& m)
     mamba.dState = m.dState;
     mamba.dConv = m.dConv;
     mamba.expand = m.expand;
+    mamba.mimetic = m.init == "mimetic";
     return mamba;
 }
 

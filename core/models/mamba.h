@@ -16,6 +16,7 @@ struct MambaOptions {
     int64_t expand = 2;
     bool selective = true;  // false: S4-Mamba, an S4D kernel instead of the selective scan
     double dtMin = 1e-3, dtMax = 0.1;
+    bool mimetic = false;   // model.init = mimetic: see initMambaMixer
     int64_t dInner() const { return expand * dModel; }
     int64_t dtRank() const { return (dModel + 15) / 16; }  // ceil(d_model / 16), mamba_ssm's "auto"
 };

@@ -27,8 +27,8 @@ float dot(const float* a, const float* b, int n)
     return float(s);
 }
 
-// Pairs x ~ N(0, I) labelled by f; every pair scored.
-template <class F> IclPrompt labelled(int pairs, int d, std::mt19937_64& rng, F f)
+// Pairs x ~ N(0, I) on the first `active` coordinates (zero after), labelled by f; every pair scored.
+template <class F> IclPrompt labelled(int pairs, int d, int active, std::mt19937_64& rng, F f)
 {
     IclPrompt p;
     p.pairs = pairs;
@@ -37,7 +37,11 @@ template <class F> IclPrompt labelled(int pairs, int d, std::mt19937_64& rng, F 
     p.x = gaussian(pairs * d, rng);
     p.y.resize(static_cast<size_t>(pairs));
     p.scored.assign(static_cast<size_t>(pairs), 1);
-    for (int i = 0; i < pairs; ++i) p.y[size_t(i)] = f(&p.x[size_t(i) * d]);
+    for (int i = 0; i < pairs; ++i) {
+        float* x = &p.x[size_t(i) * d];
+        std::fill(x + active, x + d, 0.0f);
+        p.y[size_t(i)] = f(x);
+    }
     return p;
 }
 
@@ -58,11 +62,11 @@ protected:
         }
         return w;
     }
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
         const Vec w = weights(rng);
         const int d = dims();
-        return labelled(pairs, d, rng, [&](const float* x) { return dot(w.data(), x, d); });
+        return labelled(pairs, d, activeDims(), rng, [&](const float* x) { return dot(w.data(), x, d); });
     }
 };
 
@@ -72,11 +76,11 @@ public:
     static constexpr int kHidden = 100;
 
 protected:
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
         const int d = dims();
         const Vec V = gaussian(kHidden * d, rng), a = gaussian(kHidden, rng, std::sqrt(2.0 / kHidden));
-        return labelled(pairs, d, rng, [&](const float* x) {
+        return labelled(pairs, d, activeDims(), rng, [&](const float* x) {
             double y = 0;
             for (int j = 0; j < kHidden; ++j) y += a[size_t(j)] * std::max(0.0f, dot(&V[size_t(j) * d], x, d));
             return float(y);
@@ -90,14 +94,14 @@ public:
     static constexpr int kDepth = 4;
 
 protected:
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
         const int d = dims(), inner = (1 << kDepth) - 1;
         std::uniform_int_distribution<int> coord(0, d - 1);
         std::vector<int> split(static_cast<size_t>(inner));
         for (int& c : split) c = coord(rng);
         const Vec leaves = gaussian(1 << kDepth, rng);
-        return labelled(pairs, d, rng, [&](const float* x) {
+        return labelled(pairs, d, activeDims(), rng, [&](const float* x) {
             int node = 0;  // heap order: children 2n+1 (x <= 0) and 2n+2
             for (int level = 0; level < kDepth; ++level) node = 2 * node + (x[split[size_t(node)]] > 0 ? 2 : 1);
             return leaves[size_t(node - inner)];
@@ -110,7 +114,7 @@ public:
     OutlierRegression(const TaskConfig& c, bool orthogonal) : IclTask(c), m_orthogonal(orthogonal) {}
 
 protected:
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
         const int d = dims();
         const Vec w = gaussian(d, rng);
@@ -118,7 +122,7 @@ protected:
         // u orthogonal to w: remove its component along w (Gram-Schmidt)
         const float ww = dot(w.data(), w.data(), d), uw = dot(u.data(), w.data(), d);
         for (int i = 0; i < d; ++i) u[size_t(i)] -= uw / std::max(ww, 1e-12f) * w[size_t(i)];
-        IclPrompt p = labelled(pairs, d, rng, [&](const float* x) { return dot(w.data(), x, d); });
+        IclPrompt p = labelled(pairs, d, activeDims(), rng, [&](const float* x) { return dot(w.data(), x, d); });
         std::bernoulli_distribution outlier(m_config.outlierProb);
         for (int i = 0; i < pairs; ++i) {
             if (!outlier(rng)) continue;
@@ -143,16 +147,17 @@ public:
     using IclTask::IclTask;
 
 protected:
-    std::vector<int> sharedDraw(std::mt19937_64& rng) const override
+    // A fresh subset for every prompt (Bhattamishra et al. 2023): one subset shared by a whole
+    // batch rewards fitting that batch's subset in the weights, and pulls the model from one
+    // subset to the next at every step instead of towards finding it in the context.
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
-        std::vector<int> idx(static_cast<size_t>(dims()));
-        std::iota(idx.begin(), idx.end(), 0);
-        std::shuffle(idx.begin(), idx.end(), rng);
-        idx.resize(size_t(m_config.sparsity));
-        return idx;
-    }
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>& subset) const override
-    {
+        // a curriculum's early stage draws the subset among the active coordinates (at least k)
+        const int active = std::max(activeDims(), m_config.sparsity);
+        std::vector<int> subset(static_cast<size_t>(active));
+        std::iota(subset.begin(), subset.end(), 0);
+        std::shuffle(subset.begin(), subset.end(), rng);
+        subset.resize(size_t(m_config.sparsity));
         const int d = dims();
         IclPrompt p;
         p.pairs = pairs;
@@ -167,6 +172,7 @@ protected:
             for (int j = 0; j < d; ++j) x[j] = coin(rng) ? 1.0f : -1.0f;
             float y = 1;
             for (int j : subset) y *= x[j];
+            std::fill(x + active, x + d, 0.0f);
             p.y[size_t(i)] = y;
         }
         return p;
@@ -180,11 +186,12 @@ public:
 
 protected:
     // `pairs` key-value pairs, then `pairs` queries (each key once, in random order).
-    IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>&) const override
+    IclPrompt prompt(int pairs, std::mt19937_64& rng) const override
     {
         const int d = dims(), n = 2 * pairs;
         auto sphere = [&] {
             Vec v = gaussian(d, rng);
+            maskInactive(v.data());
             const float norm = std::sqrt(std::max(dot(v.data(), v.data(), d), 1e-12f));
             for (float& x : v) x *= std::sqrt(float(d)) / norm;
             return v;
@@ -239,12 +246,23 @@ std::unique_ptr<IclTask> IclTask::create(const TaskConfig& c)
     return std::unique_ptr<IclTask>(new VectorMqar(c));
 }
 
+void IclTask::maskInactive(float* x) const { std::fill(x + activeDims(), x + dims(), 0.0f); }
+
+std::pair<int, int> IclTask::curriculumStage(const ExperimentConfig& c, long long step)
+{
+    const TrainConfig& t = c.train;
+    const int d = c.task.dims, maxPairs = c.task.maxLen;
+    if (t.curriculumDims <= 0 || t.curriculumSteps <= 0 || step >= t.curriculumSteps) return {d, maxPairs};
+    const double f = double(step) / t.curriculumSteps;
+    const int d0 = std::min(t.curriculumDims, d), p0 = std::min(maxPairs, 2 * d0 + 1);
+    return {std::min(d, d0 + int(f * (d - d0 + 1))), std::min(maxPairs, p0 + int(f * (maxPairs - p0 + 1)))};
+}
+
 std::vector<IclPrompt> IclTask::prompts(int batch, int pairs, std::mt19937_64& rng) const
 {
     if (pairs < 1) throw Error(QString("in-context examples: expected >= 1, got %1").arg(pairs));
-    const std::vector<int> shared = sharedDraw(rng);
     std::vector<IclPrompt> out;
-    for (int b = 0; b < batch; ++b) out.push_back(prompt(pairs, rng, shared));
+    for (int b = 0; b < batch; ++b) out.push_back(prompt(pairs, rng));
     return out;
 }
 

@@ -12,8 +12,8 @@
 //                                 with y = u.x for a u orthogonal to w (loss on clean pairs only)
 //   many_outlier_regression       y = w.x; each pair is, with probability task.outlier_prob, the
 //                                 outlier x = (1, ..., 1), y = 1 (loss on clean pairs only)
-//   sparse_parity                 x ~ {-1, +1}^d, y = product of task.sparsity fixed coordinates (the
-//                                 same subset across a batch: the task is to find it in context)
+//   sparse_parity                 x ~ {-1, +1}^d, y = product of task.sparsity coordinates, a fresh
+//                                 subset per prompt: the task is to find it in context
 //   vector_mqar                   pairs (k_i, v_i) of random vectors of norm sqrt(d), then queries that
 //                                 repeat keys; predict the value (d outputs) at each query
 #pragma once
@@ -22,6 +22,8 @@
 #include "tasks/taskcatalog.h"
 
 #include <QString>
+
+#include <algorithm>
 
 #include <cstdint>
 #include <memory>
@@ -61,6 +63,14 @@ public:
     // MQAR's curve runs over the number of pairs (eval lengths); the others over the prefix.
     bool curveOverPairs() const { return !findTask(m_config.kind)->promptCurve; }
 
+    // A curriculum's stage: x drawn on the first `active` coordinates only, the rest zero (sparse
+    // parity's subset among them); task.dims (all) unless set.
+    void setActiveDims(int active) { m_active = active; }
+    int activeDims() const { return m_active > 0 ? std::min(m_active, dims()) : dims(); }
+    // The curriculum's stage at `step` of training (train.curriculum_*): active dims and the most
+    // pairs a prompt has. Without a curriculum, task.dims and task.max_len.
+    static std::pair<int, int> curriculumStage(const ExperimentConfig& c, long long step);
+
     // `batch` prompts of `pairs` pairs (MQAR: key-value pairs plus as many queries).
     VectorBatch batch(int batch, int pairs, std::mt19937_64& rng) const;
     VectorBatch batchOf(const std::vector<IclPrompt>& prompts) const;
@@ -68,10 +78,12 @@ public:
 
 protected:
     explicit IclTask(const TaskConfig& c) : m_config(c) {}
-    // One prompt; `shared` is drawn once per batch (sparse parity's subset).
-    virtual IclPrompt prompt(int pairs, std::mt19937_64& rng, const std::vector<int>& shared) const = 0;
-    virtual std::vector<int> sharedDraw(std::mt19937_64&) const { return {}; }
+    // One prompt of `pairs` pairs.
+    virtual IclPrompt prompt(int pairs, std::mt19937_64& rng) const = 0;
+    // Zeroes x's coordinates past activeDims() (a curriculum's early stage).
+    void maskInactive(float* x) const;
     TaskConfig m_config;
+    int m_active = 0;
 };
 
 }  // namespace parrot

@@ -200,7 +200,10 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             TokenBatch b;
             VectorBatch vb;
             if (iclTask) {
-                vb = iclTask->batch(tc.batchSize, std::uniform_int_distribution<int>(cfg.task.minLen, cfg.task.maxLen)(rng), rng);
+                const auto [active, mostPairs] = IclTask::curriculumStage(cfg, startStep + s);
+                iclTask->setActiveDims(active);
+                const int pairs = std::uniform_int_distribution<int>(cfg.task.minLen, cfg.task.maxLen)(rng);
+                vb = iclTask->batch(tc.batchSize, std::min(pairs, mostPairs), rng);
                 b.examples = vb.batch;
             } else {
                 b = tokenTask->trainBatch(tc.batchSize, rng);
