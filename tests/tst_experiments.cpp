@@ -137,6 +137,38 @@ private slots:
         QCOMPARE(sizes.models, (QStringList{"mamba d128 N16", "mamba d128 N2"}));
     }
 
+    // Training efficiency in the table: the examples each run had seen when its accuracy at the
+    // training length first reached 90% (metrics.csv's evaluations), or "not within" the most seen.
+    void examplesToNinetyPercentArePerRun()
+    {
+        auto withEvaluations = [](const QString& model, std::vector<double> targets) {
+            RunRecord r = accuracyRun("copy", model, {10}, {targets.back()}, 10);
+            long long step = 0;
+            for (double t : targets) {
+                step += 50;
+                r.metrics.push_back({step, step * 64, 0.0, 1.0, t});
+                r.metrics.push_back({step + 10, (step + 10) * 64, 0.0, 1.0, -1});  // a row without an evaluation
+            }
+            return r;
+        };
+        const RunRecord fast = withEvaluations("transformer", {0.2, 0.95, 0.85, 0.97});  // 90% first at step 100
+        const RunRecord slow = withEvaluations("transformer", {0.1, 0.5, 0.91, 0.99});   // at step 150
+        const RunRecord never = withEvaluations("lstm", {0.0, 0.0, 0.1, 0.2});
+        QCOMPARE(examplesToReach(fast), 6400LL);
+        QCOMPARE(examplesToReach(slow), 9600LL);
+        QCOMPARE(examplesToReach(never), -1LL);
+        QCOMPARE(examplesToReach(slow, 0.4), 6400LL);
+        const ResultsTable t = tabulate({fast, slow, never});
+        QCOMPARE(t.cells[0][0].examplesTo90, (std::vector<long long>{6400, 9600}));
+        QCOMPARE(t.cells[0][1].examplesTo90, (std::vector<long long>{-1}));
+        const QString text = t.toText();
+        QVERIFY2(text.contains("copy, transformer/hard_alibi: 6.4k, 9.6k") && text.contains("copy, lstm: not within 13.4k"), qPrintable(text));
+        QVERIFY(t.cells[0][0].detail.contains("90% reached after 6.4k, 9.6k examples"));
+        // a run evaluated only at the end says nothing about its speed
+        const ResultsTable once = tabulate({accuracyRun("copy", "mamba", {10}, {1.0}, 10)});
+        QVERIFY(once.cells[0][0].examplesTo90.empty() && !once.toText().contains("reached 90%"));
+    }
+
     // task.eval_kind evaluates a copy model on another token task with the same vocabulary.
     void evalKindIsValidated()
     {
@@ -509,6 +541,64 @@ private slots:
         const double p12 = prefix.stringAccuracyAt(12), s12 = suffix.stringAccuracyAt(12);
         qInfo("Mamba answer accuracy at 12: prefix key %.3f, suffix key %.3f", p12, s12);
         QVERIFY2(p12 > s12 + 0.3, qPrintable(QString("prefix %1, suffix %2").arg(p12).arg(s12)));
+    }
+
+    // Runs `names` of a bundled sweep (optionally with fewer steps) in a folder of their own and
+    // returns their records, in that order.
+    std::vector<RunRecord> runPresetRuns(const QString& preset, const QStringList& names, int steps = 0)
+    {
+        SweepPlan plan = loadSweep(sweepPresetFile(preset), m_dir.filePath("direction-" + preset));
+        std::vector<SweepRun> chosen;
+        for (const QString& name : names)
+            for (const SweepRun& run : plan.runs)
+                if (run.name == name) chosen.push_back(run);
+        if (chosen.size() != size_t(names.size())) return {};
+        for (SweepRun& run : chosen)
+            if (steps > 0) run.config.train.steps = steps;
+        plan.runs = chosen;
+        SweepRunner runner(plan, PARROT_EXE, 2);
+        runner.prepare();
+        QSignalSpy finished(&runner, &SweepRunner::finished);
+        runner.start();
+        if (!finished.wait(900000) || finished[0][0].toInt() != 0) return {};
+        std::vector<RunRecord> out;
+        for (const SweepRun& run : plan.runs) out.push_back(loadRun(run.runDir));
+        return out;
+    }
+
+    // Park et al.'s sparse-parity contrast (icl-suite's parity row, cut from 2,500 steps to 1,750):
+    // Mamba finds the pair of coordinates in context, the Transformer stays near chance.
+    void mambaLearnsSparseParityInContextTheTransformerDoesNot()
+    {
+        const auto runs = runPresetRuns("icl-suite", {"parity-transformer", "parity-mamba"}, 1750);
+        QCOMPARE(runs.size(), size_t(2));
+        auto last = [](const RunRecord& r) { return r.curves.back().stringAccuracy.back(); };
+        const double t = last(runs[0]), m = last(runs[1]);
+        qInfo("sparse parity after 39 examples: Transformer %.3f, Mamba %.3f", t, m);
+        QVERIFY2(m >= 0.85 && t <= 0.7, qPrintable(QString("Transformer %1, Mamba %2").arg(t).arg(m)));
+    }
+
+    // The copy paper's training efficiency (training-efficiency, seed 1): the Transformer copies
+    // strings of 12 at 90% after fewer examples than Mamba, and the LSTM not at all in that time.
+    void transformerLearnsToCopyFromFewerExamplesThanMamba()
+    {
+        const auto runs = runPresetRuns("training-efficiency", {"hard-alibi_seed-1", "mamba_seed-1"});
+        QCOMPARE(runs.size(), size_t(2));
+        const long long t = examplesToReach(runs[0]), m = examplesToReach(runs[1]);
+        qInfo("examples to 90%% at length 12: Transformer %lld, Mamba %lld", t, m);
+        QVERIFY2(t > 0 && (m < 0 || t < m), qPrintable(QString("Transformer %1, Mamba %2").arg(t).arg(m)));
+    }
+
+    // Trockman et al.'s mimetic initialisation (mimetic-init, seed 1): at equal steps, Mamba
+    // started near linear attention learns to copy strings of 8 that the default initialisation
+    // has not learned at all.
+    void mimeticInitLetsMambaLearnToCopy()
+    {
+        const auto runs = runPresetRuns("mimetic-init", {"copy-default_seed-1", "copy-mimetic_seed-1"});
+        QCOMPARE(runs.size(), size_t(2));
+        const double plain = runs[0].curves.back().stringAccuracyAt(8), mimetic = runs[1].curves.back().stringAccuracyAt(8);
+        qInfo("copy accuracy at 8: default %.3f, mimetic %.3f", plain, mimetic);
+        QVERIFY2(mimetic >= 0.8 && plain <= 0.3, qPrintable(QString("default %1, mimetic %2").arg(plain).arg(mimetic)));
     }
 };
 

@@ -102,10 +102,33 @@ QString shortModel(const RunRecord& r)
     QString s = QString("%1 d%2").arg(r.architecture()).arg(m.dModel);
     if (const ModelFamily* f = findFamily(m.kind); f && f->stateSpace) s += QString(" N%1").arg(m.dState);
     if (m.layers != 2) s += QString(" L%1").arg(m.layers);
+    if (m.init == "mimetic") s += " mimetic";
     return s;
 }
 
+QString thousands(long long n) { return n >= 1000 ? QString::number(n / 1000.0, 'f', n >= 100000 ? 0 : 1) + "k" : QString::number(n); }
+
 }  // namespace
+
+long long examplesToReach(const RunRecord& r, double threshold)
+{
+    if (r.curves.empty() || r.curves.back().isError()) return -1;
+    for (const RunRecord::Row& row : r.metrics)
+        if (row.target >= threshold) return row.examples;
+    return -1;
+}
+
+QString examplesToText(const ResultCell& c)
+{
+    QStringList each;
+    bool any = false;
+    for (long long n : c.examplesTo90) {
+        each << (n >= 0 ? thousands(n) : QString("never"));
+        any = any || n >= 0;
+    }
+    if (!any) return QString("not within %1").arg(thousands(c.examplesSeen));
+    return each.join(", ");
+}
 
 ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
 {
@@ -116,6 +139,9 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
     ResultsTable t;
     struct Acc {
         std::vector<double> values;
+        std::vector<long long> to90;
+        long long seen = 0;
+        int evaluatedDuringTraining = 0;
         Measured m;
     };
     std::map<std::pair<int, int>, Acc> acc;
@@ -128,6 +154,10 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
         Acc& a = acc[{int(t.tasks.indexOf(task)), int(t.models.indexOf(model))}];
         if (a.values.empty()) a.m = m;
         a.values.push_back(m.value);
+        a.to90.push_back(examplesToReach(r));
+        const auto evaluated = std::count_if(r.metrics.begin(), r.metrics.end(), [](const RunRecord::Row& row) { return row.target >= 0; });
+        a.evaluatedDuringTraining += evaluated > 1;
+        if (!r.metrics.empty()) a.seen = std::max(a.seen, r.metrics.back().examples);
     }
     t.cells.assign(size_t(t.tasks.size()), std::vector<ResultCell>(size_t(t.models.size())));
     for (const auto& [key, a] : acc) {
@@ -153,6 +183,13 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
             rule = QString("\u2713 >= 90%, \u25B2 >= %1%").arg(100 * (a.m.chance + 0.5 * (1 - a.m.chance)), 0, 'f', 0);
         cell.detail = QString("%1 %2 (%3 run%4: %5); %6").arg(value, a.m.where).arg(cell.runs).arg(cell.runs == 1 ? "" : "s")
                           .arg(each.join(", "), rule);
+        if (!a.m.error && a.evaluatedDuringTraining == cell.runs) {
+            cell.examplesTo90 = a.to90;
+            cell.examplesSeen = a.seen;
+            const bool reached = std::any_of(a.to90.begin(), a.to90.end(), [](long long n) { return n >= 0; });
+            cell.detail += reached ? QString("; 90% reached after %1 examples").arg(examplesToText(cell))
+                                   : QString("; 90% not reached within %1 examples").arg(thousands(cell.examplesSeen));
+        }
     }
     return t;
 }
@@ -182,6 +219,14 @@ QString ResultsTable::toText() const
         }
         out += "\n";
     }
+    // Training efficiency: the examples each model needed, per run, where it was evaluated during training.
+    QStringList speed;
+    for (int i = 0; i < tasks.size(); ++i)
+        for (int j = 0; j < models.size(); ++j) {
+            const ResultCell& c = cells[size_t(i)][size_t(j)];
+            if (!c.examplesTo90.empty()) speed << QString("  %1, %2: %3").arg(tasks[i], models[j], examplesToText(c));
+        }
+    if (!speed.isEmpty()) out += "\nexamples seen when accuracy first reached 90% (per run):\n" + speed.join("\n") + "\n";
     return out;
 }
 

@@ -36,13 +36,24 @@ struct ResultCell {
     double value = std::nan("");  // mean over the runs
     int runs = 0;
     QString detail;  // "accuracy 93.8% at length 8 (2 runs: 91%, 97%); pass: >= 90%"
+    // Training efficiency (accuracy tasks evaluated during training): for each run, the examples
+    // seen when its accuracy at task.max_len first reached 90%, or -1 when it never did.
+    std::vector<long long> examplesTo90;
+    long long examplesSeen = 0;  // the most any of its runs saw
 };
+
+// The examples a run had seen when its accuracy at task.max_len (metrics.csv) first reached
+// `threshold`; -1 when it never did or was never evaluated during training.
+long long examplesToReach(const RunRecord& r, double threshold = 0.9);
+// "19.2k, 22.4k" or "not within 64k": a cell's examplesTo90 for people.
+QString examplesToText(const ResultCell& c);
 
 struct ResultsTable {
     QStringList tasks;   // rows: the evaluated task (with n for n-gram tasks)
     QStringList models;  // columns: the architecture (with the model's size when one architecture comes in several)
     std::vector<std::vector<ResultCell>> cells;  // [task][model]
-    // Plain text, aligned, "✓ 93.8%" per cell; for the command line.
+    // Plain text, aligned, "✓ 93.8%" per cell, then the examples each model needed to reach 90%
+    // where it was evaluated during training; for the command line.
     QString toText() const;
     // One row per task and model: task,model,grade,value,runs,detail (grade: pass / partial /
     // fail / none; value: accuracy in 0..1 or the in-context error).
