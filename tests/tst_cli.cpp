@@ -328,7 +328,7 @@ private slots:
         const QJsonObject lstm = QJsonDocument::fromJson(parrot::test::readAll(out + "/configs/lstm_seed-2.json")).object();
         QCOMPARE(lstm["model"].toObject()["kind"].toString(), QString("lstm"));
         QCOMPARE(lstm["seed"].toInt(), 2);
-        QCOMPARE(lstm["task"].toObject()["eval_lengths"].toArray().last().toInt(), 32);
+        QCOMPARE(lstm["task"].toObject()["eval_lengths"].toArray().last().toInt(), 80);
         expectError(run({"sweep", "--preset", "no-such-sweep", "--out", out}), "unknown sweep preset");
     }
 
