@@ -137,6 +137,20 @@ private slots:
         QCOMPARE(sizes.models, (QStringList{"mamba d128 N16", "mamba d128 N2"}));
     }
 
+    // MQAR's sequences hold many independent queries: graded per query (token), like MAD's tasks,
+    // not by whether all of a sequence's answers are right; copy stays per whole answer.
+    void mqarIsGradedPerQuery()
+    {
+        RunRecord mqar = accuracyRun("mqar", "mamba", {8}, {0.0}, 8), copy = accuracyRun("copy", "mamba", {8}, {0.0}, 8);
+        mqar.curves.back().charAccuracy = {0.95};
+        copy.curves.back().charAccuracy = {0.95};
+        const ResultsTable t = tabulate({mqar, copy});
+        QCOMPARE(t.tasks, (QStringList{"mqar", "copy"}));
+        QCOMPARE(t.cells[0][0].value, 0.95);
+        QCOMPARE(int(t.cells[0][0].grade), int(Grade::Pass));
+        QCOMPARE(t.cells[1][0].value, 0.0);
+    }
+
     // Training efficiency in the table: the examples each run had seen when its accuracy at the
     // training length first reached 90% (metrics.csv's evaluations), or "not within" the most seen.
     void examplesToNinetyPercentArePerRun()

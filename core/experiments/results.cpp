@@ -23,7 +23,8 @@ QString gradeSymbol(Grade g)
 QString gradeRules()
 {
     return QStringLiteral(
-        "Accuracy tasks: \u2713 mean answer accuracy >= 90% (MAD's tasks: per answer token, as MAD scores them); "
+        "Accuracy tasks: \u2713 mean answer accuracy >= 90% (MAD's tasks and MQAR: per answer token, as MAD and Zoology "
+        "score them); "
         "\u25B2 at least halfway from chance to perfect (chance: 50% for sparse parity, one in the values or letters for a "
         "single-token guess, else 0%); \u2717 below. In-context regression (squared error / d after the "
         "most examples): \u2713 within 0.1 x the zero predictor's error of the best baseline; \u25B2 below half the "
@@ -78,7 +79,7 @@ bool measure(const RunRecord& r, ResultPoint point, Measured& m)
         if (it != c.lengths.end()) i = size_t(it - c.lengths.begin());
     }
     const TaskInfo* info = findTask(r.config.task.kind);
-    // a MAD sequence holds many independent answers: MAD scores each token, not the whole sequence
+    // a MAD or MQAR sequence holds many independent answers, scored per token, not as a whole
     m.value = info && info->tokenScored && c.charAccuracy.size() > i ? c.charAccuracy[i] : c.stringAccuracy[i];
     m.where = QString("at %1 %2").arg(info ? info->difficulty : QString("length")).arg(c.lengths[i]);
     return true;

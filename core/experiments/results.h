@@ -3,8 +3,8 @@
 //
 // Grades (documented in the GUI's tooltip and the README):
 //   accuracy (copy, n-gram lookup, MQAR, phone book, sparse parity, vector MQAR):
-//     pass    mean answer accuracy >= 90% (MAD's tasks, whose sequences hold many independent
-//             answers: the accuracy per answer token, as MAD scores them)
+//     pass    mean answer accuracy >= 90% (MAD's tasks and MQAR, whose sequences hold many
+//             independent answers: the accuracy per answer token, as MAD and Zoology score them)
 //     partial at least halfway from chance to perfect (chance: 50% for sparse parity, else 0%)
 //     fail    below that
 //   in-context regression error (squared error / d after the most examples):

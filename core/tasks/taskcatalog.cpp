@@ -138,7 +138,7 @@ TaskInfo tokenTask(QString id, QString label, QString description, QString diffi
     TaskInfo t{std::move(id), std::move(label), std::move(description), std::move(difficulty), std::move(options), characters};
     t.defaults = defaults;
     t.chance = chance;
-    t.tokenScored = t.id.startsWith("mad_");
+    t.tokenScored = t.id.startsWith("mad_") || t.id == QLatin1String("mqar");
     return t;
 }
 

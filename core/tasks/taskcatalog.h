@@ -27,8 +27,8 @@ struct TaskInfo {
     // Evaluated on one prompt length, after every number of in-context examples (regression,
     // parity), rather than once per length.
     bool promptCurve = false;
-    // Graded per answer token rather than per whole answer (MAD's tasks: a sequence's answers are
-    // independent queries, and MAD reports the accuracy per token).
+    // Graded and drawn per answer token rather than per whole answer (MAD's tasks and MQAR: a
+    // sequence's answers are independent queries; MAD and Zoology report the accuracy per query).
     bool tokenScored = false;
     // The accuracy of guessing, drawn where it is visibly above zero and used in grading.
     double (*chance)(const TaskConfig& t) = nullptr;
