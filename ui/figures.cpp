@@ -5,6 +5,7 @@
 
 #include "analysis/capacity.h"
 #include "error.h"
+#include "experiments/results.h"
 #include "model.h"
 #include "modelcatalog.h"
 #include "tasks/taskcatalog.h"
@@ -126,10 +127,9 @@ std::vector<std::pair<double, double>> finalCurve(const RunRecord& r, bool error
     if (r.curves.empty()) return v;
     const LengthCurve& c = r.curves.back();
     if (c.isError() != error) return v;
-    // tasks graded per answer token (MAD's, MQAR) are drawn per token too, as the table grades them
-    const TaskInfo* info = findTask(r.config.task.kind);
-    const bool perToken = !error && info && info->tokenScored && c.charAccuracy.size() == c.lengths.size();
-    for (size_t i = 0; i < c.lengths.size(); ++i) v.push_back({double(c.lengths[i]), perToken ? c.charAccuracy[i] : c.valueAt(i)});
+    // accuracies as the results table grades them (per answer token for MAD's tasks and MQAR)
+    for (size_t i = 0; i < c.lengths.size(); ++i)
+        v.push_back({double(c.lengths[i]), error ? c.valueAt(i) : gradedAccuracy(r, c, i)});
     return v;
 }
 

@@ -79,8 +79,7 @@ bool measure(const RunRecord& r, ResultPoint point, Measured& m)
         if (it != c.lengths.end()) i = size_t(it - c.lengths.begin());
     }
     const TaskInfo* info = findTask(r.config.task.kind);
-    // a MAD or MQAR sequence holds many independent answers, scored per token, not as a whole
-    m.value = info && info->tokenScored && c.charAccuracy.size() > i ? c.charAccuracy[i] : c.stringAccuracy[i];
+    m.value = gradedAccuracy(r, c, i);
     m.where = QString("at %1 %2").arg(info ? info->difficulty : QString("length")).arg(c.lengths[i]);
     return true;
 }
@@ -110,6 +109,12 @@ QString shortModel(const RunRecord& r)
 QString thousands(long long n) { return n >= 1000 ? QString::number(n / 1000.0, 'f', n >= 100000 ? 0 : 1) + "k" : QString::number(n); }
 
 }  // namespace
+
+double gradedAccuracy(const RunRecord& r, const LengthCurve& c, size_t i)
+{
+    const TaskInfo* info = findTask(r.config.task.kind);
+    return info && info->tokenScored && c.charAccuracy.size() > i ? c.charAccuracy[i] : c.stringAccuracy[i];
+}
 
 long long examplesToReach(const RunRecord& r, double threshold)
 {

@@ -42,6 +42,10 @@ struct ResultCell {
     long long examplesSeen = 0;  // the most any of its runs saw
 };
 
+// The accuracy a run is graded and drawn by at point i of curve c: per answer token for the tasks
+// that score so (MAD's and MQAR: a sequence holds many independent queries), else per whole answer.
+double gradedAccuracy(const RunRecord& r, const LengthCurve& c, size_t i);
+
 // The examples a run had seen when its accuracy at task.max_len (metrics.csv) first reached
 // `threshold`; -1 when it never did or was never evaluated during training.
 long long examplesToReach(const RunRecord& r, double threshold = 0.9);

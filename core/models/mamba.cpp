@@ -55,11 +55,30 @@ __attribute__((target_clones("avx2", "default"))) void implicitRows(const float*
     }
 }
 
-}  // namespace
-
-namespace {
+// Mimetic initialisation (Trockman et al. 2024, "Mimetic Initialization Helps State Space Models
+// Learn to Recall"). Unrolled, the scan is attention-like: y_t = sum_s alpha[t,s] u_s with
+// alpha[t,s] = C_t . (prod_{r=s+1..t} exp(delta_r A)) delta_s B_s (see implicitAttention). Their
+// initialisation makes that look like linear attention from the first step. This implements
+// the two ingredients that idea rests on; the paper's exact constants were not available to
+// check against (only its abstract was), so the values below are this app's choice:
+//   1. state transitions close to 1: A_n = -kMimeticDecay for every n, so exp(delta A) stays
+//      above 0.999 at mamba_ssm's largest initial step (0.1), and nothing is forgotten over the
+//      sequences trained here (the default S4D-real A_n = -(n + 1) forgets within tens of steps);
+//   2. query and key tied: x_proj's rows that make C start equal to the rows that make B
+//      (W_C = W_B), so C_t . B_s = u_t' W' W u_s is largest when token t resembles token s, as
+//      in mimetic attention's W_Q W_K' ~ I (Trockman and Kolter 2023), up to the rank d_state.
+// Nothing else is changed (not the convolution, not delta, nothing for Mamba 2): the rest of the
+// mixer keeps mamba_ssm's initialisation.
 constexpr double kMimeticDecay = 0.01;
-void initMimetic(MambaMixerImpl& m, const MambaOptions& o);
+
+void initMimetic(MambaMixerImpl& m, const MambaOptions& o)
+{
+    const int64_t N = o.dState, R = o.dtRank();
+    m.A_log.fill_(std::log(kMimeticDecay));
+    auto w = m.x_proj->weight;  // (R + 2N, Di): rows [R, R+N) make B, [R+N, R+2N) make C
+    w.narrow(0, R + N, N).copy_(w.narrow(0, R, N));
+}
+
 }  // namespace
 
 void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
@@ -79,32 +98,6 @@ void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
     m.D.fill_(1.0);
     if (o.mimetic) initMimetic(m, o);
 }
-
-// Mimetic initialisation (Trockman et al. 2024, "Mimetic Initialization Helps State Space Models
-// Learn to Recall"). Unrolled, the scan is attention-like: y_t = sum_s alpha[t,s] u_s with
-// alpha[t,s] = C_t . (prod_{r=s+1..t} exp(delta_r A)) delta_s B_s (see implicitAttention). Their
-// initialisation makes that look like linear attention from the first step. This implements
-// the two ingredients that idea rests on; the paper's exact constants were not available to
-// check against (only its abstract was), so the values below are this app's choice:
-//   1. state transitions close to 1: A_n = -kMimeticDecay for every n, so exp(delta A) stays
-//      above 0.999 at mamba_ssm's largest initial step (0.1), and nothing is forgotten over the
-//      sequences trained here (the default S4D-real A_n = -(n + 1) forgets within tens of steps);
-//   2. query and key tied: x_proj's rows that make C start equal to the rows that make B
-//      (W_C = W_B), so C_t . B_s = u_t' W' W u_s is largest when token t resembles token s, as
-//      in mimetic attention's W_Q W_K' ~ I (Trockman and Kolter 2023), up to the rank d_state.
-// Nothing else is changed (not the convolution, not delta, nothing for Mamba 2): the rest of the
-// mixer keeps mamba_ssm's initialisation.
-namespace {
-
-void initMimetic(MambaMixerImpl& m, const MambaOptions& o)
-{
-    const int64_t N = o.dState, R = o.dtRank();
-    m.A_log.fill_(std::log(kMimeticDecay));
-    auto w = m.x_proj->weight;  // (R + 2N, Di): rows [R, R+N) make B, [R+N, R+2N) make C
-    w.narrow(0, R + N, N).copy_(w.narrow(0, R, N));
-}
-
-}  // namespace
 
 MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 {
