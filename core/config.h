@@ -14,7 +14,7 @@ namespace parrot {
 struct TaskConfig {
     // Tokens: "copy" | "prefix_ngram" | "suffix_ngram" | "copy_dup_ngram" | "text_copy" | "phonebook" | "mqar"
     // (tasks/tokentask.h), "mad_recall" | "mad_fuzzy_recall" | "mad_noisy_recall" | "mad_selective_copy" |
-    // "mad_memorization" (tasks/madtasks.h); vectors, in-context learning: "linear_regression" | "sparse_linear_regression" |
+    // "mad_memorization" | "mad_compression" (tasks/madtasks.h); vectors, in-context learning: "linear_regression" | "sparse_linear_regression" |
     // "relu_regression" | "decision_tree" | "orthogonal_outlier_regression" | "many_outlier_regression" |
     // "sparse_parity" | "vector_mqar" (tasks/icltask.h). `parrotscope tasks` describes them all.
     QString kind = "copy";
@@ -31,7 +31,7 @@ struct TaskConfig {
     int sparsity = 3;               // sparse regression: non-zeros of w; sparse parity: k
     double outlierProb = 0.5;       // outlier regressions: probability that a pair is an outlier
     // MAD (Poli et al., 2024; tasks/madtasks.h):
-    double noiseFraction = 0;       // noisy recall: share of the pair slots filled with noise tokens
+    double noiseFraction = 0;       // noisy recall: share of the pair slots filled with noise tokens; compression: of the letters
     int noiseVocab = 0;             // noisy recall: noise tokens, besides the vocab_size letters
     int motif = 3;                  // fuzzy recall: keys and values of 1..motif tokens
     int copyTokens = 16;            // selective copying: letters to copy

@@ -390,6 +390,8 @@ std::vector<int> Model::generate(const std::vector<int>& prompt, int maxNewToken
     if (prompt.empty()) throw Error("generate: the prompt has no tokens");
     if (maxNewTokens < 0 || maxNewTokens > 100000) throw Error(QString("generate: %1 new tokens: expected 0..100000").arg(maxNewTokens));
     if (isVectorTask(d->config.task.kind)) throw Error("generate: this model reads vectors (in-context learning), not tokens");
+    if (isReadOutTask(d->config.task.kind))
+        throw Error("generate: this model decodes a sequence from its last token (MAD's compression); it does not predict next tokens");
     const int vocab = taskVocabSize(d->config.task);
     for (int t : prompt)
         if (t < 0 || t >= vocab) throw Error(QString("generate: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));

@@ -156,7 +156,8 @@ double estimatedParameters(const ExperimentConfig& c)
     const ModelFamily& f = familyOf(m);
     const double C = m.dModel, V = taskVocabSize(c.task);
     const bool positionTable = f.learnedPositions || (f.positions && m.positions == "learned");
-    return V * C * (m.tieEmbeddings ? 1 : 2) + (positionTable ? m.maxPositions * C : 0.0) + m.layers * f.layerParameters(m, C);
+    const double readOut = isReadOutTask(c.task.kind) ? 2 * (C * C + C) + 3 * 2 * C : 0.0;  // the decoder's 2 linears, 3 norms
+    return V * C * (m.tieEmbeddings ? 1 : 2) + (positionTable ? m.maxPositions * C : 0.0) + m.layers * f.layerParameters(m, C) + readOut;
 }
 
 QStringList familyIds() { return idsOf(modelFamilies()); }

@@ -192,13 +192,16 @@ private slots:
     }
 
     // Training scores answers and their end token; evaluation the answers alone; both only
-    // where the role says so, and evaluation rows hold one example each.
+    // where the role says so, and evaluation rows hold one example each. Position t is scored on
+    // the next token, or on its own token for a read-out task (MAD's compression).
     void masksAreOnAnswersOnly_data() { sameSeedSameData_data(); }
     void masksAreOnAnswersOnly()
     {
         QFETCH(QString, kind);
         const TaskConfig cfg = configFor(kind);
         const auto task = make(cfg);
+        QCOMPARE(task->readsOut(), kind == "mad_compression");
+        const size_t shift = task->readsOut() ? 0 : 1;
         std::mt19937_64 rng(9), replay(9);
         const int d = cfg.maxLen;
         const TokenBatch e = task->evalBatch(d, 6, rng);
@@ -208,9 +211,10 @@ private slots:
             QCOMPARE(ex.tokens.size(), ex.roles.size());
             for (int t = 0; t < e.length; ++t) {
                 const size_t i = size_t(r) * e.length + t;
-                const bool inside = t + 1 < int(ex.tokens.size());
+                const bool inside = size_t(t) + shift < ex.tokens.size();
                 QCOMPARE(int(e.input[i]), inside ? ex.tokens[size_t(t)] : CopyVocab::Pad);
-                QCOMPARE(bool(e.mask[i]), inside && ex.roles[size_t(t) + 1] == Role::Answer);
+                QCOMPARE(bool(e.mask[i]), inside && ex.roles[size_t(t) + shift] == Role::Answer);
+                if (inside) QCOMPARE(int(e.target[i]), ex.tokens[size_t(t) + shift]);
             }
         }
         const TokenBatch b = task->trainBatch(4, rng);
@@ -224,7 +228,8 @@ private slots:
     // training set when train_examples is set (only that many different rows), fresh otherwise.
     void madRowsHoldOneSequenceFromAFixedSet()
     {
-        for (const QString& kind : {QString("mad_recall"), QString("mad_selective_copy"), QString("mad_memorization")}) {
+        for (const QString& kind :
+             {QString("mad_recall"), QString("mad_selective_copy"), QString("mad_memorization"), QString("mad_compression")}) {
             TaskConfig cfg = configFor(kind);
             cfg.minLen = 16;
             cfg.maxLen = 24;
@@ -375,6 +380,49 @@ private slots:
         QVERIFY(!a->checkDifficulty(66).isEmpty());  // 33 keys of 32
     }
 
+    // Compression: length - 1 letters (a noise_fraction share of them noise tokens, never scored)
+    // and `|`; a training row is its own target, scored at the letters, the read token last.
+    void madCompressionIsReadBackFromItsLastToken()
+    {
+        for (const double noise : {0.0, 0.3}) {
+            TaskConfig cfg = configFor("mad_compression");
+            cfg.noiseFraction = noise;
+            cfg.noiseVocab = 8;
+            const auto task = make(cfg);
+            QCOMPARE(task->vocabSize(), 4 + 16 + 8);
+            QCOMPARE(taskVocabSize(cfg), task->vocabSize());
+            std::mt19937_64 rng(8);
+            int noisy = 0, letters = 0;
+            for (int i = 0; i < 200; ++i) {
+                const Example e = task->example(24, rng);
+                QCOMPARE(int(e.tokens.size()), 25);
+                QCOMPARE(e.tokens.front(), int(CopyVocab::Bos));
+                QCOMPARE(e.tokens.back(), int(CopyVocab::Sep));
+                for (size_t t = 1; t + 1 < e.tokens.size(); ++t) {
+                    const int s = e.tokens[t] - 4;
+                    QCOMPARE(e.roles[t], s < 16 ? Role::Answer : Role::Pad);
+                    QVERIFY(s >= 0 && s < 16 + 8);
+                    ++(s < 16 ? letters : noisy);
+                }
+            }
+            const double share = double(noisy) / (noisy + letters);
+            QVERIFY2(std::abs(share - noise) < 0.03, qPrintable(QString::number(share)));
+            const TokenBatch b = task->trainBatch(16, rng);
+            for (int r = 0; r < b.batch; ++r) {
+                const size_t row = size_t(r) * b.length;
+                int last = b.length - 1;
+                while (b.input[row + last] == CopyVocab::Pad) --last;
+                QCOMPARE(int(b.input[row + last]), int(CopyVocab::Sep));  // one sequence, `|` last
+                for (int t = 0; t < b.length; ++t) {
+                    const int s = int(b.input[row + t]) - 4;
+                    QCOMPARE(b.target[row + t], b.input[row + t]);
+                    QCOMPARE(bool(b.mask[row + t]), t < last && s >= 0 && s < 16);
+                }
+            }
+        }
+        QVERIFY(!make(configFor("mad_compression"))->checkDifficulty(1).isEmpty());
+    }
+
     void ngramLookupKeysAreUniqueAndAnswersFollowThem_data()
     {
         QTest::addColumn<QString>("kind");
@@ -522,6 +570,12 @@ private slots:
         noisy.noiseFraction = 0.3;
         noisy.noiseVocab = 0;
         QVERIFY(refused(noisy, "task.noise_vocab"));
+        TaskConfig compression = configFor("mad_compression");
+        compression.noiseFraction = -0.1;
+        QVERIFY(refused(compression, "task.noise_fraction"));
+        compression.noiseFraction = 0;
+        compression.vocabSize = 1;
+        QVERIFY(refused(compression, "task.vocab_size"));
         TaskConfig fuzzy = configFor("mad_fuzzy_recall");
         fuzzy.motif = 9;
         QVERIFY(refused(fuzzy, "task.motif"));

@@ -116,6 +116,8 @@ SequenceModel buildModel(const ExperimentConfig& c)
     // In-context learning on vectors: no vocabulary (an empty embedding), a linear read-in of
     // the d-dim x and y tokens and a read-out of the prediction.
     if (isVectorTask(c.task.kind)) net->addVectorIO(c.task.dims, IclTask::create(c.task)->outputDims(), c.model.dModel);
+    // MAD's compression: the sequence decoded from the representation at `|` (tasks/madtasks.h).
+    if (isReadOutTask(c.task.kind)) net->addReadOut(c.model.dModel, CopyVocab::Sep);
     return net;
 }
 

@@ -12,6 +12,12 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor& x)
     return x * torch::rsqrt(x.pow(2).mean(-1, true) + m_eps) * weight;
 }
 
+torch::Tensor SequenceModelImpl::forward(const torch::Tensor& idx, Probes* probes)
+{
+    const auto h = hidden(embed(idx), probes);
+    return hasReadOut() ? readOut(idx, h) : head(h);
+}
+
 torch::Tensor SequenceModelImpl::forwardAt(const torch::Tensor& idx, const torch::Tensor& rows)
 {
     const auto h = hidden(embed(idx), nullptr);
@@ -33,6 +39,38 @@ void SequenceModelImpl::addVectorIO(int64_t dIn, int64_t dOut, int64_t dModel)
         l->weight.normal_(0.0, 0.02);
         l->bias.zero_();
     }
+}
+
+void SequenceModelImpl::addReadOut(int64_t dModel, int64_t readToken)
+{
+    namespace nn = torch::nn;
+    const auto norm = [&] { return nn::LayerNorm(nn::LayerNormOptions({dModel})); };
+    read_decoder = register_module("read_decoder", nn::Sequential(norm(), nn::Linear(dModel, dModel), nn::GELU(), norm(),
+                                                                  nn::Linear(dModel, dModel), nn::GELU(), norm()));
+    m_readToken = readToken;
+    torch::NoGradGuard noGrad;
+    for (auto& m : read_decoder->modules(false))
+        if (auto* l = m->as<nn::Linear>()) {
+            l->weight.normal_(0.0, 0.02);
+            l->bias.zero_();
+        }
+}
+
+torch::Tensor SequenceModelImpl::readOut(const torch::Tensor& idx, const torch::Tensor& h)
+{
+    TORCH_CHECK(hasReadOut(), "this model has no read-out decoder (it was built for next-token prediction)");
+    const int64_t B = h.size(0), T = h.size(1), C = h.size(2);
+    auto positions = torch::arange(T, idx.options());
+    // each row's last read token, else its last position
+    auto at = torch::where(idx.eq(m_readToken), positions.unsqueeze(0), torch::full_like(idx, -1)).amax(1);
+    at = torch::where(at.lt(0), torch::full_like(at, T - 1), at);
+    auto code = h.gather(1, at.view({B, 1, 1}).expand({B, 1, C}));  // (B, 1, C)
+    // sin(t w_i), cos(t w_i), w_i = 10000^(-i / (C/2 - 1)) (mad-lab's posemb_sincos_1d)
+    const int64_t half = C / 2;
+    auto omega = torch::pow(10000.0, -torch::arange(half, h.options()) / double(std::max<int64_t>(1, half - 1)));
+    auto angle = positions.to(h.scalar_type()).unsqueeze(1) * omega.unsqueeze(0);  // (T, C/2)
+    auto pe = torch::cat({angle.sin(), angle.cos(), torch::zeros({T, C - 2 * half}, h.options())}, 1);
+    return head(read_decoder->forward(code + pe.unsqueeze(0)));  // (B, T, V)
 }
 
 std::unique_ptr<DecodeState> SequenceModelImpl::startDecoding(int64_t, torch::TensorOptions) { return nullptr; }

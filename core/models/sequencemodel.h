@@ -44,8 +44,9 @@ struct DecodeState {
 // same hidden stack, so nothing is written twice per family.
 class SequenceModelImpl : public torch::nn::Module {
 public:
-    // idx: (B, T) int64 -> logits (B, T, V)
-    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr) { return head(hidden(embed(idx), probes)); }
+    // idx: (B, T) int64 -> logits (B, T, V); with a read-out (addReadOut), the row decoded at every
+    // position from its representation at the read token.
+    torch::Tensor forward(const torch::Tensor& idx, Probes* probes = nullptr);
     // idx: (B, T), rows: (R) int64 indices into the B * T positions -> logits (R, V) at those
     // positions only: what a loss on some answer tokens needs. Families whose last layer works
     // position by position after its mixing (the Transformer) skip the others there; this
@@ -56,6 +57,15 @@ public:
     // Registers read_in (d_in -> d_model) and read_out (d_model -> d_out), GPT-2 initialised.
     void addVectorIO(int64_t dIn, int64_t dOut, int64_t dModel);
     bool hasVectorIO() const { return !read_in.is_empty(); }
+    // MAD's compression read-out (mad-lab's AutoEncoder with global_pool 'last'): the hidden state
+    // h at each row's last `readToken` (the last position when there is none), plus a sinusoidal
+    // embedding of position t, through `read_decoder` -- MAD's non-expanding MLP: norm, linear,
+    // GELU, norm, linear, GELU -- and a norm, then the family's own output layer, gives the logits
+    // for token t. Registers read_decoder (d_model -> d_model, weights N(0, 0.02), as MAD's).
+    void addReadOut(int64_t dModel, int64_t readToken);
+    bool hasReadOut() const { return !read_decoder.is_empty(); }
+    // idx (B, T) and its hidden states h (B, T, C) -> the read-out logits (B, T, V).
+    torch::Tensor readOut(const torch::Tensor& idx, const torch::Tensor& h);
 
     virtual torch::Tensor embed(const torch::Tensor& idx) = 0;                  // (B, T) -> (B, T, C)
     virtual torch::Tensor hidden(const torch::Tensor& x, Probes* probes) = 0;  // (B, T, C) -> (B, T, C), final norm applied
@@ -70,6 +80,10 @@ public:
     virtual torch::Tensor decode(const torch::Tensor& idx, DecodeState& state);
 
     torch::nn::Linear read_in{nullptr}, read_out{nullptr};
+    torch::nn::Sequential read_decoder{nullptr};
+
+private:
+    int64_t m_readToken = -1;
 };
 
 using SequenceModel = std::shared_ptr<SequenceModelImpl>;

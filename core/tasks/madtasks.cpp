@@ -28,6 +28,11 @@ public:
     {
         if (c.trainExamples < 0) throw Error(QString("task.train_examples: expected >= 0 (0: fresh sequences), got %1").arg(c.trainExamples));
         if (c.noiseVocab < 0 || c.noiseVocab > 1024) throw Error(QString("task.noise_vocab: expected 0..1024, got %1").arg(c.noiseVocab));
+        // (only noisy recall and compression draw noise)
+        if (c.noiseFraction < 0 || c.noiseFraction >= 1)
+            throw Error(QString("task.noise_fraction: expected 0 <= noise_fraction < 1, got %1").arg(c.noiseFraction));
+        if (c.noiseFraction > 0 && c.noiseVocab < 1)
+            throw Error(QString("task.noise_vocab: noise needs >= 1 noise token, got %1").arg(c.noiseVocab));
     }
     bool packed() const override { return false; }
 
@@ -42,10 +47,6 @@ public:
     explicit RecallTask(const TaskConfig& c) : MadTask(c)
     {
         if (c.vocabSize < 4) throw Error(QString("task.vocab_size: in-context recall needs >= 4 letters (keys and values), got %1").arg(c.vocabSize));
-        if (c.noiseFraction < 0 || c.noiseFraction >= 1)
-            throw Error(QString("task.noise_fraction: expected 0 <= noise_fraction < 1, got %1").arg(c.noiseFraction));
-        if (c.noiseVocab < 0 || (c.noiseFraction > 0 && c.noiseVocab < 1))
-            throw Error(QString("task.noise_vocab: noise needs >= 1 noise token, got %1").arg(c.noiseVocab));
     }
     QString checkDifficulty(int length) const override
     {
@@ -195,6 +196,39 @@ public:
     int maxTokens(int length) const override { return 1 + length; }
 };
 
+// Compression (MAD's generate_compression_instance): length - 1 letters, each replaced with
+// probability noise_fraction by a noise token (never scored), then the compression token `|`. The
+// letters are the answers, read back from the model's representation at `|` (TaskInfo::readOut).
+class CompressionTask : public MadTask {
+public:
+    explicit CompressionTask(const TaskConfig& c) : MadTask(c)
+    {
+        if (c.vocabSize < 2) throw Error(QString("task.vocab_size: compression needs >= 2 letters, got %1").arg(c.vocabSize));
+    }
+    QString checkDifficulty(int length) const override
+    {
+        if (length < 2) return QString("sequence length %1: expected >= 2 (a letter and the compression token)").arg(length);
+        return {};
+    }
+    Example example(int length, std::mt19937_64& rng) const override
+    {
+        const QString problem = checkDifficulty(length);
+        if (!problem.isEmpty()) throw Error(problem);
+        std::uniform_real_distribution<double> coin(0, 1);
+        Example e;
+        e.add(CopyVocab::Bos, Role::Separator);
+        for (int i = 0; i + 1 < length; ++i) {
+            if (m_config.noiseFraction > 0 && coin(rng) < m_config.noiseFraction)
+                e.add(symbol(letters() + uniformInt(rng, 0, m_config.noiseVocab - 1)), Role::Pad);
+            else
+                e.add(letter(uniformInt(rng, 0, letters() - 1)), Role::Answer);
+        }
+        e.add(CopyVocab::Sep, Role::Separator);
+        return e;
+    }
+    int maxTokens(int length) const override { return 1 + length; }
+};
+
 // Memorization (MAD's generate_memorization_instance): one fixed key-to-value map for every
 // sequence, keys without repeats in a sequence.
 class MemorizationTask : public MadTask {
@@ -248,6 +282,7 @@ std::unique_ptr<TokenTask> makeMadTask(const TaskConfig& c)
     if (c.kind == "mad_fuzzy_recall") return std::make_unique<FuzzyRecallTask>(c);
     if (c.kind == "mad_selective_copy") return std::make_unique<SelectiveCopyTask>(c);
     if (c.kind == "mad_memorization") return std::make_unique<MemorizationTask>(c);
+    if (c.kind == "mad_compression") return std::make_unique<CompressionTask>(c);
     throw Error(QString("task.kind: unknown MAD task \"%1\"").arg(c.kind));
 }
 

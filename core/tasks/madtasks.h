@@ -23,9 +23,13 @@
 //                       app's format puts the value itself in the sequence, so a sequence never
 //                       repeats a key (its value would be in context). MAD's defaults: 256 tokens,
 //                       seq_len 32, 256 training sequences.
-// MAD's sixth task, compression (a sequence read back from one token's representation by an MLP
-// decoder), needs a model read out at one position, which the next-token format cannot express;
-// it is not here yet. The knobs MAD varies: vocab_size, the sequence length, train_examples (a
+//   mad_compression     seq_len - 1 random letters, then `|`, MAD's compression token; each letter
+//                       replaced with probability noise_fraction by a noise token (never scored).
+//                       Not next-token prediction: the model's representation at `|` alone, with a
+//                       sinusoidal embedding of position t, goes through MAD's MLP decoder and must
+//                       give letter t (TaskInfo::readOut; rows are input = target, scored at the
+//                       letters; SequenceModelImpl::addReadOut). MAD's defaults: 16 tokens, seq_len 32.
+// The knobs MAD varies: vocab_size, the sequence length, train_examples (a
 // fixed training set; 0 draws fresh sequences) and noise_fraction.
 #pragma once
 

@@ -84,6 +84,11 @@ void madSelectiveCopyDefaults(TaskConfig& t)
     t.copyTokens = 16;
     madLengths(t, 256);
 }
+void madCompressionDefaults(TaskConfig& t)
+{
+    t.vocabSize = 16;
+    madLengths(t, 32);
+}
 void madMemorizationDefaults(TaskConfig& t)
 {
     t.vocabSize = 256;
@@ -139,6 +144,7 @@ TaskInfo tokenTask(QString id, QString label, QString description, QString diffi
     t.defaults = defaults;
     t.chance = chance;
     t.tokenScored = t.id.startsWith("mad_") || t.id == QLatin1String("mqar");
+    t.readOut = t.id == QLatin1String("mad_compression");
     return t;
 }
 
@@ -203,6 +209,10 @@ const std::vector<TaskInfo>& taskCatalog()
                   "copy_tokens letters scattered among blanks `_`, then `|` and the letters in order (MAD; here each "
                   "answer follows the one before).",
                   "sequence length", {"copy_tokens", "train_examples"}, false, madSelectiveCopyDefaults, oneLetter),
+        tokenTask("mad_compression", "MAD: compression",
+                  "seq_len - 1 random letters and `|`; an MLP decoder reads the sequence back from the model's "
+                  "representation at `|` alone, one position at a time (MAD; noise tokens are never scored).",
+                  "sequence length", {"noise_fraction", "noise_vocab", "train_examples"}, false, madCompressionDefaults, oneLetter),
         tokenTask("mad_memorization", "MAD: memorization",
                   "Keys, each followed by its value from one key-to-value map fixed for every sequence and run: recall "
                   "from the weights, not the context (MAD).",
@@ -234,6 +244,12 @@ const std::vector<TaskInfo>& taskCatalog()
 const TaskInfo* findTask(const QString& id) { return findById(taskCatalog(), id); }
 
 QStringList taskIds() { return idsOf(taskCatalog()); }
+
+bool isReadOutTask(const QString& kind)
+{
+    const TaskInfo* t = findTask(kind);
+    return t && t->readOut;
+}
 
 bool isVectorTask(const QString& kind)
 {

@@ -30,6 +30,10 @@ struct TaskInfo {
     // Graded and drawn per answer token rather than per whole answer (MAD's tasks and MQAR: a
     // sequence's answers are independent queries; MAD and Zoology report the accuracy per query).
     bool tokenScored = false;
+    // Read out at one token rather than predicted token by token (MAD's compression): the model's
+    // representation at the row's last `|` is decoded at every position by an MLP
+    // (SequenceModelImpl::addReadOut), and position t is scored against the row's own token t.
+    bool readOut = false;
     // The accuracy of guessing, drawn where it is visibly above zero and used in grading.
     double (*chance)(const TaskConfig& t) = nullptr;
     // Laptop-scale settings (ranges, context, evaluation lengths, options) over copy's defaults:
@@ -41,6 +45,7 @@ const std::vector<TaskInfo>& taskCatalog();
 const TaskInfo* findTask(const QString& id);  // nullptr when there is none
 QStringList taskIds();
 bool isVectorTask(const QString& kind);
+bool isReadOutTask(const QString& kind);  // TaskInfo::readOut of a kind (false for unknown kinds)
 // Token associative recall with keys from the first half of the letters and values from the
 // second (mqar, mad_recall): what the recall frontier figure plots.
 bool isRecallTask(const QString& kind);

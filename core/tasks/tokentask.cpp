@@ -365,7 +365,10 @@ private:
 
 }  // namespace
 
-TokenTask::TokenTask(const TaskConfig& config, QStringList symbols) : m_config(config), m_symbols(std::move(symbols)) {}
+TokenTask::TokenTask(const TaskConfig& config, QStringList symbols)
+    : m_config(config), m_symbols(std::move(symbols)), m_readOut(isReadOutTask(config.kind))
+{
+}
 
 std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
 {
@@ -450,6 +453,7 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
     b.input.resize(size_t(batch) * T);
     b.target.resize(size_t(batch) * T);
     b.mask.assign(size_t(batch) * T, 0);
+    const int shift = m_readOut ? 0 : 1;          // position t is scored on token t + shift
     std::vector<int> row(size_t(T) + 1);
     std::vector<uint8_t> scored(size_t(T) + 1);  // token i is an answer or the end of a complete example
     for (int r = 0; r < batch; ++r) {
@@ -462,7 +466,7 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
             if (!packed() && pos > 0) break;
             const Example ex = trainingExample(rng);
             const int n = int(ex.tokens.size());
-            const bool complete = pos + n <= T + 1;
+            const bool complete = pos + n <= T + shift;
             for (int i = 0; i < n && pos + i < T + 1; ++i) {
                 row[size_t(pos + i)] = ex.tokens[size_t(i)];
                 scored[size_t(pos + i)] = complete && (ex.roles[size_t(i)] == Role::Answer || ex.roles[size_t(i)] == Role::End);
@@ -472,8 +476,8 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
         }
         for (int t = 0; t < T; ++t) {
             b.input[size_t(r) * T + t] = row[size_t(t)];
-            b.target[size_t(r) * T + t] = row[size_t(t) + 1];
-            b.mask[size_t(r) * T + t] = scored[size_t(t) + 1];
+            b.target[size_t(r) * T + t] = row[size_t(t + shift)];
+            b.mask[size_t(r) * T + t] = scored[size_t(t + shift)];
         }
     }
     return b;
@@ -483,11 +487,12 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
 {
     const QString problem = checkDifficulty(difficulty);
     if (!problem.isEmpty()) throw Error(problem);
+    const int shift = m_readOut ? 0 : 1;  // as in trainBatch
     std::vector<Example> rows;
     int longest = 0;
     for (int r = 0; r < batch; ++r) {
         rows.push_back(evalExample(difficulty, rng));
-        longest = std::max(longest, int(rows.back().tokens.size()) - 1);
+        longest = std::max(longest, int(rows.back().tokens.size()) - shift);
     }
     TokenBatch b;
     b.batch = batch;
@@ -498,10 +503,10 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
     b.mask.assign(size_t(batch) * longest, 0);
     for (int r = 0; r < batch; ++r) {
         const Example& ex = rows[size_t(r)];
-        for (int t = 0; t + 1 < int(ex.tokens.size()); ++t) {
+        for (int t = 0; t + shift < int(ex.tokens.size()); ++t) {
             b.input[size_t(r) * longest + t] = ex.tokens[size_t(t)];
-            b.target[size_t(r) * longest + t] = ex.tokens[size_t(t) + 1];
-            b.mask[size_t(r) * longest + t] = ex.roles[size_t(t) + 1] == Role::Answer;
+            b.target[size_t(r) * longest + t] = ex.tokens[size_t(t + shift)];
+            b.mask[size_t(r) * longest + t] = ex.roles[size_t(t + shift)] == Role::Answer;
         }
     }
     return b;

@@ -90,7 +90,8 @@ public:
     virtual QString checkDifficulty(int difficulty) const;
 
     // Rows of context_len tokens packed with back-to-back examples. The example that does not
-    // fit is cut at the row's end and masked out entirely; answers and their `.` are scored.
+    // fit is cut at the row's end and masked out entirely; answers and their `.` are scored (the
+    // next token; readsOut(): the token itself).
     // Tasks that are not packed() put one example in each row, then padding. With
     // task.train_examples > 0 the examples come from a fixed set of that many (MAD's knob).
     TokenBatch trainBatch(int batch, std::mt19937_64& rng) const;
@@ -101,6 +102,9 @@ public:
 
     // Whether training rows hold several examples back to back (false: MAD's one sequence a row).
     virtual bool packed() const { return true; }
+    // Read-out tasks (TaskInfo::readOut, MAD's compression) score a row against itself: target[t]
+    // is input[t] and the mask is on the answers' own positions; the others predict the next token.
+    bool readsOut() const { return m_readOut; }
     // The example an evaluation scores at a difficulty (fuzzy recall asks with its longest keys).
     virtual Example evalExample(int difficulty, std::mt19937_64& rng) const { return example(difficulty, rng); }
 
@@ -111,6 +115,7 @@ protected:
 
     TaskConfig m_config;
     QStringList m_symbols;  // display text of ids 4, 5, ...
+    bool m_readOut = false;
 };
 
 // The vocabulary size a task config implies (for building models), without building the task.

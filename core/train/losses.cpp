@@ -17,7 +17,9 @@ torch::Tensor scoredTokenLoss(SequenceModel& net, const torch::Tensor& input, co
 {
     const auto rows = mask.reshape({-1}).nonzero().squeeze(1);  // (R)
     const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
-    const auto nll = torch::nn::functional::cross_entropy(net->forwardAt(input, rows), target.reshape({-1}).index_select(0, rows), none);
+    // (a read-out needs every position's hidden state up to the read token: no shortcut)
+    const auto logits = net->hasReadOut() ? net->forward(input).flatten(0, 1).index_select(0, rows) : net->forwardAt(input, rows);
+    const auto nll = torch::nn::functional::cross_entropy(logits, target.reshape({-1}).index_select(0, rows), none);
     return nll.sum() / divisor;
 }
 
