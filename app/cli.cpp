@@ -45,6 +45,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <optional>
 #include <random>
 
 namespace parrot {
@@ -107,12 +108,37 @@ void onSigint(int) { if (g_control) g_control->cancel = true; }
 
 int cmdTrain(Args& a)
 {
-    ExperimentConfig c = experimentFrom(a);
-    const QString outDir = a.value("--out");
-    a.done();
-    if (outDir.isEmpty()) throw Error("train: --out DIR is required (the run folder to write)");
-    RunFolder::checkFree(outDir);  // before anything is printed or built
-    Model model = Model::create(c);
+    // --resume RUN_DIR [--steps N] [--extend-schedule] [--set train.KEY=VALUE]...: the run goes on
+    const QString resumeDir = a.value("--resume");
+    std::optional<ResumePlan> plan;
+    ExperimentConfig c;
+    QString outDir;
+    if (!resumeDir.isNull()) {
+        ResumeOptions o;
+        o.extendSchedule = a.flag("--extend-schedule");
+        o.sets = a.values("--set");
+        const QString steps = a.value("--steps");
+        if (!steps.isNull()) {
+            bool ok = false;
+            o.steps = steps.toLongLong(&ok);
+            if (!ok || o.steps < 1) throw Error(QString("--steps: expected a positive number of steps, got \"%1\"").arg(steps));
+        }
+        if (!a.value("--out").isNull() || !a.value("--preset").isNull() || !a.value("--config").isNull() || !a.value("--seed").isNull())
+            throw Error("train --resume: the run folder is its own output and holds its own settings; "
+                        "leave out --out, --preset, --config and --seed");
+        a.done();
+        plan = planResume(resumeDir, o);
+        c = plan->model.config();
+        outDir = plan->runDir;
+        out() << plan->description << "\n";
+    } else {
+        c = experimentFrom(a);
+        outDir = a.value("--out");
+        a.done();
+        if (outDir.isEmpty()) throw Error("train: --out DIR is required (the run folder to write)");
+        RunFolder::checkFree(outDir);  // before anything is printed or built
+    }
+    Model model = plan ? plan->model : Model::create(c);
     out() << "training " << model.summary() << "\n";
     const TaskInfo* info = findTask(c.task.kind);
     out() << "task: " << info->label << ", " << info->difficulty << " " << c.task.minLen << ".." << c.task.maxLen
@@ -136,7 +162,7 @@ int cmdTrain(Args& a)
         out().flush();
     };
     cb.log = [](const QString& s) { out() << s << "\n"; out().flush(); };
-    const TrainOutcome o = train(model, outDir, control, cb);
+    const TrainOutcome o = plan ? resumeTraining(*plan, control, cb) : train(model, outDir, control, cb);
     std::signal(SIGINT, SIG_DFL);
     g_control = nullptr;
     if (o.status == TrainOutcome::Status::Failed) throw Error(o.message);

@@ -43,17 +43,8 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
 {
     const QStringList problems = validate(config);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
-    // Training: weights, gradients and AdamW's two moments, 16 bytes a parameter before
-    // activations. A pretrained language model is only run here: its weights, 4 bytes a parameter.
-    const bool runOnly = isTextTask(config.task.kind);
-    const double needed = estimatedParameters(config) * (runOnly ? 4.0 : 16.0);
-    const double available = availableMemoryBytes();
-    if (available > 0 && needed > 0.8 * available)
-        throw Error(QString("model too large for this machine: %1 M parameters need about %2 GB %3, only %4 GB of memory are "
-                            "available; %5")
-                        .arg(estimatedParameters(config) / 1e6, 0, 'f', 1).arg(needed / 1e9, 0, 'f', 1)
-                        .arg(runOnly ? "as float32 weights" : "for training").arg(available / 1e9, 0, 'f', 1)
-                        .arg(runOnly ? "close other programs or choose a smaller model" : "reduce model.d_model or model.layers"));
+    const QString tooLarge = Model::memoryProblem(config, availableMemoryBytes());
+    if (!tooLarge.isEmpty()) throw Error(tooLarge);
     auto impl = std::make_shared<Model::Impl>();
     impl->config = config;
     impl->device = preferredDevice();
@@ -70,6 +61,22 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
 QString jsonText(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
 
 }  // namespace
+
+QString Model::memoryProblem(const ExperimentConfig& config, double availableBytes)
+{
+    // Training: weights, gradients and AdamW's two moments, 16 bytes a parameter before
+    // activations. A pretrained language model is only run here: its weights, 4 bytes a parameter.
+    const bool runOnly = isTextTask(config.task.kind);
+    const double parameters = estimatedParameters(config), needed = parameters * (runOnly ? 4.0 : 16.0);
+    if (availableBytes <= 0 || needed <= 0.8 * availableBytes) return {};
+    const auto bytes = [](double b) {
+        return b >= 1e9 ? QString("%1 GB").arg(b / 1e9, 0, 'f', 2) : QString("%1 MB").arg(b / 1e6, 0, 'f', 1);
+    };
+    return QString("model too large for this machine: %1 M parameters need about %2 %3, more than 80% of the %4 of memory "
+                   "available; %5")
+        .arg(parameters / 1e6, 0, 'f', 2).arg(bytes(needed), runOnly ? "as float32 weights" : "for training", bytes(availableBytes),
+                                              runOnly ? "close other programs or choose a smaller model" : "reduce model.d_model or model.layers");
+}
 
 Model Model::create(const ExperimentConfig& config)
 {
@@ -191,25 +198,33 @@ void Model::save(const QString& path) const
 {
     if (!d) throw Error(QString("%1: there is no model to save").arg(path));
     std::lock_guard lock(d->mutex);
+    writeSafetensors(path, checkpointTensors(*d));
+}
+
+SafetensorsFile checkpointTensors(const Model::Impl& d)
+{
     SafetensorsFile file;
-    const QJsonObject cfg = toJson(d->config);
+    const QJsonObject cfg = toJson(d.config);
     file.metadata.insert("format", "parrotscope");
     file.metadata.insert("format_version", "1");
     file.metadata.insert("app_version", appVersion());
-    file.metadata.insert("step", QString::number(d->step));
+    file.metadata.insert("step", QString::number(d.step));
     file.metadata.insert("experiment", jsonText({{"name", cfg["name"]}, {"description", cfg["description"]}, {"seed", cfg["seed"]}}));
     file.metadata.insert("task", jsonText(cfg["task"].toObject()));
     file.metadata.insert("model", jsonText(cfg["model"].toObject()));
     file.metadata.insert("train", jsonText(cfg["train"].toObject()));
-    for (const auto& p : d->net->named_parameters()) {
-        auto t = p.value().detach().to(torch::kCPU, torch::kFloat32).contiguous();
-        TensorRecord rec;
-        rec.dtype = "F32";
-        rec.shape = t.sizes().vec();
-        rec.data = QByteArray(static_cast<const char*>(t.data_ptr()), qsizetype(t.numel() * sizeof(float)));
-        file.tensors.insert(QString::fromStdString(p.key()), std::move(rec));
-    }
-    writeSafetensors(path, file);
+    for (const auto& p : d.net->named_parameters()) file.tensors.insert(QString::fromStdString(p.key()), floatRecord(p.value()));
+    return file;
+}
+
+TensorRecord floatRecord(const torch::Tensor& tensor)
+{
+    const auto t = tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    TensorRecord rec;
+    rec.dtype = "F32";
+    rec.shape = t.sizes().vec();
+    rec.data = QByteArray(static_cast<const char*>(t.data_ptr()), qsizetype(t.numel() * sizeof(float)));
+    return rec;
 }
 
 Model Model::load(const QString& given, const std::function<bool(int, int)>& progress)
@@ -238,6 +253,10 @@ Model Model::load(const QString& given, const std::function<bool(int, int)>& pro
         bool stepOk = false;
         step = file.metadata.value("step").toLongLong(&stepOk);
         if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
+        // a run's resume file (train/trainer.h) is a checkpoint too: its training state is not weights
+        if (file.metadata.contains("train_state"))
+            for (auto it = file.tensors.begin(); it != file.tensors.end();)
+                it = it.key().startsWith("train_state.") ? file.tensors.erase(it) : std::next(it);
     } else {
         imported = importCheckpoint(path, file);  // another program's checkpoint, or a clear refusal
         config = imported.config;

@@ -28,6 +28,9 @@ public:
 
     // A freshly initialised model for the experiment, seeded by config.seed.
     static Model create(const ExperimentConfig& config);
+    // Why a model of this config would not fit in `availableBytes` of memory (create, load and
+    // resume refuse it before building anything), naming both figures; "" when it fits.
+    static QString memoryProblem(const ExperimentConfig& config, double availableBytes);
     // Loads a checkpoint written by save(), another program's checkpoint (io/importers.h) or a
     // HuggingFace model folder. Throws parrot::Error naming the file and the problem (malformed
     // file, missing or extra tensors, shapes that do not match the config, too little memory).

@@ -2,6 +2,7 @@
 // evaluators) and the benchmarks; the UI and the command line see only model.h.
 #pragma once
 
+#include "io/safetensors.h"
 #include "model.h"
 #include "models/factory.h"
 #include "models/sequencemodel.h"
@@ -27,6 +28,12 @@ struct Model::Impl {
 struct ModelAccess {
     static Model::Impl& impl(const Model& m) { return *m.d; }
 };
+
+// A model's checkpoint, as Model::save writes it: its weights as float32 and its config and step
+// in the metadata (the caller holds the model's lock). The trainer adds its state to it.
+SafetensorsFile checkpointTensors(const Model::Impl& d);
+// A tensor as a float32 safetensors record.
+TensorRecord floatRecord(const torch::Tensor& t);
 
 // CUDA when this LibTorch has it and a GPU is present, else CPU.
 torch::Device preferredDevice();

@@ -198,7 +198,7 @@ private slots:
         const Result list = run({"tasks", "--json"});
         QCOMPARE(list.code, 0);
         const QJsonArray tasks = QJsonDocument::fromJson(list.out.toUtf8()).array();
-        QCOMPARE(tasks.size(), 20);  // 7 on tokens, 5 of MAD's, 8 in-context-learning tasks on vectors
+        QCOMPARE(tasks.size(), 21);  // 7 on tokens, 6 of MAD's, 8 in-context-learning tasks on vectors
         for (const auto v : tasks) {  // each with its own defaults, as the window loads them
             const QJsonObject t = v.toObject(), options = t["options"].toObject();
             if (t["kind"] == "mqar") QCOMPARE(options["vocab_size"].toInt(), 52);
@@ -236,7 +236,8 @@ private slots:
     }
 
     // A 2 x 2 sweep runs two at a time, is listed by `runs`, and resumes: finished runs are
-    // kept untouched, a run without result.json is redone; --print-commands lists what is left.
+    // kept untouched, a run without result.json is resumed or redone; --print-commands lists what
+    // is left.
     void sweepRunsResumesAndPrintsCommands()
     {
         const QString file = m_dir.filePath("sweep.json");
@@ -263,18 +264,25 @@ private slots:
         QCOMPARE(runs.size(), 4);
         QCOMPARE(runs[0].toObject()["status"].toString(), QString("finished"));
 
-        // Cut one run short (no result.json): only it is redone; a finished one is not touched.
+        // Cut two runs short (no result.json): only they are done again, the one with a resume file
+        // resumed (here only its final evaluation was left), the one without redone; a finished one
+        // is not touched.
         QVERIFY(QFile::remove(out + "/runs/hard-alibi_seed-1/result.json"));
+        QVERIFY(QFile::remove(out + "/runs/hard-alibi_seed-2/result.json"));
+        QVERIFY(QFile::remove(out + "/runs/hard-alibi_seed-2/checkpoints/resume.safetensors"));
         const QDateTime kept = QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified();
         const Result printed = run({"sweep", "--config", file, "--out", out, "--print-commands"});
         QCOMPARE(printed.code, 0);
         const QStringList lines = printed.out.trimmed().split('\n');
-        QCOMPARE(lines.size(), 1);
-        QVERIFY2(lines[0].contains(" train --config ") && lines[0].contains("hard-alibi_seed-1"), qPrintable(lines[0]));
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines[0].contains(" train --resume ") && lines[0].contains("hard-alibi_seed-1"), qPrintable(lines[0]));
+        QVERIFY2(lines[1].contains(" train --config ") && lines[1].contains("hard-alibi_seed-2"), qPrintable(lines[1]));
         const Result again = run({"sweep", "--config", file, "--out", out});
         QVERIFY2(again.code == 0, qPrintable(again.out + again.err));
-        QVERIFY2(again.out.contains("3 already finished") && again.out.contains("[1/1] hard-alibi_seed-1: finished"), qPrintable(again.out));
+        QVERIFY2(again.out.contains("2 already finished") && again.out.contains("hard-alibi_seed-1: finished")
+                     && again.out.contains("hard-alibi_seed-2: finished"), qPrintable(again.out));
         QVERIFY(QFileInfo::exists(out + "/runs/hard-alibi_seed-1/result.json"));
+        QVERIFY(parrot::test::readAll(out + "/runs/hard-alibi_seed-1/config.json").contains("\"from_step\": 3"));
         QCOMPARE(QFileInfo(out + "/runs/mamba_seed-1/metrics.csv").lastModified(), kept);
 
         // The runs as figures, without a display: PNG (at 192 dpi), PDF, SVG and the data as CSV.

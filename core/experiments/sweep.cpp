@@ -1,5 +1,7 @@
 #include "sweep.h"
 
+#include "train/trainer.h"
+
 #include "error.h"
 #include "io/runfolder.h"
 #include "presets.h"
@@ -230,9 +232,19 @@ QString sweepPresetFile(const QString& name)
     return file;
 }
 
+bool sweepRunResumable(const SweepRun& run)
+{
+    const QString status = runStatus(run.runDir);
+    if ((!status.isEmpty() && status != "cancelled") || !QFileInfo::exists(resumeFilePath(run.runDir))) return false;
+    QFile f(QDir(run.runDir).filePath("config.json"));
+    return f.open(QIODevice::ReadOnly) && QJsonDocument::fromJson(f.readAll()).object()["experiment"].toObject() == toJson(run.config);
+}
+
 QStringList sweepRunArguments(const SweepRun& run, int threads)
 {
-    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", QString::number(std::max(1, threads))};
+    const QString t = QString::number(std::max(1, threads));
+    if (sweepRunResumable(run)) return {"train", "--resume", run.runDir, "--threads", t};
+    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", t};
 }
 
 }  // namespace parrot

@@ -72,7 +72,11 @@ void writeSweepFiles(const SweepPlan& plan);
 QStringList sweepPresetNames();
 QString sweepPresetFile(const QString& name);  // throws parrot::Error for an unknown name
 
-// The command that runs one run on its own (for --print-commands and for local jobs).
+// The command that runs one run on its own (for --print-commands and for local jobs): `train
+// --resume` for a run stopped or killed part way (sweepRunResumable), else a fresh `train`.
 QStringList sweepRunArguments(const SweepRun& run, int threads);
+// A run that stopped or was killed part way with a resume file and the settings the sweep gives
+// now: running the sweep again goes on with it rather than starting it over.
+bool sweepRunResumable(const SweepRun& run);
 
 }  // namespace parrot

@@ -74,6 +74,11 @@ int SweepRunner::prepare()
     m_todo.clear();
     for (const SweepRun& r : m_plan.runs) {
         if (runStatus(r.runDir) == "finished") continue;
+        RunFolder::checkNotInUse(r.runDir);  // another sweep process on the same folder
+        if (sweepRunResumable(r)) {
+            m_todo.push_back(&r);
+            continue;
+        }
         if (QFileInfo::exists(r.runDir) && !QDir(r.runDir).removeRecursively())
             throw Error(QString("%1: cannot clear the unfinished run").arg(r.runDir));
         m_todo.push_back(&r);

@@ -24,8 +24,9 @@ public:
     SweepRunner(SweepPlan plan, QString executable, int jobs, QObject* parent = nullptr);
     ~SweepRunner() override;
 
-    // Writes configs/ and index.json and removes what unfinished runs left behind (a run cut
-    // short, cancelled or failed is done again). Returns the number of runs left to do.
+    // Writes configs/ and index.json and removes what unfinished runs left behind (a run failed
+    // or diverged is done again; one cut short or cancelled with a resume file and the plan's
+    // settings is resumed: sweepRunResumable). Returns the number of runs left to do.
     // Throws parrot::Error when the folder cannot be written, or when finished runs in it were
     // made with other settings than the plan's (nothing is removed then).
     int prepare();

@@ -29,6 +29,7 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     QDir d(m_dir);
     checkFree(m_dir);
     if (!d.mkpath("checkpoints")) throw Error(QString("%1: cannot create the run folder").arg(m_dir));
+    lock();
 
     QSaveFile cfg(d.filePath("config.json"));
     QJsonObject doc{{"parrotscope_run", 1}, {"experiment", toJson(config)}, {"environment", environment}};
@@ -36,14 +37,121 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     if (!cfg.open(QIODevice::WriteOnly) || cfg.write(QJsonDocument(doc).toJson()) < 0 || !cfg.commit())
         throw Error(QString("%1: cannot write config.json (%2)").arg(m_dir, cfg.errorString()));
 
-    m_metrics = std::make_unique<QFile>(d.filePath("metrics.csv"));
-    if (!m_metrics->open(QIODevice::WriteOnly | QIODevice::Text))
-        throw Error(QString("%1: cannot write metrics.csv (%2)").arg(m_dir, m_metrics->errorString()));
-    QStringList header{"step", "examples_seen", "train_time_s", "wall_s", "loss", "lr", "tokens_per_s"};
+    openMetrics(config, false);
+}
+
+namespace {
+
+void writeAtomically(const QString& path, const QByteArray& data)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(data) < 0 || !f.commit())
+        throw Error(QString("%1: cannot write (%2)").arg(path, f.errorString()));
+}
+
+QJsonObject readJsonObject(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject())
+        throw Error(QString("%1: not a JSON object (%2)").arg(path, err.errorString()));
+    return doc.object();
+}
+
+}  // namespace
+
+RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Reopen& reopen)
+    : m_dir(QDir(dir).absolutePath()), m_evalLengths(evaluationLengths(config.task))
+{
+    const QDir d(m_dir);
+    lock();
+    QJsonObject doc = readJsonObject(d.filePath("config.json"));
+    doc.insert("experiment", toJson(config));
+    QJsonArray resumed = doc.value("resumed").toArray();
+    resumed.append(reopen.resumed);
+    doc.insert("resumed", resumed);
+
+    // metrics.csv: the header, then the rows up to the step, whole and one a step
+    QFile in(d.filePath("metrics.csv"));
+    if (!in.open(QIODevice::ReadOnly | QIODevice::Text)) throw Error(QString("%1: cannot read metrics.csv (%2)").arg(m_dir, in.errorString()));
+    const QByteArray all = in.readAll();
+    in.close();
+    QList<QByteArray> lines = all.split('\n');
+    if (!all.endsWith('\n')) lines.removeLast();  // torn by a kill mid-write
+    QByteArray kept;
+    long long last = -1;
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QByteArray& line = lines[i];
+        if (line.isEmpty()) continue;
+        if (i == 0) {
+            kept += line + '\n';
+            continue;
+        }
+        if (line.count(',') != lines[0].count(',')) continue;
+        bool ok = false;
+        const long long step = line.left(line.indexOf(',')).toLongLong(&ok);
+        if (!ok || step > reopen.step || step <= last) continue;
+        last = step;
+        kept += line + '\n';
+    }
+    if (kept.isEmpty()) throw Error(QString("%1: metrics.csv has no header").arg(m_dir));
+
+    QJsonArray curves;
+    if (QFileInfo::exists(d.filePath("curves.json"))) {
+        for (const auto v : readJsonObject(d.filePath("curves.json")).value("length_curves").toArray())
+            if (v.toObject().value("step").toInteger() <= reopen.step) curves.append(v);
+    }
+    m_curves = curves;
+
+    writeAtomically(d.filePath("config.json"), QJsonDocument(doc).toJson());
+    writeAtomically(d.filePath("metrics.csv"), kept);
+    if (QFileInfo::exists(d.filePath("curves.json")))
+        writeAtomically(d.filePath("curves.json"), QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson());
+    if (QFileInfo::exists(d.filePath("result.json")) && !QFile::remove(d.filePath("result.json")))
+        throw Error(QString("%1: cannot remove result.json").arg(m_dir));
+    d.mkpath("checkpoints");
+    openMetrics(config, true);
+}
+
+RunFolder::~RunFolder() = default;
+
+void RunFolder::lock()
+{
+    m_lock = std::make_unique<QLockFile>(QDir(m_dir).filePath("run.lock"));
+    m_lock->setStaleLockTime(0);  // only a dead owner's lock is stale, however long a run takes
+    if (!m_lock->tryLock(0)) {
+        qint64 pid = 0;
+        QString host, app;
+        m_lock->getLockInfo(&pid, &host, &app);
+        throw Error(QString("%1: process %2 on %3 is training this run; wait for it or stop it first").arg(m_dir).arg(pid).arg(host));
+    }
+}
+
+void RunFolder::checkNotInUse(const QString& dir)
+{
+    QLockFile probe(QDir(dir).filePath("run.lock"));
+    probe.setStaleLockTime(0);
+    if (probe.tryLock(0)) return probe.unlock();
+    qint64 pid = 0;
+    QString host, app;
+    probe.getLockInfo(&pid, &host, &app);
+    if (probe.error() == QLockFile::LockFailedError)
+        throw Error(QString("%1: process %2 on %3 is training this run; wait for it or stop it first").arg(dir).arg(pid).arg(host));
+}
+
+void RunFolder::openMetrics(const ExperimentConfig& config, bool append)
+{
     // In-context regression and parity evaluate one prompt length after every number of
     // examples: one column, the measure after the most examples; curves.json has the rest.
     const TaskInfo* task = findTask(config.task.kind);
     m_prefixCurve = task && task->promptCurve;
+    m_metrics = std::make_unique<QFile>(QDir(m_dir).filePath("metrics.csv"));
+    if (!m_metrics->open((append ? QIODevice::Append : QIODevice::WriteOnly) | QIODevice::Text))
+        throw Error(QString("%1: cannot write metrics.csv (%2)").arg(m_dir, m_metrics->errorString()));
+    if (append) return;
+    QStringList header{"step", "examples_seen", "train_time_s", "wall_s", "loss", "lr", "tokens_per_s"};
     if (m_prefixCurve) {
         header << task->metric + "_last";
     } else {
@@ -72,8 +180,8 @@ void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
                         cell = QString::number(pass == 0 ? eval->stringAccuracy[i] : eval->charAccuracy[i], 'f', 4);
             row << cell;
         }
-    m_metrics->write((row.join(',') + '\n').toUtf8());
-    m_metrics->flush();
+    if (m_metrics->write((row.join(',') + '\n').toUtf8()) < 0 || !m_metrics->flush())
+        throw Error(QString("%1: cannot write metrics.csv (%2); is the disk full?").arg(m_dir, m_metrics->errorString()));
 }
 
 void RunFolder::appendCurve(const LengthCurve& c)

@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QLockFile>
 #include <QString>
 
 #include <memory>
@@ -24,6 +25,21 @@ public:
     // Throws parrot::Error when `dir` already holds a run (what the constructor refuses).
     static void checkFree(const QString& dir);
 
+    // Reopens the run in `dir` to train on from `step` (resume): metrics.csv and curves.json keep
+    // what was recorded up to `step` (rows and evaluations past it, a torn last line and a second
+    // row for one step are dropped: the resumed run writes them again), result.json goes, and
+    // config.json gets `config` and `resumed` appended to its "resumed" list. Each file is
+    // replaced atomically.
+    struct Reopen {
+        long long step = 0;
+        QJsonObject resumed;
+    };
+    RunFolder(const QString& dir, const ExperimentConfig& config, const Reopen& reopen);
+    ~RunFolder();
+    // Throws parrot::Error when a live process trains the run in `dir`: a RunFolder holds the
+    // folder's run.lock while it exists (a killed process's lock is stale and taken over).
+    static void checkNotInUse(const QString& dir);
+
     QString dir() const { return m_dir; }
     QString checkpointPath() const;  // checkpoints/last.safetensors
 
@@ -36,7 +52,10 @@ public:
     void finish(const TrainOutcome& outcome, double wallSeconds);
 
 private:
+    void openMetrics(const ExperimentConfig& config, bool append);
+    void lock();
     QString m_dir;
+    std::unique_ptr<QLockFile> m_lock;
     std::vector<int> m_evalLengths;
     bool m_prefixCurve = false;  // an in-context task scored after every number of examples
     std::unique_ptr<QFile> m_metrics;

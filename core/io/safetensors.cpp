@@ -218,7 +218,9 @@ void writeSafetensors(const QString& path, const SafetensorsFile& file)
     out.write(len);
     out.write(json);
     for (const TensorRecord& t : file.tensors) out.write(t.data);
-    if (!out.commit()) throw Error(QString("%1: could not be written (%2)").arg(path, out.errorString()));
+    if (!out.commit())
+        throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged")
+                        .arg(path, out.errorString()));
 }
 
 }  // namespace parrot

@@ -23,6 +23,13 @@ FusedAdamW::FusedAdamW(std::vector<Group> groups, double beta1, double beta2, do
         }
 }
 
+std::pair<torch::Tensor, torch::Tensor> FusedAdamW::moments(const torch::Tensor& param) const
+{
+    for (const Slot& s : m_slots)
+        if (s.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) return {s.expAvg, s.expAvgSq};
+    return {};
+}
+
 double FusedAdamW::step(double lr, double clip)
 {
     torch::NoGradGuard noGrad;

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <utility>
 #include <vector>
 
 namespace parrot {
@@ -23,6 +24,12 @@ public:
     // nothing needs zeroing). Returns the gradients' norm before clipping.
     double step(double lr, double clip);
     long long steps() const { return m_step; }
+
+    // For saving and resuming a run (trainer.cpp): the first and second moments of `param`
+    // (shared with the optimiser: copy into them to restore), undefined tensors for a parameter
+    // it does not hold; and the step count the bias correction uses.
+    std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& param) const;
+    void setSteps(long long steps) { m_step = steps; }
 
 private:
     struct Slot {

@@ -12,11 +12,18 @@
 #include "train/losses.h"
 #include "train/splitbackward.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QJsonDocument>
 
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 namespace parrot {
@@ -88,7 +95,67 @@ public:
         m_reference->step();
     }
 
+    // The moments of each named parameter and the step count, into and out of a resume file.
+    void save(SafetensorsFile& file, SequenceModel& net, QJsonObject& meta) const
+    {
+        for (const auto& p : net->named_parameters()) {
+            const auto [m, v] = moments(p.value());
+            if (!m.defined()) continue;  // no step has touched it yet
+            const QString name = QString::fromStdString(p.key());
+            file.tensors.insert("train_state.exp_avg." + name, floatRecord(m));
+            file.tensors.insert("train_state.exp_avg_sq." + name, floatRecord(v));
+        }
+        meta.insert("optimizer_steps", m_fused ? m_fused->steps() : referenceSteps());
+    }
+    void restore(const SafetensorsFile& file, SequenceModel& net, long long steps)
+    {
+        torch::NoGradGuard noGrad;
+        for (const auto& p : net->named_parameters()) {
+            const QString name = QString::fromStdString(p.key());
+            const auto m = file.tensors.find("train_state.exp_avg." + name), v = file.tensors.find("train_state.exp_avg_sq." + name);
+            if (m == file.tensors.end() || v == file.tensors.end()) continue;  // never stepped: no moments yet
+            const auto load = [&](const TensorRecord& r) {
+                if (r.dtype != "F32" || r.shape != p.value().sizes().vec())
+                    throw Error(QString("the resume file's optimiser moments for %1 are %2 %3, the parameter is F32 %4")
+                                    .arg(name, r.dtype, shapeText(r.shape), shapeText(p.value().sizes().vec())));
+                return torch::from_blob(const_cast<char*>(r.data.constData()), r.shape, torch::kFloat).clone().to(p.value().device());
+            };
+            setMoments(p.value(), load(*m), load(*v), steps);
+        }
+        if (m_fused) m_fused->setSteps(steps);
+    }
+
 private:
+    std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& p) const
+    {
+        if (m_fused) return m_fused->moments(p);
+        const auto it = m_reference->state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+        if (it == m_reference->state().end()) return {};
+        const auto& st = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+        return {st.exp_avg(), st.exp_avg_sq()};
+    }
+    long long referenceSteps() const
+    {
+        for (const auto& [key, st] : m_reference->state()) return static_cast<const torch::optim::AdamWParamState&>(*st).step();
+        return 0;
+    }
+    void setMoments(const torch::Tensor& p, const torch::Tensor& m, const torch::Tensor& v, long long steps)
+    {
+        if (m_fused) {
+            const auto [em, ev] = m_fused->moments(p);
+            if (!em.defined()) return;
+            em.copy_(m);
+            ev.copy_(v);
+            return;
+        }
+        auto st = std::make_unique<torch::optim::AdamWParamState>();
+        st->step(steps);
+        st->exp_avg(m);
+        st->exp_avg_sq(v);
+        st->max_exp_avg_sq(torch::zeros_like(v));
+        m_reference->state()[c10::guts::to_string(p.unsafeGetTensorImpl())] = std::move(st);
+    }
+
     std::vector<torch::Tensor> m_params;
     std::optional<FusedAdamW> m_fused;
     std::optional<torch::optim::AdamW> m_reference;
@@ -116,9 +183,31 @@ struct Snapshot {
     }
 };
 
+// The data generator's state as text (the standard's own form for an engine).
+std::string engineState(const std::mt19937_64& rng)
+{
+    std::ostringstream os;
+    os << rng;
+    return os.str();
+}
+
 }  // namespace
 
-TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb, const QString& continuesFrom)
+// What a resume file holds besides the weights (trainer.h, ResumePlan).
+struct TrainState {
+    SafetensorsFile file;  // the whole resume file (the moments are read from it)
+    long long runStartStep = 0, optimizerSteps = 0, examplesSeen = 0;
+    double activeSeconds = 0, wallSeconds = 0;
+    std::string dataRng;
+};
+
+QString resumeFilePath(const QString& runDir) { return QDir(runDir).filePath("checkpoints/resume.safetensors"); }
+
+namespace {
+
+// train() and resumeTraining(): a fresh run, or one resumed from `resume`.
+TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb,
+                         const QString& continuesFrom, const ResumePlan* resume)
 {
     TrainOutcome out;
     if (model.isNull()) {
@@ -133,9 +222,17 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         applyThreads();
         const KeepFreedBlocks reuse;  // each step's tensors reuse the last step's memory (blockcache.h)
         Model::Impl& m = ModelAccess::impl(model);
-        const long long startStep = m.step;  // a model trained before counts on from its step
+        const TrainState* state = resume ? resume->state.get() : nullptr;
+        // a model trained before counts on from its step; a resumed run from where it started
+        const long long startStep = state ? state->runStartStep : m.step;
+        const long long endStep = resume ? resume->toStep : startStep + tc.steps;
         std::optional<RunFolder> folder;
-        if (!runDir.isEmpty())
+        if (resume)
+            // (resumed at its very end, the end's evaluation row is written again: the one there goes)
+            folder.emplace(runDir, cfg, RunFolder::Reopen{m.step == endStep ? m.step - 1 : m.step, QJsonObject{{"from_step", m.step}, {"to_step", endStep},
+                                                                              {"train", toJson(cfg)["train"]},
+                                                                              {"at", QDateTime::currentDateTime().toString(Qt::ISODate)}}});
+        else if (!runDir.isEmpty())
             folder.emplace(runDir, cfg, environmentJson(),
                            startStep > 0 || !continuesFrom.isEmpty() ? QJsonObject{{"checkpoint", continuesFrom}, {"step", startStep}} : QJsonObject());
         // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
@@ -150,11 +247,26 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         m.net->train();
 
         TrainProgress p;
-        p.step = startStep;
+        p.step = m.step;
         p.totalSteps = startStep + tc.steps;
-        double activeSeconds = 0, pausedSeconds = 0;
+        double activeSeconds = 0, pausedSeconds = 0, wallBefore = 0;
+        if (state) {
+            opt.restore(state->file, m.net, state->optimizerSteps);
+            std::istringstream(state->dataRng) >> rng;
+            const auto& torchRng = state->file.tensors["train_state.torch_rng"];
+            if (torchRng.dtype == "U8" && torchRng.elementCount() > 0) {
+                auto generator = at::detail::getDefaultCPUGenerator();
+                std::lock_guard lock(generator.mutex());
+                generator.set_state(torch::from_blob(const_cast<char*>(torchRng.data.constData()), {torchRng.elementCount()}, torch::kUInt8).clone());
+            }
+            p.examplesSeen = state->examplesSeen;
+            activeSeconds = state->activeSeconds;
+            wallBefore = state->wallSeconds;
+        }
         const auto runStart = Clock::now();
-        auto stamp = [&] { p.wallSeconds = std::chrono::duration<double>(Clock::now() - runStart).count() - pausedSeconds; };
+        auto stamp = [&] {
+            p.wallSeconds = wallBefore + std::chrono::duration<double>(Clock::now() - runStart).count() - pausedSeconds;
+        };
         auto lastEmit = Clock::now() - std::chrono::hours(1);
         auto report = [&](bool force) {
             const auto now = Clock::now();
@@ -176,15 +288,42 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
         };
         Snapshot good;
         good.take(m);
-        auto checkpoint = [&]() {
+        // The resume file first, then the plain checkpoint: each is replaced atomically, so a kill
+        // between or during them leaves a resume file that agrees with itself.
+        auto checkpoint = [&](bool quiet = false) {
             good.take(m);
             if (!folder) return;
+            stamp();
+            {
+                std::lock_guard lock(m.mutex);
+                SafetensorsFile file = checkpointTensors(m);
+                QJsonObject meta{{"version", 1}, {"run_start_step", startStep}, {"examples_seen", p.examplesSeen},
+                                 {"active_seconds", activeSeconds}, {"wall_seconds", p.wallSeconds},
+                                 {"data_rng", QString::fromStdString(engineState(rng))}};
+                opt.save(file, m.net, meta);
+                auto generator = at::detail::getDefaultCPUGenerator();
+                torch::Tensor torchRng;
+                {
+                    std::lock_guard rngLock(generator.mutex());
+                    torchRng = generator.get_state();
+                }
+                TensorRecord rec;
+                rec.dtype = "U8";
+                rec.shape = {torchRng.numel()};
+                rec.data = QByteArray(static_cast<const char*>(torchRng.data_ptr()), qsizetype(torchRng.numel()));
+                file.tensors.insert("train_state.torch_rng", rec);
+                file.metadata.insert("train_state", QString::fromUtf8(QJsonDocument(meta).toJson(QJsonDocument::Compact)));
+                writeSafetensors(resumeFilePath(folder->dir()), file);
+            }
             model.save(folder->checkpointPath());
             out.checkpoint = folder->checkpointPath();
-            log(QString("checkpoint saved at step %1: %2").arg(m.step).arg(out.checkpoint));
+            if (!quiet) log(QString("checkpoint saved at step %1: %2").arg(m.step).arg(out.checkpoint));
         };
+        // A run with autosaves can be resumed from its first step on: killed before its first
+        // autosave, it goes on from here rather than having nothing to go on from.
+        if (!resume && folder && tc.checkpointEvery > 0) checkpoint(true);
 
-        for (long long s = 0; s < tc.steps; ++s) {
+        for (long long s = m.step - startStep; s < endStep - startStep; ++s) {
             const auto pauseStart = Clock::now();
             while (control.pause.load() && !control.cancel.load()) {
                 if (!p.paused) { p.paused = true; report(true); }
@@ -243,7 +382,7 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             p.tokensPerSecond = double(done) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
             p.etaSeconds = activeSeconds / double(done) * double(tc.steps - done);
             stamp();
-            bool last = done == tc.steps;
+            bool last = startStep + done == endStep;
             const bool evalNow = !last && tc.evalEvery > 0 && done % tc.evalEvery == 0;
             if (evalNow) {
                 const LengthCurve c = evaluateNow(tc.evalSamples);
@@ -281,11 +420,16 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
             report(true);
             return out;
         }
-        if (out.status == TrainOutcome::Status::Finished) {
+        if (out.status == TrainOutcome::Status::Finished && m.step < startStep + tc.steps && !out.targetReached) {
+            out.status = TrainOutcome::Status::Cancelled;  // stopped where resuming was asked to stop
+            if (folder) folder->appendMetrics(p, nullptr);
+            out.message = QString("Stopped at step %1 of %2, as asked; resume the run to go on.").arg(p.step).arg(p.totalSteps);
+        } else if (out.status == TrainOutcome::Status::Finished) {
             if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
             out.message = out.targetReached
                               ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
                               : QString("Finished %1 steps in %2 s.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1);
+            if (state) out.message += QString(" (resumed at step %1)").arg(resume->fromStep);
         } else {
             if (folder) folder->appendMetrics(p, nullptr);
             out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(p.totalSteps);
@@ -305,6 +449,111 @@ TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, c
     }
     out.step = model.step();
     return out;
+}
+
+// The train.* settings that decide whether a step gives the same result (what a divergence
+// needs changed before it is resumed).
+QStringList stepSettings(const ExperimentConfig& a, const ExperimentConfig& b)
+{
+    return overridesBetween(a, b).filter(QRegularExpression("^train\\.(lr|grad_clip|warmup_steps|schedule|min_lr_ratio|weight_decay|beta1|beta2|batch_size)="));
+}
+
+}  // namespace
+
+TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb, const QString& continuesFrom)
+{
+    return runTraining(model, runDir, control, cb, continuesFrom, nullptr);
+}
+
+ResumePlan planResume(const QString& runDir, const ResumeOptions& o)
+{
+    const QDir dir(runDir);
+    if (!dir.exists("config.json") || !dir.exists("metrics.csv"))
+        throw Error(QString("%1: not a run folder (it has no config.json and metrics.csv)").arg(runDir));
+    RunFolder::checkNotInUse(dir.absolutePath());
+    const QString path = resumeFilePath(runDir);
+    if (!QFileInfo::exists(path))
+        throw Error(QString("%1: has no resume point (checkpoints/resume.safetensors): the run was written by a version "
+                            "without resuming, or stopped before its first autosave (train.checkpoint_every); "
+                            "train its checkpoint on in a new run instead").arg(runDir));
+    ResumePlan plan;
+    plan.runDir = dir.absolutePath();
+    auto state = std::make_shared<TrainState>();
+    Model saved = Model::load(path);
+    state->file = readSafetensors(path);
+    QJsonParseError err;
+    const QJsonObject meta = QJsonDocument::fromJson(state->file.metadata.value("train_state").toUtf8(), &err).object();
+    if (err.error != QJsonParseError::NoError || meta.value("version").toInt() != 1 || !meta.contains("data_rng"))
+        throw Error(QString("%1: __metadata__.train_state is missing or not version 1").arg(path));
+    state->runStartStep = meta.value("run_start_step").toInteger(-1);
+    state->optimizerSteps = meta.value("optimizer_steps").toInteger(-1);
+    state->examplesSeen = meta.value("examples_seen").toInteger();
+    state->activeSeconds = meta.value("active_seconds").toDouble();
+    state->wallSeconds = meta.value("wall_seconds").toDouble();
+    state->dataRng = meta.value("data_rng").toString().toStdString();
+    std::mt19937_64 probe;
+    std::istringstream in(state->dataRng);
+    in >> probe;
+    if (state->runStartStep < 0 || state->runStartStep > saved.step() || state->optimizerSteps < 0 || in.fail())
+        throw Error(QString("%1: __metadata__.train_state is damaged (run start, optimiser steps or generator state)").arg(path));
+
+    // The settings the run last trained with are config.json's (a resume with changed settings
+    // writes them there before its first autosave); the model, task and seed must be the file's.
+    ExperimentConfig was = saved.config();
+    try {
+        was = loadConfigFile(dir.filePath("config.json"));
+    } catch (const Error&) {
+        // unreadable: the resume file's own settings
+    }
+    const QStringList beyondTraining = overridesBetween(saved.config(), was).filter(QRegularExpression("^(model|task|seed)"));
+    if (!beyondTraining.isEmpty())
+        throw Error(QString("%1: config.json and the resume file describe different runs (%2)").arg(runDir, beyondTraining.join(", ")));
+    ExperimentConfig cfg = was;
+    if (!o.sets.isEmpty()) {
+        for (const QString& set : o.sets)
+            if (!set.startsWith("train.") || set.startsWith("train.steps="))
+                throw Error(QString("--set %1: resuming keeps the run's task, model, seed and steps; only train.* settings "
+                                    "other than train.steps can change (--steps N sets the total)").arg(set));
+        applyOverrides(cfg, o.sets);
+    }
+    const long long done = saved.step() - state->runStartStep;  // steps of this run so far
+    const QString status = runStatus(runDir);
+    if (status == "diverged" && stepSettings(was, cfg).isEmpty())
+        throw Error(QString("%1: the run diverged with these settings; resumed unchanged from step %2 it would diverge again. "
+                            "Change how it steps, e.g. --set train.lr=%3 (half the rate) or --set train.grad_clip=%4")
+                        .arg(runDir).arg(saved.step()).arg(was.train.lr / 2, 0, 'g', 3).arg(was.train.gradClip > 0 ? was.train.gradClip / 2 : 1.0, 0, 'g', 3));
+    long long total = o.steps > 0 ? o.steps : cfg.train.steps;
+    if (total > cfg.train.steps) {
+        if (!o.extendSchedule)
+            throw Error(QString("--steps %1 is past the run's %2 steps, over which its learning-rate schedule was planned: add "
+                                "--extend-schedule to stretch the schedule over %1 steps (the rate at step %3 becomes what a "
+                                "%1-step schedule has there), or train its checkpoint on in a new run")
+                            .arg(total).arg(cfg.train.steps).arg(done));
+        cfg.train.steps = int(total);
+    }
+    // at its total without result.json (killed between its last autosave and the end): only the
+    // final evaluation is left to do
+    const bool onlyTheEnd = total == done && status != "finished" && total == cfg.train.steps;
+    if (total <= done && !onlyTheEnd)
+        throw Error(status == "finished" && total == cfg.train.steps
+                        ? QString("%1: the run finished all its %2 steps; give --steps N (more than %2) with --extend-schedule to train it longer").arg(runDir).arg(total)
+                        : QString("%1: the run is at step %2 already; --steps must be more than that").arg(runDir).arg(done));
+    const QStringList problems = validate(cfg);
+    if (!problems.isEmpty()) throw Error(problems.join("; "));
+    plan.model = overridesBetween(saved.config(), cfg).isEmpty() ? saved : saved.continuedAs(cfg);
+    plan.fromStep = saved.step();
+    plan.toStep = state->runStartStep + total;
+    plan.state = state;
+    const QStringList changed = overridesBetween(was, cfg);
+    plan.description = QString("Resuming %1 at step %2 of %3 to step %4%5").arg(plan.runDir).arg(plan.fromStep)
+                           .arg(state->runStartStep + was.train.steps).arg(plan.toStep)
+                           .arg(changed.isEmpty() ? QString() : QString(", with %1").arg(changed.join(", ")));
+    return plan;
+}
+
+TrainOutcome resumeTraining(ResumePlan& plan, TrainControl& control, const TrainCallbacks& cb)
+{
+    return runTraining(plan.model, plan.runDir, control, cb, {}, &plan);
 }
 
 }  // namespace parrot

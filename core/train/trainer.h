@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 
 namespace parrot {
 
@@ -41,7 +42,38 @@ double learningRate(const TrainConfig& c, long long step);
 // stops the run, puts the weights back to the last autosave (or the start of the run), keeps
 // the checkpoint on disk as it was, and says so in the outcome.
 // Never throws: failures come back as Status::Failed with the message.
+// With every autosave and when it stops, a run also writes checkpoints/resume.safetensors: a
+// checkpoint (Model::load reads it) that also holds what resuming needs.
 TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& callbacks,
                    const QString& continuesFrom = {});
+
+// Resuming a run folder (`train --resume`, the window's Continue training): its resume file holds
+// the weights, the AdamW moments and step count, where the run started (the learning-rate
+// schedule's position), the data generator's and torch's random state and the run's counters, so
+// on the CPU a run stopped or killed at step k and resumed gives the same losses, bit for bit, as
+// the run uninterrupted. metrics.csv and curves.json go on from the resume point (what was written
+// past it, before a kill, is written again).
+struct ResumeOptions {
+    long long steps = 0;          // the run's new total of steps (its train.steps); 0: its own
+    bool extendSchedule = false;  // steps past the total stretch the learning-rate schedule over them
+    QStringList sets;             // train.* changes (KEY=VALUE), e.g. a lower train.lr after a divergence
+};
+struct TrainState;  // trainer.cpp
+struct ResumePlan {
+    QString runDir;
+    Model model;                         // at the resume point, with the config it goes on with
+    long long fromStep = 0, toStep = 0;  // steps counted as the model counts them
+    QString description;                 // one line for the log
+    std::shared_ptr<const TrainState> state;
+};
+QString resumeFilePath(const QString& runDir);  // <runDir>/checkpoints/resume.safetensors
+// Reads a run folder for resuming. Throws parrot::Error naming what stops it: not a run folder, a
+// run another process is training, no resume file (a run from before resuming existed, or killed
+// before its first autosave: train.checkpoint_every), a damaged one, a finished run without more
+// steps, steps past the run's total without extendSchedule, settings other than train.*, or a
+// run that diverged resumed without a change to its training settings.
+ResumePlan planResume(const QString& runDir, const ResumeOptions& options = {});
+// Trains plan.model on in plan.runDir from plan.fromStep to plan.toStep (as train(), never throws).
+TrainOutcome resumeTraining(ResumePlan& plan, TrainControl& control, const TrainCallbacks& callbacks);
 
 }  // namespace parrot
