@@ -9,6 +9,7 @@
 #include "runbrowser.h"
 #include "settingspanel.h"
 #include "trainpanel.h"
+#include "io/runfolder.h"
 #include "train/trainer.h"
 #include "tasks/taskcatalog.h"
 #include "testutil.h"
@@ -348,6 +349,56 @@ private slots:
         QVERIFY(t.elapsed() < 5000);
         QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Cancelled);
         QVERIFY(w.model().step() > 0 && w.model().step() < 100000);
+    }
+
+    // Continue after Stop resumes the same run folder from where it stopped, to its total; the
+    // Runs tab's Continue training does the same for a run picked there.
+    void continueResumesTheStoppedRun()
+    {
+        MainWindow w;
+        w.loadPreset("copy-tiny");
+        w.show();
+        ExperimentConfig c = w.settings()->config();
+        c.train.steps = 300;
+        c.train.checkpointEvery = 50;
+        c.train.evalEvery = 0;
+        w.settings()->setConfig(c);
+        QVERIFY(!w.trainPanel()->continueButton()->isVisible());
+        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        w.startTraining();
+        QVERIFY(points.wait(60000));
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(10000));
+        const QString run = w.currentRunDir();
+        const long long stoppedAt = w.model().step();
+        QVERIFY(stoppedAt > 0 && stoppedAt < 300);
+        QVERIFY(w.trainPanel()->continueButton()->isVisible() && w.trainPanel()->continueButton()->isEnabled());
+        QTest::mouseClick(w.trainPanel()->continueButton(), Qt::LeftButton);
+        QVERIFY(w.isTraining());
+        QVERIFY(!w.trainPanel()->continueButton()->isVisible());
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.last().first().value<TrainOutcome>().status, TrainOutcome::Status::Finished);
+        QCOMPARE(w.currentRunDir(), run);  // the same folder, not a new one
+        QCOMPARE(w.model().step(), 300LL);
+        QCOMPARE(runStatus(run), QString("finished"));
+        QVERIFY(test::readAll(QDir(run).filePath("config.json")).contains(QString("\"from_step\": %1").arg(stoppedAt).toUtf8()));
+
+        // a finished run cannot go on without more steps: the Runs tab says why
+        w.runBrowser()->refresh();
+        QTableWidget* table = w.runBrowser()->table();
+        int row = -1;
+        for (int r = 0; r < table->rowCount(); ++r)
+            if (table->item(r, 0)->data(Qt::UserRole).toString() == run) row = r;
+        QVERIFY(row >= 0);
+        table->selectRow(row);
+        auto* cont = w.runBrowser()->findChild<QPushButton*>("continueRun");
+        QVERIFY(cont && cont->isEnabled());
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        QTest::mouseClick(cont, Qt::LeftButton);
+        QVERIFY(!w.isTraining());
+        QVERIFY(!errors.isEmpty() && errors.last().first().toString().contains("finished all its 300 steps"));
+        closeErrorBoxes();
     }
 
     void reopenedCheckpointMatchesAndBrokenOnesAreReported()

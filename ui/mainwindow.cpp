@@ -34,6 +34,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QGuiApplication>
@@ -61,6 +62,8 @@
 #include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <optional>
 
 #include <qcustomplot.h>
 
@@ -167,6 +170,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_experiments, &ExperimentsPanel::message, this, &MainWindow::log);
     connect(m_experiments, &ExperimentsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_experiments, &ExperimentsPanel::runsChanged, m_runs, &RunBrowser::refresh);
+    connect(m_runs, &RunBrowser::continueRequested, this, &MainWindow::resumeRun);
+    connect(m_trainPanel->continueButton(), &QPushButton::clicked, this, [this] { resumeRun(m_runDir); });
     connect(m_runs, &RunBrowser::overlayRequested, this, [this](const QStringList& dirs) {
         for (const QString& dir : dirs) {
             try {
@@ -594,7 +599,57 @@ void MainWindow::startRun(bool continueModel)
                             .arg(model.summary()).arg(model.step()).arg(continuesFrom, describeTask(c.task)).arg(c.train.steps).arg(runDir)
                       : tr("Training %1 on %2; run folder %3").arg(model.summary(), describeTask(c.task), runDir));
 
-    m_worker = new TrainWorker(model, runDir, continuesFrom);
+    launchWorker(new TrainWorker(model, runDir, continuesFrom));
+}
+
+void MainWindow::resumeRun(const QString& runDir)
+{
+    if (m_trainThread || isEvaluating() || isOpening()) return;
+    ResumeOptions options;
+    std::optional<ResumePlan> plan;
+    try {
+        plan = planResume(runDir, options);
+    } catch (const Error& e) {
+        if (runStatus(runDir) != "diverged" || !QFileInfo::exists(resumeFilePath(runDir))) {
+            showError(tr("Cannot continue %1: %2").arg(QDir(runDir).dirName(), e.message()));
+            return;
+        }
+        // a divergence goes on only with a change: ask for a lower rate
+        double lr = 0;
+        try {
+            lr = loadConfigFile(QDir(runDir).filePath("config.json")).train.lr;
+        } catch (const Error& e2) {
+            showError(e2.message());
+            return;
+        }
+        bool ok = false;
+        const double lower = QInputDialog::getDouble(this, tr("Continue a run that diverged"),
+                                                     tr("This run diverged at learning rate %1. Resume it from its last good "
+                                                        "checkpoint with the learning rate:").arg(lr, 0, 'g', 3),
+                                                     lr / 2, 1e-9, 100, 9, &ok);
+        if (!ok) return;
+        options.sets << QString("train.lr=%1").arg(lower, 0, 'g', 9);
+        try {
+            plan = planResume(runDir, options);
+        } catch (const Error& e2) {
+            showError(tr("Cannot continue %1: %2").arg(QDir(runDir).dirName(), e2.message()));
+            return;
+        }
+    }
+    setModel(plan->model);
+    m_runDir = plan->runDir;
+    m_continuing.clear();
+    m_modelCheckpoint.clear();
+    m_trainPanel->startFresh(plan->model.config().task, tr("resuming..."));
+    log(plan->description);
+    launchWorker(new TrainWorker(std::move(*plan)));
+}
+
+void MainWindow::launchWorker(TrainWorker* worker)
+{
+    m_runResumable = false;
+    m_trainPanel->setCanContinue(false);
+    m_worker = worker;
     m_trainThread = new QThread(this);
     m_worker->moveToThread(m_trainThread);
     connect(m_trainThread, &QThread::started, m_worker, &TrainWorker::run);
@@ -644,6 +699,9 @@ void MainWindow::onTrainingFinished(const TrainOutcome& o)
     m_trainPanel->showEnded();
     // a continued model goes on from the checkpoint its run wrote
     if (!m_continuing.isEmpty() && !o.checkpoint.isEmpty()) m_modelCheckpoint = o.checkpoint;
+    m_runResumable = (o.status == TrainOutcome::Status::Cancelled || o.status == TrainOutcome::Status::Diverged)
+                     && !m_runDir.isEmpty() && QFileInfo::exists(resumeFilePath(m_runDir));
+    m_trainPanel->setCanContinue(m_runResumable);
     setModel(m_model);  // refresh the summary: the step changed
     m_runs->refresh();  // the run just written
     if (o.status == TrainOutcome::Status::Finished || o.status == TrainOutcome::Status::Cancelled)
@@ -1045,6 +1103,7 @@ void MainWindow::updateActions()
     const bool busy = m_trainThread || isEvaluating() || isOpening();
     const bool trainable = m_settings->problems().isEmpty();
     m_trainPanel->setAvailable(!busy && trainable, m_trainThread != nullptr, busy, !busy && !m_model.isNull(), isEvaluating());
+    m_trainPanel->continueButton()->setEnabled(!busy && m_runResumable);
     m_trainAction->setEnabled(!busy && trainable);
     m_stopAction->setEnabled(busy);
     m_saveAction->setEnabled(!m_trainThread && !m_model.isNull());

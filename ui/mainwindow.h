@@ -63,6 +63,10 @@ public:
     // train.steps more steps counted on from its step, a new run folder naming the checkpoint.
     void continueTraining();
     QMessageBox* trainChoiceBox() const;
+    // Resumes a run folder where its last autosave left it (planResume): the Runs tab's Continue
+    // training and the Train tab's Continue after Stop. A run that diverged asks for a lower
+    // learning rate first. Errors go to a message box.
+    void resumeRun(const QString& runDir);
     void startEvaluation();
     // Takes a screenshot at training step `step` (or when training ends first), then closes.
     void screenshotAtStep(long long step, const QString& path);
@@ -159,6 +163,7 @@ private:
     void setModel(const Model& m);
     void applyCheckpoint(const QString& path, const Model& m);
     void startRun(bool continueModel);
+    void launchWorker(TrainWorker* worker);
 
     SettingsPanel* m_settings;
     TrainPanel* m_trainPanel;
@@ -185,6 +190,7 @@ private:
     QString m_continuing;       // the checkpoint the running training continues, "" for a fresh model
     QPointer<QMessageBox> m_trainChoice;
     QString m_runDir;
+    bool m_runResumable = false;  // m_runDir stopped or diverged with a resume file: Continue
     // Training keeps its own long-lived worker rather than a BackgroundJob: TrainWorker reports
     // four kinds of signal (progress, curves, log lines, the outcome) and is paused and resumed
     // while it runs, which a run-once function with a result does not model.

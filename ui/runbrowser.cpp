@@ -130,6 +130,15 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
             dirs << m_table->item(i.row(), Name)->data(Qt::UserRole).toString();
         if (!dirs.isEmpty()) emit overlayRequested(dirs);
     });
+    m_continue = new QPushButton(tr("Continue training"), this);
+    m_continue->setObjectName("continueRun");
+    m_continue->setToolTip(tr("Resume the selected run where its last autosave left it: the same optimiser state, "
+                              "schedule and data, so it goes on as if it had never stopped"));
+    m_continue->setEnabled(false);
+    connect(m_continue, &QPushButton::clicked, this, [this] {
+        const auto rows = m_table->selectionModel()->selectedRows();
+        if (rows.size() == 1) emit continueRequested(m_table->item(rows.first().row(), Name)->data(Qt::UserRole).toString());
+    });
     m_status = new QLabel(this);
     m_status->setObjectName("runStatus");
     m_status->setTextFormat(Qt::RichText);
@@ -137,6 +146,7 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     top->addWidget(m_filter, 1);
     top->addWidget(refresh);
     top->addWidget(m_overlay);
+    top->addWidget(m_continue);
     layout->addLayout(top);
     m_table = new QTableWidget(0, Columns, this);
     m_table->setObjectName("runTable");
@@ -151,6 +161,8 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + m_table->verticalHeader()->defaultSectionSize() +
                               2 * m_table->frameWidth());  // one row at least; raising the Runs tab makes room for more
     m_table->horizontalHeader()->setStretchLastSection(true);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { m_continue->setEnabled(m_table->selectionModel()->selectedRows().size() == 1); });
     layout->addWidget(m_table, 1);
     layout->addWidget(m_status);
 }

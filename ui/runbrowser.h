@@ -37,6 +37,8 @@ public:
 
 signals:
     void overlayRequested(const QStringList& runDirs);
+    // "Continue training" on the one selected run: resume it where its last autosave left it.
+    void continueRequested(const QString& runDir);
 
 private:
     void applyFilter();
@@ -47,6 +49,7 @@ private:
     QTableWidget* m_table;
     QLabel* m_status;
     QPushButton* m_overlay;
+    QPushButton* m_continue;
 };
 
 }  // namespace parrot

@@ -47,6 +47,10 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     m_stop = new QPushButton(tr("Stop"), this);
     m_stop->setObjectName("stop");
     m_stop->setToolTip(tr("Stop after the current step and save a checkpoint (Esc)"));
+    m_continue = new QPushButton(tr("Continue"), this);
+    m_continue->setObjectName("continue");
+    m_continue->setToolTip(tr("Resume the stopped run where it stopped: the same optimiser state, schedule and data"));
+    m_continue->setVisible(false);
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
@@ -61,6 +65,7 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     controls->addWidget(m_train);
     controls->addWidget(m_pause);
     controls->addWidget(m_stop);
+    controls->addWidget(m_continue);
     controls->addWidget(m_progress, 1);
     v->addLayout(controls);
     v->addWidget(m_progressText);
@@ -162,6 +167,12 @@ void TrainPanel::setBusy(bool busy)
 {
     m_progress->setRange(0, busy ? 0 : 1000);
     if (!busy) m_progress->setValue(0);
+}
+
+void TrainPanel::setCanContinue(bool can)
+{
+    m_continue->setVisible(can);
+    m_continue->setEnabled(can);
 }
 
 void TrainPanel::setPaused(bool paused) { m_pause->setText(paused ? tr("Resume") : tr("Pause")); }

@@ -28,6 +28,7 @@ public:
     QPushButton* trainButton() const { return m_train; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
+    QPushButton* continueButton() const { return m_continue; }
     QPushButton* evaluateButton() const { return m_evaluate; }
     QPushButton* evalCancelButton() const { return m_evalCancel; }
     QLineEdit* evalLengthsEdit() const { return m_evalLengths; }
@@ -56,13 +57,15 @@ public:
     void setPaused(bool paused);
     // Which controls work now.
     void setAvailable(bool canTrain, bool training, bool canStop, bool canEvaluate, bool evaluating);
+    // Continue: shown while the window's last run can be resumed (stopped, or diverged).
+    void setCanContinue(bool can);
 
     // The evaluate box: the lengths (throws parrot::Error naming the field) and examples per length.
     std::vector<int> evaluationLengths() const;
     int evaluationSamples() const;
 
 private:
-    QPushButton *m_train, *m_pause, *m_stop, *m_evaluate, *m_evalCancel;
+    QPushButton *m_train, *m_pause, *m_stop, *m_continue, *m_evaluate, *m_evalCancel;
     QProgressBar* m_progress;
     QLabel* m_progressText;
     QLabel* m_modelLabel;

@@ -7,6 +7,11 @@ TrainWorker::TrainWorker(Model model, QString runDir, QString continuesFrom, QOb
 {
 }
 
+TrainWorker::TrainWorker(ResumePlan plan, QObject* parent)
+    : QObject(parent), m_model(plan.model), m_runDir(plan.runDir), m_resume(std::move(plan))
+{
+}
+
 void TrainWorker::run()
 {
     TrainCallbacks cb;
@@ -17,7 +22,7 @@ void TrainWorker::run()
     cb.progress = [this](const TrainProgress& p) { emit progress(p); };
     cb.evaluated = [this](const LengthCurve& c) { emit evaluated(c); };
     cb.log = [this](const QString& s) { emit logMessage(s); };
-    const TrainOutcome outcome = train(m_model, m_runDir, m_control, cb, m_continuesFrom);
+    const TrainOutcome outcome = m_resume ? resumeTraining(*m_resume, m_control, cb) : train(m_model, m_runDir, m_control, cb, m_continuesFrom);
     emit finished(outcome);
 }
 

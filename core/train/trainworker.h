@@ -9,6 +9,8 @@
 
 #include <QObject>
 
+#include <optional>
+
 namespace parrot {
 
 class TrainWorker : public QObject {
@@ -16,6 +18,8 @@ class TrainWorker : public QObject {
 public:
     // `continuesFrom`: the checkpoint the model was opened from, when it trains further (train()).
     TrainWorker(Model model, QString runDir, QString continuesFrom = {}, QObject* parent = nullptr);
+    // Resumes a run folder (planResume, resumeTraining).
+    explicit TrainWorker(ResumePlan plan, QObject* parent = nullptr);
 
     void pause() { m_control.pause = true; }
     void resume() { m_control.pause = false; }
@@ -36,6 +40,7 @@ private:
     QString m_runDir;
     QString m_continuesFrom;
     TrainControl m_control;
+    std::optional<ResumePlan> m_resume;
 };
 
 void registerMetaTypes();
