@@ -374,6 +374,7 @@ private slots:
         const long long stoppedAt = w.model().step();
         QVERIFY(stoppedAt > 0 && stoppedAt < 300);
         QVERIFY(w.trainPanel()->continueButton()->isVisible() && w.trainPanel()->continueButton()->isEnabled());
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/continue-after-stop.png");
         QTest::mouseClick(w.trainPanel()->continueButton(), Qt::LeftButton);
         QVERIFY(w.isTraining());
         QVERIFY(!w.trainPanel()->continueButton()->isVisible());
@@ -383,6 +384,7 @@ private slots:
         QCOMPARE(w.model().step(), 300LL);
         QCOMPARE(runStatus(run), QString("finished"));
         QVERIFY(test::readAll(QDir(run).filePath("config.json")).contains(QString("\"from_step\": %1").arg(stoppedAt).toUtf8()));
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/continue-resumed.png");
 
         // a finished run cannot go on without more steps: the Runs tab says why
         w.runBrowser()->refresh();

@@ -27,6 +27,13 @@ using test::smallConfig;
 
 double maxAbsDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
+// One data row per family.
+void familyRows()
+{
+    QTest::addColumn<QString>("kind");
+    for (const QString& k : kKinds) QTest::newRow(qPrintable(k)) << k;
+}
+
 }  // namespace
 
 class TestModels : public QObject {
@@ -537,11 +544,7 @@ private slots:
     // come from the representation at the row's last `|` alone, so what follows it changes
     // nothing and a letter before it changes them; the estimate counts the decoder exactly; a
     // checkpoint keeps it; and the model refuses to generate.
-    void compressionReadsOutAtTheLastSeparator_data()
-    {
-        QTest::addColumn<QString>("kind");
-        for (const QString& k : kKinds) QTest::newRow(qPrintable(k)) << k;
-    }
+    void compressionReadsOutAtTheLastSeparator_data() { familyRows(); }
     void compressionReadsOutAtTheLastSeparator()
     {
         QFETCH(QString, kind);
@@ -624,11 +627,7 @@ private slots:
     // Each family learns something of copying in a few seconds: character accuracy at length 2
     // well above the 1/4 of guessing among four letters. The LSTM needs a higher rate and more
     // steps to leave its plateau, S4D more steps (its time-invariant kernel has to find the lags).
-    void everyFamilyLearnsATinyCopyAboveChance_data()
-    {
-        QTest::addColumn<QString>("kind");
-        for (const QString& k : kKinds) QTest::newRow(qPrintable(k)) << k;
-    }
+    void everyFamilyLearnsATinyCopyAboveChance_data() { familyRows(); }
     void everyFamilyLearnsATinyCopyAboveChance()
     {
         QFETCH(QString, kind);

@@ -99,6 +99,19 @@ QStringList cliRun(const QString& kind, int steps)
             "--set", "train.log_every=1", "--set", "train.eval_samples=16", "--set", "task.eval_samples=16", "--threads", "1"};
 }
 
+// A small Transformer run of `steps` in <tmp>/run, stopped after step `stopAt` (0: to the end).
+QString trainedRun(const QTemporaryDir& tmp, int steps, long long stopAt)
+{
+    const QString dir = tmp.filePath("run");
+    Model m = Model::create(smallRun("transformer", steps));
+    TrainControl control;
+    TrainCallbacks cb;
+    cb.progressIntervalMs = 0;
+    cb.progress = [&](const TrainProgress& p) { if (stopAt > 0 && p.step >= stopAt) control.cancel = true; };
+    train(m, dir, control, cb);
+    return dir;
+}
+
 QProcess* startCli(const QStringList& args)
 {
     auto* p = new QProcess;
@@ -283,12 +296,10 @@ private slots:
     // train.* settings change; a run another process trains is refused.
     void resumeRefusesWhatItCannotDo()
     {
-        ExperimentConfig c = smallRun("transformer", 10);
         QTemporaryDir tmp;
-        const QString dir = tmp.filePath("run");
-        Model m = Model::create(c);
+        const QString dir = trainedRun(tmp, 10, 0);
+        QCOMPARE(runStatus(dir), QString("finished"));
         TrainControl control;
-        QCOMPARE(train(m, dir, control, {}).status, TrainOutcome::Status::Finished);
         const auto refused = [&](const ResumeOptions& o, const QString& what) {
             try {
                 planResume(dir, o);
@@ -330,15 +341,9 @@ private slots:
     // a lower rate suggested; with a lower rate it goes on.
     void divergedRunResumesOnlyWithAChange()
     {
-        ExperimentConfig c = smallRun("transformer", 30);
         QTemporaryDir tmp;
-        const QString dir = tmp.filePath("run");
-        Model m = Model::create(c);
-        TrainControl cancel;
-        TrainCallbacks cb;
-        cb.progressIntervalMs = 0;
-        cb.progress = [&](const TrainProgress& p) { if (p.step >= 10) cancel.cancel = true; };
-        QCOMPARE(train(m, dir, cancel, cb).status, TrainOutcome::Status::Cancelled);
+        const QString dir = trainedRun(tmp, 30, 10);
+        QCOMPARE(runStatus(dir), QString("cancelled"));
         const auto before = tensorBytes(resumeFilePath(dir));
         ResumePlan wild = planResume(dir, {0, false, {"train.lr=1e30", "train.grad_clip=0", "train.warmup_steps=0"}});
         TrainControl go;

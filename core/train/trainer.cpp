@@ -11,6 +11,7 @@
 #include "modelimpl.h"
 #include "train/losses.h"
 #include "train/splitbackward.h"
+#include "torchcompat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -129,7 +130,7 @@ private:
     std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& p) const
     {
         if (m_fused) return m_fused->moments(p);
-        const auto it = m_reference->state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+        const auto it = m_reference->state().find(compat::optimizerStateKey(p));
         if (it == m_reference->state().end()) return {};
         const auto& st = static_cast<const torch::optim::AdamWParamState&>(*it->second);
         return {st.exp_avg(), st.exp_avg_sq()};
@@ -153,7 +154,7 @@ private:
         st->exp_avg(m);
         st->exp_avg_sq(v);
         st->max_exp_avg_sq(torch::zeros_like(v));
-        m_reference->state()[c10::guts::to_string(p.unsafeGetTensorImpl())] = std::move(st);
+        m_reference->state()[compat::optimizerStateKey(p)] = std::move(st);
     }
 
     std::vector<torch::Tensor> m_params;
@@ -428,8 +429,8 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
             if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
             out.message = out.targetReached
                               ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
-                              : QString("Finished %1 steps in %2 s.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1);
-            if (state) out.message += QString(" (resumed at step %1)").arg(resume->fromStep);
+                              : QString("Finished %1 steps in %2 s%3.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1)
+                                    .arg(state ? QString(" (resumed at step %1)").arg(resume->fromStep) : QString());
         } else {
             if (folder) folder->appendMetrics(p, nullptr);
             out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(p.totalSteps);
