@@ -1,6 +1,7 @@
 #include "blockcache.h"
 
 #include "kernels/fastpaths.h"
+#include "torchcompat.h"
 
 #include <c10/core/CPUAllocator.h>
 
@@ -33,9 +34,9 @@ constexpr size_t kPage = 4096;
 // a new prompt length each step) make room for the ones in use.
 constexpr size_t kMinCacheLimit = size_t(256) << 20;
 
-class BlockCache final : public c10::Allocator {
+class BlockCache final : public compat::Allocator {
 public:
-    c10::DataPtr allocate(size_t n) const override
+    c10::DataPtr allocateBytes(size_t n) const override
     {
         if (n == 0) return {nullptr, nullptr, &freeBlock, c10::Device(c10::DeviceType::CPU)};
         void* data = n + sizeof(Header) < kLarge ? allocateSmall(n) : instance().allocateLarge(n);

@@ -27,7 +27,7 @@ double leastSquaresPrediction(const IclPrompt& p, int i)
     const int d = p.d;
     auto X = torch::from_blob(const_cast<float*>(p.x.data()), {i, d}, torch::kFloat).to(torch::kDouble);
     auto y = torch::from_blob(const_cast<float*>(p.y.data()), {i, 1}, torch::kFloat).to(torch::kDouble);
-    auto w = torch::matmul(torch::linalg::pinv(X), y).contiguous();  // minimum norm
+    auto w = torch::matmul(at::linalg_pinv(X, 1e-15, false), y).contiguous();  // minimum norm
     return dotD(xAt(p, i), w.data_ptr<double>(), d);
 }
 
