@@ -135,7 +135,7 @@ private:
 };
 
 struct Options {
-    int steps = 240;
+    int steps = 300;
     int threads = 0;  // all cores, as the window
     QString app;
     QString keep;
@@ -147,7 +147,7 @@ struct Options {
     QTextStream err(stderr);
     (code ? err : out())
         << "Usage: bench_gui_latency [--steps N] [--threads N] [--app PATH] [--keep DIR] [--trace MS]\n"
-           "  --steps N    training steps of the default experiment (default 240: 10-20 s on 2 cores)\n"
+           "  --steps N    training steps of the default experiment (default 300: 10-20 s on 2 cores)\n"
            "  --threads N  torch threads (default: all cores, as the window)\n"
            "  --app PATH   the parrotscope binary the sweep's runs are started with (default: the one built with this)\n"
            "  --keep DIR   write the home folder (settings, runs, sweep, exports) there instead of a temporary one\n"
@@ -367,7 +367,9 @@ int main(int argc, char** argv)
     for (const LatencyProbe::Stats& s : all) {
         if (s.longStalls.empty()) continue;
         QStringList at;
-        for (const LatencyProbe::LongStall& l : s.longStalls) at << QString("%1 ms at %2 s").arg(l.ms, 0, 'f', 0).arg(l.atS, 0, 'f', 2);
+        for (const LatencyProbe::LongStall& l : s.longStalls)
+            at << QString("%1 ms at %2 s%3").arg(l.ms, 0, 'f', 0).arg(l.atS, 0, 'f', 2)
+                      .arg(l.cpuMs >= 0 ? QString(" (GUI thread on a core %1 ms)").arg(l.cpuMs, 0, 'f', 0) : QString());
         out() << "  over 50 ms in " << s.phase << ": " << at.join(", ") << "\n";
     }
     const auto worst = std::max_element(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.longestMs < b.longestMs; });

@@ -53,6 +53,7 @@ private slots:
         QVERIFY2(busy.longestMs >= 100, qPrintable(QString::number(busy.longestMs)));
         QVERIFY(busy.longestMs < 10000);
         QVERIFY(!busy.longStalls.empty() && busy.longStalls.back().ms >= 100);
+        QVERIFY(busy.longStalls.back().cpuMs > 0);  // the thread held it: it was on a core
         // it ended some 140 ms into the phase (20 ms of ticks, then 120 ms held)
         QVERIFY2(busy.longestAtS >= 0.13 && busy.longestAtS < 5, qPrintable(QString::number(busy.longestAtS)));
         // one stall among a hundred-odd ticks is not the 99th percentile

@@ -5,7 +5,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include <time.h>
+
 namespace parrot {
+
+namespace {
+
+// The calling thread's CPU time in nanoseconds, or -1.
+qint64 threadCpuNs()
+{
+#ifdef CLOCK_THREAD_CPUTIME_ID
+    timespec t{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return qint64(t.tv_sec) * 1000000000 + t.tv_nsec;
+#endif
+    return -1;
+}
+
+}  // namespace
 
 LatencyProbe::LatencyProbe(QObject* parent) : QObject(parent) { m_phases.push_back({"window", {}, -1, -1, 0, {}}); }
 
@@ -26,6 +42,7 @@ void LatencyProbe::start()
     // Counted from now: whatever holds the thread before the first tick is a stall too (the
     // window's first show, when the probe starts before it). The time spent stopped is not.
     m_lastNs = m_clock.nsecsElapsed();
+    m_lastCpuNs = threadCpuNs();
     m_timer->start();
 }
 
@@ -51,6 +68,7 @@ void LatencyProbe::setPhase(const QString& phase)
 void LatencyProbe::tick()
 {
     const qint64 now = m_clock.nsecsElapsed();
+    const qint64 cpu = threadCpuNs();
     if (m_lastNs >= 0) {
         // A tick on time is 0 late; one early (timers may fire a little ahead) is not a negative stall.
         const double stall = std::max(0.0, double(now - m_lastNs) / 1e6 - kIntervalMs);
@@ -61,9 +79,10 @@ void LatencyProbe::tick()
             p.longestMs = float(stall);
             p.longestAtS = atS;
         }
-        if (stall > kLongStallMs) p.longStalls.push_back({atS, stall});
+        if (stall > kLongStallMs) p.longStalls.push_back({atS, stall, cpu >= 0 && m_lastCpuNs >= 0 ? double(cpu - m_lastCpuNs) / 1e6 : -1});
     }
     m_lastNs = now;
+    m_lastCpuNs = cpu;
 }
 
 LatencyProbe::Stats LatencyProbe::statsOf(const Phase& p)
@@ -122,6 +141,7 @@ void LatencyProbe::clear()
         p.longStalls.clear();
     }
     if (m_clock.isValid()) m_lastNs = m_clock.nsecsElapsed();
+    m_lastCpuNs = threadCpuNs();
 }
 
 QString LatencyProbe::summary() const

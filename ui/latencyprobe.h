@@ -30,10 +30,14 @@ public:
     // The stall a user notices as a hitch: the goal is none over it, anywhere.
     static constexpr double kLongStallMs = 50;
 
-    // A stall over kLongStallMs: when it ended (seconds into its phase) and how long it was.
+    // A stall over kLongStallMs: when it ended (seconds into its phase), how long it was, and how
+    // much of the interval the GUI thread spent on the CPU. Busy for most of it: the thread's own
+    // work held it. Busy for little of it: it was waiting (for a core another process had, for the
+    // disk, for a lock), which a loaded machine shows as jitter.
     struct LongStall {
         double atS = 0;
         double ms = 0;
+        double cpuMs = -1;  // -1 where the thread's CPU clock cannot be read
     };
 
     // A phase's figures. Stalls are in milliseconds; ticks counts the ticks recorded in it.
@@ -89,6 +93,7 @@ private:
     QTimer* m_timer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastNs = -1;  // the previous tick's time, or start()'s
+    qint64 m_lastCpuNs = -1;  // the GUI thread's CPU time then
     std::vector<Phase> m_phases;
     size_t m_current = 0;
 };
