@@ -681,8 +681,9 @@ private slots:
         MainWindow w;
         w.loadPreset("copy-tiny");
         RunBrowser* b = w.runBrowser();
-        b->setFolder(dir.path());
-        QCOMPARE(b->runCount(), 2);
+        b->setFolder(dir.path());  // read off the GUI thread
+        QTRY_COMPARE(b->runCount(), 2);
+        QVERIFY(!b->isLoading());
         b->filterBox()->setText("MAMBA");
         QCOMPARE(b->visibleRunCount(), 1);
         b->filterBox()->clear();
