@@ -21,6 +21,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
 #include <QMetaEnum>
 #include <QTemporaryDir>
@@ -210,6 +211,14 @@ void useOffscreenLaptopScreen(const QString& dir)
     qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
 }
 
+// The machine's 1-minute load average (/proc/loadavg), or "?": stalls on a machine busy with
+// other work are partly waiting for a core, and the table says how busy it was.
+QString loadAverage()
+{
+    QFile f("/proc/loadavg");
+    return f.open(QIODevice::ReadOnly) ? QString::fromLatin1(f.readAll()).section(' ', 0, 0) : QString("?");
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -244,6 +253,7 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName("Parrotscope");
     configureThreads(o.threads);
 
+    const QString loadBefore = loadAverage();
     LatencyProbe probe;
     app.traceMs = o.traceMs;
     app.probe = &probe;
@@ -320,12 +330,15 @@ int main(int argc, char** argv)
     // A bundled sweep from the Experiments tab, shrunk to a few steps per run (as tst_gui runs it).
     probe.setPhase("sweep");
     {
+        // the tab, the sweep and Run are three clicks: the event loop runs between them
         w.showExperiments();
+        settle(300);
         ExperimentsPanel* p = w.experiments();
         p->setExecutable(o.app);
         p->setExtraOverrides({"train.steps=4", "train.warmup_steps=1", "train.eval_every=2", "train.eval_samples=4",
                               "task.eval_samples=4", "model.d_model=32", "model.heads=4", "model.num_masked_heads=2"});
         check(p->selectPreset("length-generalisation"), "no bundled sweep length-generalisation");
+        settle(300);
         check(runUntilSignal([&] { check(p->run(), "the sweep did not start"); }, p, &ExperimentsPanel::sweepFinished, 900000),
               "the sweep did not finish within 15 minutes");
         settle(1000);
@@ -353,15 +366,16 @@ int main(int argc, char** argv)
     probe.stop();
 
     // The table, and each stall over the goal with when it happened, to find its cause.
-    out() << QString("GUI thread stalls (a %1 ms timer's lateness), %2 threads, %3 training steps\n")
-                 .arg(LatencyProbe::kIntervalMs).arg(diagnostics().threads).arg(o.steps);
-    out() << QString("%1 %2 %3 %4 %5\n").arg("phase", -16).arg("ticks", 7).arg("longest ms", 11).arg("p99 ms", 8).arg("over 50 ms", 11);
+    out() << QString("GUI thread stalls (a %1 ms timer's lateness), %2 threads, %3 training steps; load average %4 before, %5 after\n")
+                 .arg(LatencyProbe::kIntervalMs).arg(diagnostics().threads).arg(o.steps).arg(loadBefore, loadAverage());
+    out() << QString("%1 %2 %3 %4 %5 %6\n").arg("phase", -16).arg("ticks", 7).arg("longest ms", 11).arg("(at s)", 7).arg("p99 ms", 8).arg("over 50 ms", 11);
     const std::vector<LatencyProbe::Stats> all = probe.stats();
     for (const LatencyProbe::Stats& s : all)
-        out() << QString("%1 %2 %3 %4 %5\n")
+        out() << QString("%1 %2 %3 %4 %5 %6\n")
                      .arg(s.phase, -16)
                      .arg(s.ticks, 7)
                      .arg(s.longestMs, 11, 'f', 1)
+                     .arg(s.longestAtS, 7, 'f', 2)
                      .arg(s.p99Ms, 8, 'f', 1)
                      .arg(int(s.longStalls.size()), 11);
     for (const LatencyProbe::Stats& s : all) {
