@@ -102,6 +102,8 @@ const std::vector<Command>& commands()
            {"open on that tab (default: Explore, or the tab the", "other options show)"}},
           {{"(no command) --theme system|light|dark"},
            {"the window's theme (default: Edit → Preferences; system", "follows the desktop's palette); exports stay white"}},
+          {{"(no command) --measure-latency"},
+           {"print the GUI thread's longest and 99th-percentile", "stall to stderr on close; also", "PARROTSCOPE_MEASURE_LATENCY=1"}},
           {{"(no command) --layout NAME | --fresh-layout"},
            {"open with a layout saved with View → Save layout, or", "with the default one instead of the last session's"}},
           {{"(no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]"},

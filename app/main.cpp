@@ -11,6 +11,7 @@
 #include "experiments/sweep.h"
 #include "experimentspanel.h"
 #include "inspectorpanel.h"
+#include "latencyprobe.h"
 #include "mainwindow.h"
 #include "pretrainedpanel.h"
 #include "presets.h"
@@ -27,6 +28,7 @@
 #include <QTimer>
 
 #include <cstdlib>
+#include <memory>
 
 #include <unistd.h>
 
@@ -57,6 +59,7 @@ int runWindow(Args& a)
     const QString layout = a.value("--layout");
     const bool restore = !a.flag("--fresh-layout");
     const QString stepText = a.value("--screenshot-at-step");
+    const bool measureLatency = LatencyProbe::latencyRequested(a.flag("--measure-latency"));
     const QString checkpoint = a.positional();
     a.done();
     long long screenshotStep = -1;
@@ -131,6 +134,12 @@ int runWindow(Args& a)
     else if (tab == "train") window.showTrain();
     else if (tab == "inspect") window.showInspector();
     else if (tab == "pretrained") window.showPretrained();
+    // Started before the first show, so that the show itself counts; there is no timer at all without it.
+    std::unique_ptr<LatencyProbe> probe;
+    if (measureLatency) {
+        probe = std::make_unique<LatencyProbe>();
+        probe->start();
+    }
     window.show();
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {
@@ -156,7 +165,9 @@ int runWindow(Args& a)
     } else if (!QSettings().value("welcomed", false).toBool() && qEnvironmentVariableIsEmpty("CI")) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
     }
-    return QApplication::exec();
+    const int code = QApplication::exec();
+    if (probe) QTextStream(stderr) << "parrotscope: " << probe->summary() << "\n";
+    return code;
 }
 
 }  // namespace parrot

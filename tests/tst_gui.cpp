@@ -388,6 +388,7 @@ private slots:
 
         // a finished run cannot go on without more steps: the Runs tab says why
         w.runBrowser()->refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.runBrowser()->isLoading(), 20000);  // read off the GUI thread
         QTableWidget* table = w.runBrowser()->table();
         int row = -1;
         for (int r = 0; r < table->rowCount(); ++r)
@@ -734,8 +735,9 @@ private slots:
         MainWindow w;
         w.loadPreset("copy-tiny");
         RunBrowser* b = w.runBrowser();
-        b->setFolder(dir.path());
-        QCOMPARE(b->runCount(), 2);
+        b->setFolder(dir.path());  // read off the GUI thread
+        QTRY_COMPARE(b->runCount(), 2);
+        QVERIFY(!b->isLoading());
         b->filterBox()->setText("MAMBA");
         QCOMPARE(b->visibleRunCount(), 1);
         b->filterBox()->clear();

@@ -503,7 +503,8 @@ void MainWindow::updateJobStatus()
 
 bool MainWindow::busyLoading() const
 {
-    return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy() || m_pretrained->busy();
+    return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy() || m_pretrained->busy() ||
+           m_runs->isLoading();
 }
 
 QString MainWindow::runsFolder() const

@@ -121,7 +121,7 @@ public:
     // a title bar up to 40 px, borders up to 8 px.
     static constexpr QMargins kFrameAllowance{8, 40, 8, 8};
     // Whether a view is still loading in the background (the explorer's models and probes).
-    bool busyLoading() const;  // also the inspector reading a file
+    bool busyLoading() const;  // also the inspector reading a file, the run browser reading the runs folder
     QPushButton* trainButton() const;
     QPushButton* pauseButton() const;
     QPushButton* stopButton() const;

@@ -2,7 +2,11 @@
 // (task, model, seed, steps, status, final result); selected runs can be overlaid on the plots.
 #pragma once
 
+#include "backgroundjob.h"
+
 #include <QWidget>
+
+#include <vector>
 
 class QLabel;
 class QLineEdit;
@@ -22,10 +26,13 @@ class RunBrowser : public QWidget {
 public:
     explicit RunBrowser(QWidget* parent = nullptr);
 
-    // Reads every run under `dir` (a few files each; malformed folders are skipped and counted).
+    // Reads every run under `dir` (a few files each; malformed folders are skipped and counted)
+    // off the GUI thread; the table shows them when they are read (loaded()), and keeps the
+    // previous listing until then.
     void setFolder(const QString& dir);
     QString folder() const { return m_folder; }
     void refresh() { setFolder(m_folder); }
+    bool isLoading() const { return m_load.isRunning(); }
     int runCount() const;
     int visibleRunCount() const;
     QTableWidget* table() const { return m_table; }
@@ -39,8 +46,11 @@ signals:
     void overlayRequested(const QStringList& runDirs);
     // "Continue training" on the one selected run: resume it where its last autosave left it.
     void continueRequested(const QString& runDir);
+    void loaded();  // the table shows the folder's runs as read by the latest setFolder()
 
 private:
+    // `note`: what the status line adds after the count (folders skipped, a folder that cannot be read)
+    void showRuns(const QString& dir, const std::vector<RunRecord>& runs, const QString& note);
     void applyFilter();
     QString m_folder;
     QString m_folderNote;   // folders skipped while reading
@@ -50,6 +60,9 @@ private:
     QLabel* m_status;
     QPushButton* m_overlay;
     QPushButton* m_continue;
+    // Reading a folder of 208 runs took 50-60 ms, a stall of the window at the end of every
+    // training run and every sweep run (bench_gui_latency's measure); it runs here instead.
+    BackgroundJob m_load;
 };
 
 }  // namespace parrot

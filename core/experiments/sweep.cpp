@@ -138,11 +138,24 @@ void writeSweepFiles(const SweepPlan& plan)
 {
     QDir out(plan.outDir);
     if (!out.mkpath("configs") || !out.mkpath("runs")) throw Error(QString("%1: cannot create the sweep folder").arg(plan.outDir));
+    for (const SweepRun& r : plan.runs) {
+        // A config already written as it is now is left alone: each QSaveFile commit waits for the
+        // disk (fsync), and a sweep run again rewrote every one (the window's Run waited on them).
+        const QByteArray json = QJsonDocument(toJson(r.config)).toJson();
+        QFile existing(r.configPath);
+        if (existing.open(QIODevice::ReadOnly) && existing.readAll() == json) continue;
+        QSaveFile f(r.configPath);
+        if (!f.open(QIODevice::WriteOnly) || f.write(json) < 0 || !f.commit())
+            throw Error(QString("%1: cannot write (%2)").arg(r.configPath, f.errorString()));
+    }
+    writeSweepIndex(plan);
+}
+
+void writeSweepIndex(const SweepPlan& plan)
+{
+    QDir out(plan.outDir);
     QJsonArray runs;
     for (const SweepRun& r : plan.runs) {
-        QSaveFile f(r.configPath);
-        if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(toJson(r.config)).toJson()) < 0 || !f.commit())
-            throw Error(QString("%1: cannot write (%2)").arg(r.configPath, f.errorString()));
         QJsonArray overrides;
         for (const QString& s : r.overrides) overrides.append(s);
         runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},

@@ -67,6 +67,8 @@ std::optional<SweepPlan> readSweepIndex(const QString& outDir);
 
 // Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
 void writeSweepFiles(const SweepPlan& plan);
+// index.json alone (the runs' statuses as they are now), when the configs are already written.
+void writeSweepIndex(const SweepPlan& plan);
 
 // Sweeps bundled with the app (resources/sweeps/*.json), by name; the file of one (":/sweeps/...").
 QStringList sweepPresetNames();

@@ -190,7 +190,7 @@ void SweepRunner::finish(bool cancelled)
     if (m_done) return;
     m_done = true;
     try {
-        writeSweepFiles(m_plan);  // the statuses, now
+        writeSweepIndex(m_plan);  // the statuses, now (prepare() wrote the configs)
     } catch (const Error&) {
         // the runs themselves are written; only the index's statuses are stale
     }
