@@ -48,7 +48,10 @@ echo "LibTorch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 
 NVIDIA_LIBS="$(ls -d "$TORCH_PREFIX"/../../../nvidia/*/lib "$TORCH_PREFIX"/../../../nvidia/cu*/lib 2>/dev/null | sort -u | paste -sd: -)"
 # TORCH_CUDA_ARCH_LIST keeps Torch's CMake from probing for a GPU (its probe needs a newer CMake
 # than Debian 12's to compile, and a GPU to answer).
-parrot_build -DPARROT_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \
+# CMAKE_LIBRARY_PATH: Torch's config looks for libtorch and libc10 with its own folder searched
+# last, so with Debian's libtorch-dev installed it would mix the two.
+parrot_build -DPARROT_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DCMAKE_LIBRARY_PATH="$TORCH_PREFIX/../../lib" \
+             -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \
              -DCMAKE_EXE_LINKER_FLAGS="${NVIDIA_LIBS:+-Wl,-rpath-link,$NVIDIA_LIBS}"
 echo "Built $PARROT_BUILD/app/parrotscope against that LibTorch."
 case "$MODE" in
