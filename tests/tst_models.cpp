@@ -27,6 +27,16 @@ using test::smallConfig;
 
 double maxAbsDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
+// Trains `c` to the end (failing the test if it does not finish) and evaluates it at one length.
+LengthCurve trainedCurve(const ExperimentConfig& c, int length)
+{
+    Model model = Model::create(c);
+    TrainControl control;
+    const TrainOutcome o = train(model, {}, control, {});
+    if (o.status != TrainOutcome::Status::Finished) qWarning("%s", qPrintable(o.message));
+    return o.status == TrainOutcome::Status::Finished ? model.evaluate({length}, 200, 5) : LengthCurve{};
+}
+
 // One data row per family.
 void familyRows()
 {
@@ -615,11 +625,8 @@ private slots:
         c.task.evalLengths = {4};
         c.train.lr = 3e-3;
         c.train.warmupSteps = 10;
-        Model model = Model::create(c);
-        TrainControl control;
-        const TrainOutcome o = train(model, {}, control, {});
-        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
-        const LengthCurve curve = model.evaluate({4}, 200, 5);
+        const LengthCurve curve = trainedCurve(c, 4);
+        QCOMPARE(curve.charAccuracy.size(), size_t(1));
         qInfo("%s: per-letter accuracy %.3f at length 4", qPrintable(kind), curve.charAccuracy[0]);
         QVERIFY(curve.charAccuracy[0] > 0.6);
     }
@@ -640,11 +647,8 @@ private slots:
         c.train.steps = kind == "lstm" ? 600 : kind == "s4d" ? 400 : 150;
         c.train.lr = kind == "lstm" ? 1e-2 : 3e-3;
         c.train.warmupSteps = 10;
-        Model model = Model::create(c);
-        TrainControl control;
-        const TrainOutcome o = train(model, {}, control, {});
-        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
-        const LengthCurve curve = model.evaluate({2}, 200, 5);
+        const LengthCurve curve = trainedCurve(c, 2);
+        QCOMPARE(curve.charAccuracy.size(), size_t(1));
         qInfo("%s: char accuracy %.3f, string accuracy %.3f at length 2", qPrintable(kind), curve.charAccuracy[0],
               curve.stringAccuracy[0]);
         QVERIFY(curve.charAccuracy[0] > 0.5);
