@@ -193,16 +193,30 @@ private slots:
     {
         QFETCH(QString, kind);
         QTemporaryDir tmp;
-        const QString ref = tmp.filePath("ref"), run = tmp.filePath("run");
-        const int steps = 1500;  // about 10 s of training: more than 20 short lives get through
+        const QString ref = tmp.filePath("ref");
+        const int steps = 1500;  // about 10 s of training here: 20 short lives rarely finish it
         const test::CliResult whole = test::runCli(QStringList{"train", "--preset", "copy-tiny", "--out", ref} + cliRun(kind, steps));
         QVERIFY2(whole.code == 0, qPrintable(whole.out + whole.err));
+        const auto reference = tensorBytes(QDir(ref).filePath("checkpoints/last.safetensors"));
+        const auto referenceRows = lossesByStep(ref);
 
+        // A run that gets to its end between kills (a faster machine) is checked against the
+        // reference, and the kills go on with a fresh run in another folder.
         std::mt19937 rng(kind == "mamba" ? 7 : 3);
-        int kills = 0, attempts = 0;
+        int kills = 0, attempts = 0, runs = 1;
+        QString run = tmp.filePath("run-1");
         QStringList resumedAt;
-        while (kills < 20 && attempts < 60) {
+        const auto checkFinished = [&] {
+            QCOMPARE(runStatus(run), QString("finished"));
+            QVERIFY(tensorBytes(QDir(run).filePath("checkpoints/last.safetensors")) == reference);
+            QVERIFY(sameRows(referenceRows, lossesByStep(run)));
+        };
+        while (kills < 20 && attempts < 80) {
             ++attempts;
+            if (runStatus(run) == "finished") {
+                checkFinished();
+                run = tmp.filePath(QString("run-%1").arg(++runs));
+            }
             const bool fresh = !QFileInfo::exists(QDir(run).filePath("config.json"));
             std::unique_ptr<QProcess> p(startCli(fresh ? QStringList{"train", "--preset", "copy-tiny", "--out", run} + cliRun(kind, steps)
                                                        : QStringList{"train", "--resume", run, "--threads", "1"}));
@@ -211,7 +225,7 @@ private slots:
             const int ms = std::uniform_int_distribution<int>(400, 1800)(rng);
             if (p->waitForFinished(ms)) {
                 QVERIFY2(p->exitCode() == 0, qPrintable(QString::fromUtf8(p->readAll())));
-                break;  // it finished before the kill
+                continue;  // it finished before the kill
             }
             p->kill();  // SIGKILL
             p->waitForFinished(10000);
@@ -223,6 +237,7 @@ private slots:
             QVERIFY(!lossesByStep(run).empty() || r.metrics.empty());
             if (QFileInfo::exists(QDir(run).filePath("checkpoints/last.safetensors")))
                 QVERIFY(Model::load(QDir(run).filePath("checkpoints/last.safetensors")).step() >= 0);
+            if (runStatus(run) == "finished") continue;  // killed on its way out
             if (QFileInfo::exists(resumeFilePath(run))) {
                 try {
                     const ResumePlan plan = planResume(run);
@@ -233,15 +248,13 @@ private slots:
                 }
             }
         }
-        qInfo("%s: %d kills; resumed at steps %s", qPrintable(kind), kills, qPrintable(resumedAt.join(' ')));
+        qInfo("%s: %d kills over %d run(s); resumed at steps %s", qPrintable(kind), kills, runs, qPrintable(resumedAt.join(' ')));
         QVERIFY2(kills >= 20, qPrintable(QString("only %1 kills landed").arg(kills)));
-        if (runStatus(run) != "finished") {
+        if (runStatus(run) != "finished" && QFileInfo::exists(QDir(run).filePath("config.json"))) {
             const test::CliResult rest = test::runCli({"train", "--resume", run, "--threads", "1"});
             QVERIFY2(rest.code == 0, qPrintable(rest.out + rest.err));
         }
-        QCOMPARE(runStatus(run), QString("finished"));
-        QVERIFY(tensorBytes(QDir(ref).filePath("checkpoints/last.safetensors")) == tensorBytes(QDir(run).filePath("checkpoints/last.safetensors")));
-        QVERIFY(sameRows(lossesByStep(ref), lossesByStep(run)));
+        if (QFileInfo::exists(QDir(run).filePath("config.json"))) checkFinished();
     }
 
     // A sweep killed with its running run (the whole process group, as a closed terminal or an
@@ -335,6 +348,24 @@ private slots:
             QVERIFY(refused({30, true, {}}, "is training this run"));
         }
         QVERIFY(!refused({30, true, {}}, "is training this run"));
+    }
+
+    // A run killed before it saved anything (its folder written, no autosave yet) starts again
+    // in place from its first step and ends as the same run uninterrupted.
+    void runKilledBeforeItsFirstSaveStartsAgainInPlace()
+    {
+        QTemporaryDir tmp, ref;
+        const QString dir = trainedRun(tmp, 20, 0), whole = trainedRun(ref, 20, 0);
+        for (const char* f : {"result.json", "checkpoints/resume.safetensors", "checkpoints/last.safetensors"})
+            QVERIFY(QFile::remove(QDir(dir).filePath(f)));
+        ResumePlan plan = planResume(dir);
+        QVERIFY2(plan.description.contains("Restarting"), qPrintable(plan.description));
+        QCOMPARE(plan.fromStep, 0LL);
+        TrainControl control;
+        const TrainOutcome o = resumeTraining(plan, control, {});
+        QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
+        QVERIFY(tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors")) == tensorBytes(QDir(whole).filePath("checkpoints/last.safetensors")));
+        QVERIFY(sameRows(lossesByStep(whole), lossesByStep(dir)));
     }
 
     // A run that diverges keeps its last finite checkpoint; resuming it unchanged is refused with

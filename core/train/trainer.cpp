@@ -17,6 +17,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <QJsonDocument>
@@ -322,7 +323,7 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
         };
         // A run with autosaves can be resumed from its first step on: killed before its first
         // autosave, it goes on from here rather than having nothing to go on from.
-        if (!resume && folder && tc.checkpointEvery > 0) checkpoint(true);
+        if (!state && folder && tc.checkpointEvery > 0) checkpoint(true);
 
         for (long long s = m.step - startStep; s < endStep - startStep; ++s) {
             const auto pauseStart = Clock::now();
@@ -473,12 +474,27 @@ ResumePlan planResume(const QString& runDir, const ResumeOptions& o)
         throw Error(QString("%1: not a run folder (it has no config.json and metrics.csv)").arg(runDir));
     RunFolder::checkNotInUse(dir.absolutePath());
     const QString path = resumeFilePath(runDir);
+    ResumePlan plan;
+    plan.runDir = dir.absolutePath();
+    // Killed before it saved anything (between writing its folder and its step-0 autosave): it
+    // starts again from its first step, in place, as it started the first time.
+    const auto continuesACheckpoint = [&] {  // a run that trains an opened model further starts from that model
+        QFile f(dir.filePath("config.json"));
+        return f.open(QIODevice::ReadOnly) && QJsonDocument::fromJson(f.readAll()).object().contains("continues_from");
+    };
+    if (!QFileInfo::exists(path) && !dir.exists("checkpoints/last.safetensors") && runStatus(runDir).isEmpty() && !continuesACheckpoint()) {
+        const ExperimentConfig cfg = loadConfigFile(dir.filePath("config.json"));
+        if (!o.sets.isEmpty() || o.steps > 0)
+            throw Error(QString("%1: the run never saved a step; start it again without --steps or --set").arg(runDir));
+        plan.model = Model::create(cfg);
+        plan.toStep = cfg.train.steps;
+        plan.description = QString("Restarting %1 from its first step: it was stopped before it saved anything").arg(plan.runDir);
+        return plan;
+    }
     if (!QFileInfo::exists(path))
         throw Error(QString("%1: has no resume point (checkpoints/resume.safetensors): the run was written by a version "
                             "without resuming, or stopped before its first autosave (train.checkpoint_every); "
                             "train its checkpoint on in a new run instead").arg(runDir));
-    ResumePlan plan;
-    plan.runDir = dir.absolutePath();
     auto state = std::make_shared<TrainState>();
     Model saved = Model::load(path);
     state->file = readSafetensors(path);
