@@ -159,7 +159,7 @@ private slots:
         c.model.numMaskedHeads = 0;
         c.model.layers = 1;
         const QString msg = errorOf([&] { Model::create(c); });
-        QVERIFY2(msg.contains("too large") && msg.contains("as float32 weights") && msg.contains("GB of memory are available"), qPrintable(msg));
+        QVERIFY2(msg.contains("too large") && msg.contains("as float32 weights") && msg.contains("GB of memory available"), qPrintable(msg));
     }
 
     void refusesPromptsLongerThanTheContext()
