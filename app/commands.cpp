@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "device.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "version.h"
@@ -118,6 +119,9 @@ namespace {
 // The options every command shares, listed around the window's in `--help`.
 const std::vector<Usage> kSharedOptions{
     {{"--threads N"}, {"torch threads (default: all cores)"}},
+    {{"--device auto|cpu|cuda[:N]"},
+     {"where models run (default: auto, the first GPU when", "this LibTorch has CUDA and one is present; the",
+      "window's default is Edit → Preferences)"}},
     {{"--set KEY=VALUE"}, {"override a config field by its dotted path,", "e.g. --set model.layers=4 --set task.max_len=30"}},
     {{"--match-params N|FAMILY"},
      {"(config, train) choose model.d_model so the model has", "N parameters, or as many as FAMILY with the same",
@@ -128,6 +132,18 @@ const std::vector<Usage> kInfoOptions{
     {{"--diagnostics"}, {"print versions, BLAS, threads and device"}},
     {{"--help"}, {"print this help"}},
 };
+
+// The index of the first argument after the shared options that may come before a command.
+qsizetype firstCommandWord(const QStringList& argv)
+{
+    qsizetype i = 1;
+    while (i < argv.size()) {
+        if (argv[i] == "--threads" || argv[i] == "--device") i += 2;
+        else if (argv[i].startsWith("--threads=") || argv[i].startsWith("--device=")) i += 1;
+        else break;
+    }
+    return i;
+}
 
 // Options that print something about the app instead of running a command or the window.
 bool asksAbout(const QStringList& argv)
@@ -160,18 +176,12 @@ const Command& commandFor(const QStringList& argv)
 {
     const std::vector<Command>& all = commands();
     const Command& window = *std::find_if(all.begin(), all.end(), [](const Command& c) { return c.name.isEmpty(); });
-    // the command is the first argument, after a leading --threads N if there is one; a command's
+    // the command is the first argument, after a leading --threads N or --device D; a command's
     // name later on is a value (--tab train, a file called export), not a command
-    for (qsizetype i = 1; i < argv.size(); ++i) {
-        if (argv[i] == "--threads") {
-            ++i;
-            continue;
-        }
-        if (argv[i].startsWith("--threads=")) continue;
+    const qsizetype i = firstCommandWord(argv);
+    if (i < argv.size())
         for (const Command& c : all)
             if (!c.name.isEmpty() && c.name == argv[i]) return c;
-        break;
-    }
     return window;
 }
 
@@ -198,8 +208,7 @@ int editDistance(const QString& a, const QString& b)
 QString mistypedCommand(const QStringList& argv)
 {
     if (!commandFor(argv).name.isEmpty()) return {};
-    qsizetype i = 1;
-    while (i < argv.size() && (argv[i] == "--threads" || argv[i].startsWith("--threads="))) i += argv[i] == "--threads" ? 2 : 1;
+    const qsizetype i = firstCommandWord(argv);
     if (i >= argv.size()) return {};
     const QString word = argv[i];
     // a file to open (the window's checkpoint argument) or an option: not a command
@@ -249,6 +258,8 @@ int runCommand(const Command& command, const QStringList& argv)
         }
         Args a(argv.mid(1));
         configureThreads(a.integer("--threads", 0, 0, 4096));
+        const QString device = a.value("--device");
+        if (!device.isNull()) setDeviceChoice(device);
         if (a.flag("--help") || a.flag("-h")) {
             QTextStream(stdout) << helpText();
             return 0;
@@ -266,6 +277,7 @@ int runCommand(const Command& command, const QStringList& argv)
         rest.removeOne(command.name);
         Args args(rest);
         args.integer("--threads", 0, 0, 4096);  // applied above
+        args.value("--device");
         return command.run(args);
     } catch (const Error& e) {
         QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";

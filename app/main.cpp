@@ -5,6 +5,7 @@
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
+#include "device.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "settingspanel.h"
@@ -43,6 +44,7 @@ int runWindow(Args& a)
     QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
     const int threads = a.integer("--threads", QSettings().value("threads", 0).toInt(), 0, 4096);
+    const QString device = a.value("--device");
     const QString preset = a.value("--preset");
     const QStringList sets = a.values("--set");
     const QString screenshot = a.value("--screenshot");
@@ -84,6 +86,15 @@ int runWindow(Args& a)
     ExperimentConfig config = loadPreset(preset.isEmpty() ? defaultPresetName() : preset);
     applyOverrides(config, sets);
     configureThreads(threads);
+    if (!device.isNull()) {
+        setDeviceChoice(device);  // asked for on the command line: refused with its reason
+    } else {
+        // the one saved in Preferences, unless this machine cannot give it (another GPU count, a CPU-only build)
+        const QString saved = QSettings().value("device", "auto").toString();
+        const QString problem = deviceProblem(saved);
+        if (problem.isEmpty()) setDeviceChoice(saved);
+        else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
+    }
 
     MainWindow::applyTheme(theme);
     MainWindow window;

@@ -1,6 +1,7 @@
 #include "diagnostics.h"
 
 #include "blockcache.h"
+#include "device.h"
 #include "version.h"
 #include "kernels/fastpaths.h"
 
@@ -60,9 +61,11 @@ Diagnostics diagnostics()
     d.blas = loadedBlas(d.blasIsReference);
     d.threads = at::get_num_threads();
     d.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    d.device = torch::cuda::is_available() ? QString("CUDA (%1 GPU%2)").arg(torch::cuda::device_count())
-                                                 .arg(torch::cuda::device_count() == 1 ? "" : "s")
-                                           : QString("CPU");
+    d.device = deviceDescription();
+    if (d.device == "CPU" && cudaDeviceCount() > 0)
+        d.device += QString(" (%1 GPU%2 not chosen)").arg(cudaDeviceCount()).arg(cudaDeviceCount() == 1 ? "" : "s");
+    else if (d.device == "CPU" && !torchHasCuda())
+        d.device += " (this LibTorch has no CUDA)";
     return d;
 }
 

@@ -15,7 +15,7 @@ struct Diagnostics {
     bool blasIsReference = false;
     int threads = 1;   // torch intra-op threads
     int cores = 1;
-    QString device;    // "CPU" or "CUDA (n GPUs)"
+    QString device;    // deviceDescription(), and why not a GPU where one could be expected
 };
 
 Diagnostics diagnostics();

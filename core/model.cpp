@@ -1,5 +1,6 @@
 #include "modelimpl.h"
 
+#include "device.h"
 #include "error.h"
 #include "eval/evaluate.h"
 #include "eval/generate.h"
@@ -23,11 +24,6 @@
 
 namespace parrot {
 
-torch::Device preferredDevice()
-{
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-}
-
 namespace {
 
 double availableMemoryBytes()
@@ -43,11 +39,14 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
 {
     const QStringList problems = validate(config);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
-    const QString tooLarge = Model::memoryProblem(config, availableMemoryBytes());
-    if (!tooLarge.isEmpty()) throw Error(tooLarge);
+    const torch::Device device = preferredDevice();
+    // on a GPU, its memory (the driver's total) bounds the model, else the machine's available memory
+    const double gpuBytes = device.is_cuda() ? chosenGpuMemoryBytes() : 0.0;
+    const QString tooLarge = Model::memoryProblem(config, gpuBytes > 0 ? gpuBytes : availableMemoryBytes());
+    if (!tooLarge.isEmpty()) throw Error(gpuBytes > 0 ? tooLarge + " (the memory of the GPU, " + deviceDescription() + ")" : tooLarge);
     auto impl = std::make_shared<Model::Impl>();
     impl->config = config;
-    impl->device = preferredDevice();
+    impl->device = device;
     try {
         torch::manual_seed(uint64_t(config.seed));
         impl->net = buildModel(config);

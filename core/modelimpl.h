@@ -35,7 +35,7 @@ SafetensorsFile checkpointTensors(const Model::Impl& d);
 // A tensor as a float32 safetensors record.
 TensorRecord floatRecord(const torch::Tensor& t);
 
-// CUDA when this LibTorch has it and a GPU is present, else CPU.
+// The device chosen with setDeviceChoice() (device.h), resolved: what a model built now runs on.
 torch::Device preferredDevice();
 
 }  // namespace parrot

@@ -162,6 +162,43 @@ private slots:
         expectError(run({"eval", "--checkpoint", out + "/checkpoints/last.safetensors", "--lengths", "3"}), "n-gram lookup needs");
     }
 
+    // --device on every command that runs a model: a device this machine cannot give is one line
+    // naming why, before anything is written; the CPU always works; a sweep's runs get the choice.
+    void deviceChoiceIsCheckedAndPassedOn()
+    {
+        const Result d = run({"--diagnostics", "--device", "cpu"});
+        QCOMPARE(d.code, 0);
+        QVERIFY2(d.out.contains("Device:   CPU"), qPrintable(d.out));
+        expectError(run({"--device", "tpu", "presets"}), "unknown device 'tpu' (expected auto, cpu, cuda or cuda:N)");
+        expectError(run({"train", "--preset", "copy-tiny", "--device", "cuda:x"}), "unknown device 'cuda:x'");
+        // no machine has 999 GPUs: refused whether this LibTorch has CUDA or not, and nothing is created
+        const QString out = m_dir.filePath("no-such-gpu");
+        const Result far = run({"train", "--preset", "copy-tiny", "--out", out, "--steps", "2", "--device", "cuda:999"});
+        expectError(far, "device 'cuda:999' asked for, but");
+        QVERIFY2(far.err.contains("has no CUDA") || far.err.contains("no CUDA GPU is visible") || far.err.contains("this machine has"),
+                 qPrintable(far.err));
+        QVERIFY(!QFileInfo::exists(out));
+        if (d.out.contains("has no CUDA") || d.out.contains("Device:   CPU\n")) {
+            // no GPU here (CI, this project's machines): asking for CUDA says so
+            const Result cuda = run({"--device", "cuda", "eval", "--checkpoint", "whatever.safetensors"});
+            expectError(cuda, "device 'cuda' asked for");
+            QVERIFY2(!cuda.err.contains("whatever"), qPrintable(cuda.err));  // the device is checked first
+        }
+        // leading or after the command, and the run records where it ran
+        const QString cpuRun = m_dir.filePath("cpu-run");
+        const Result t = run({"--device", "cpu", "train", "--preset", "copy-tiny", "--out", cpuRun, "--steps", "2", "--set",
+                              "train.eval_every=0"});
+        QVERIFY2(t.code == 0, qPrintable(t.err + t.out));
+        const QByteArray config = parrot::test::readAll(cpuRun + "/config.json");
+        const QJsonObject env = QJsonDocument::fromJson(config).object()["environment"].toObject();
+        QVERIFY2(env["device"].toString().startsWith("CPU"), config.constData());
+        // a sweep's printed commands carry the device
+        const Result printed = run({"sweep", "--preset", "mad-suite", "--out", m_dir.filePath("device-sweep"), "--print-commands",
+                                    "--device", "cpu"});
+        QCOMPARE(printed.code, 0);
+        for (const QString& line : printed.out.trimmed().split('\n')) QVERIFY2(line.endsWith("--device cpu"), qPrintable(line));
+    }
+
     void configPrintsAResolvedConfigThatRoundTrips()
     {
         const Result r = run({"config", "--preset", "copy-tiny", "--set", "model.layers=3", "--set", "task.max_len=10"});

@@ -1,6 +1,7 @@
 // The window, driven as a user drives it: Train, watch the plots, pause, stop, save,
 // open (a good and a broken checkpoint), evaluate at longer lengths.
 #include "config.h"
+#include "device.h"
 #include "experimentspanel.h"
 #include "exportdialog.h"
 #include "inspectorpanel.h"
@@ -173,6 +174,30 @@ private slots:
         QCOMPARE(w.runsFolder(), m_dir.filePath("other-runs"));
         QCOMPARE(w.runBrowser()->folder(), m_dir.filePath("other-runs"));
         QSettings().setValue("runsFolder", before);
+    }
+
+    // Preferences' Device: the choices this machine has (auto and the CPU always), applied on OK,
+    // named in the status bar and kept for the next start; a model trained after it runs there.
+    void preferencesChooseTheDevice()
+    {
+        MainWindow w;
+        w.show();
+        QDialog* dialog = w.showPreferences();
+        QVERIFY(QTest::qWaitForWindowExposed(dialog));
+        auto* device = dialog->findChild<QComboBox*>("device");
+        QVERIFY(device);
+        QVERIFY(device->count() >= 2);
+        QCOMPARE(device->itemData(0).toString(), QString("auto"));
+        QCOMPARE(device->itemData(1).toString(), QString("cpu"));
+        QCOMPARE(device->currentData().toString(), deviceChoice());
+        device->setCurrentIndex(1);
+        dialog->accept();
+        QCOMPARE(deviceChoice(), QString("cpu"));
+        QCOMPARE(QSettings().value("device").toString(), QString("cpu"));
+        const auto labels = w.statusBar()->findChildren<QLabel*>();
+        QVERIFY(std::any_of(labels.begin(), labels.end(), [](QLabel* l) { return l->text().startsWith("CPU · "); }));
+        setDeviceChoice("auto");
+        QSettings().remove("device");
     }
 
     // The dark theme: what used to be drawn in fixed dark greys on the dark window (the experiment's

@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "config.h"
+#include "device.h"
 #include "diagnostics.h"
 #include "error.h"
 #include "experimentspanel.h"
@@ -641,6 +642,8 @@ void MainWindow::resumeRun(const QString& runDir)
     m_runDir = plan->runDir;
     m_continuing.clear();
     m_modelCheckpoint.clear();
+    // the form shows the run's own settings (its task decides what the plots and status bar read)
+    m_settings->setCheckpointConfig(plan->model.config(), resumeFilePath(plan->runDir), plan->fromStep);
     m_trainPanel->startFresh(plan->model.config().task, tr("resuming..."));
     log(plan->description);
     launchWorker(new TrainWorker(std::move(*plan)));
@@ -943,6 +946,14 @@ QDialog* MainWindow::showPreferences()
     theme->addItem(tr("Dark"), "dark");
     theme->setCurrentIndex(std::max(0, theme->findData(QSettings().value("theme", "system").toString())));
     theme->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    auto* device = new QComboBox(dialog);
+    device->setObjectName("device");
+    for (const DeviceOption& o : deviceOptions()) device->addItem(o.label, o.spec);
+    device->setCurrentIndex(std::max(0, device->findData(deviceChoice())));
+    device->setToolTip(tr("Where models are trained and run. Automatic takes the first GPU when this build's LibTorch has "
+                          "CUDA and one is present. A model keeps the device it was built or opened on; the next one uses this."));
+    device->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    form->addRow(tr("Device"), device);
     form->addRow(tr("CPU threads"), threads);
     form->addRow(tr("Runs folder"), runsRow);
     form->addRow(tr("Theme"), theme);
@@ -950,8 +961,14 @@ QDialog* MainWindow::showPreferences()
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    connect(dialog, &QDialog::accepted, this, [this, threads, runs, theme] {
+    connect(dialog, &QDialog::accepted, this, [this, threads, runs, theme, device] {
         QSettings s;
+        const QString spec = device->currentData().toString();
+        if (spec != deviceChoice()) {
+            setDeviceChoice(spec);  // one of deviceOptions(): usable here
+            log(tr("Device: %1 for the models built or opened from now on.").arg(deviceDescription()));
+        }
+        s.setValue("device", spec);
         s.setValue("threads", threads->value());
         s.setValue("runsFolder", runs->text());
         s.setValue("theme", theme->currentData().toString());
@@ -1115,7 +1132,7 @@ void MainWindow::updateActions()
 void MainWindow::updateStatus()
 {
     const Diagnostics d = diagnostics();
-    m_statusDevice->setText(tr("%1 · %2 threads · %3").arg(d.device).arg(d.threads)
+    m_statusDevice->setText(tr("%1 · %2 threads · %3").arg(deviceDescription()).arg(d.threads)
                                 .arg(d.blasIsReference ? tr("reference BLAS (slow)") : d.blas.section(" (", 0, 0)));
 }
 

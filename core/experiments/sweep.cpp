@@ -2,6 +2,7 @@
 
 #include "train/trainer.h"
 
+#include "device.h"
 #include "error.h"
 #include "io/runfolder.h"
 #include "presets.h"
@@ -255,9 +256,10 @@ bool sweepRunResumable(const SweepRun& run)
 
 QStringList sweepRunArguments(const SweepRun& run, int threads)
 {
+    // each run on the device this process uses (a GPU is shared by the jobs)
     const QString t = QString::number(std::max(1, threads));
-    if (sweepRunResumable(run)) return {"train", "--resume", run.runDir, "--threads", t};
-    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", t};
+    if (sweepRunResumable(run)) return {"train", "--resume", run.runDir, "--threads", t, "--device", deviceChoice()};
+    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", t, "--device", deviceChoice()};
 }
 
 }  // namespace parrot
