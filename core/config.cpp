@@ -86,6 +86,7 @@ template <class Train, class V> void visitFields(Train& c, V&& v, const TrainCon
     v("target_accuracy", c.targetAccuracy);
     v("curriculum_dims", c.curriculumDims);
     v("curriculum_steps", c.curriculumSteps);
+    v("precision", c.precision);
 }
 
 template <class S, class V> void visitStruct(S& c, V&& v)
@@ -412,6 +413,8 @@ QStringList validate(const ExperimentConfig& c)
         need(r.curriculumSteps >= 1, QString("train.curriculum_steps: expected >= 1 with a curriculum, got %1").arg(r.curriculumSteps));
     }
     need(r.curriculumSteps >= 0, QString("train.curriculum_steps: expected >= 0, got %1").arg(r.curriculumSteps));
+    need(r.precision == "fp32" || r.precision == "bf16",
+         QString("train.precision: expected \"fp32\" or \"bf16\", got \"%1\"").arg(r.precision));
     need(c.seed >= 0, QString("seed: expected >= 0, got %1").arg(c.seed));
     return p;
 }

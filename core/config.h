@@ -99,6 +99,11 @@ struct TrainConfig {
     // curriculum_steps steps; evaluation always uses the whole task. 0 = no curriculum.
     int curriculumDims = 0;
     int curriculumSteps = 0;
+    // "fp32" | "bf16": bf16 runs the forward and backward under Torch's autocast (matrix products
+    // in bfloat16; the selective scan's state, the norms and the loss stay float32); the weights,
+    // AdamW's moments and every checkpoint stay float32. bf16 has float32's exponent range, so no
+    // loss scale is needed.
+    QString precision = "fp32";
 };
 
 struct ExperimentConfig {

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "train/trainer.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <set>
@@ -652,6 +653,41 @@ private slots:
         qInfo("%s: char accuracy %.3f, string accuracy %.3f at length 2", qPrintable(kind), curve.charAccuracy[0],
               curve.stringAccuracy[0]);
         QVERIFY(curve.charAccuracy[0] > 0.5);
+    }
+
+    // train.precision bf16 (autocast): every family trains under it; the first step's loss is
+    // the float32 one to bfloat16's precision but not identical (so autocast took effect); the
+    // weights, and the checkpoint on disk, stay float32.
+    void everyFamilyTrainsInBf16_data() { familyRows(); }
+    void everyFamilyTrainsInBf16()
+    {
+        QFETCH(QString, kind);
+        QTemporaryDir dir;
+        const auto firstLosses = [&](const QString& precision, const QString& run) {
+            ExperimentConfig c = smallConfig(kind, 3);
+            c.train.precision = precision;
+            c.train.logEvery = 1;
+            Model model = Model::create(c);
+            TrainControl control;
+            TrainCallbacks cb;
+            std::vector<double> losses;
+            cb.progress = [&](const TrainProgress& p) { losses.insert(losses.end(), p.stepLosses.begin(), p.stepLosses.end()); };
+            const TrainOutcome o = train(model, run, control, cb);
+            if (o.status != TrainOutcome::Status::Finished) qWarning("%s", qPrintable(o.message));
+            for (const auto& p : ModelAccess::impl(model).net->parameters())
+                if (p.scalar_type() != torch::kFloat) losses.clear();  // a weight left in bfloat16: fails below
+            return losses;
+        };
+        const std::vector<double> full = firstLosses("fp32", {}), half = firstLosses("bf16", dir.filePath("bf16"));
+        QCOMPARE(full.size(), size_t(3));
+        QCOMPARE(half.size(), size_t(3));
+        qInfo("%s: first loss %.6f (fp32), %.6f (bf16)", qPrintable(kind), full[0], half[0]);
+        for (double l : half) QVERIFY(std::isfinite(l));
+        QVERIFY2(std::abs(half[0] - full[0]) < 0.02 * full[0], qPrintable(QString("%1 vs %2").arg(half[0]).arg(full[0])));
+        QVERIFY(half[0] != full[0]);
+        const SafetensorsFile saved = readSafetensors(dir.filePath("bf16/checkpoints/last.safetensors"));
+        QVERIFY(!saved.tensors.isEmpty());
+        for (auto it = saved.tensors.begin(); it != saved.tensors.end(); ++it) QCOMPARE(it->dtype, QString("F32"));
     }
 };
 

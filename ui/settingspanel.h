@@ -93,6 +93,7 @@ private:
     QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_seed;
     QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;
     QComboBox* m_schedule;
+    QComboBox* m_precision;  // train.precision
     QLabel* m_problems;
     QLabel* m_size;     // parameters and state, updated as the options change
     QTimer* m_sizeTimer = nullptr;

@@ -2,6 +2,7 @@
 
 #include "attnkernel.h"
 #include "fastpaths.h"
+#include "torchcompat.h"
 
 #include <ATen/Parallel.h>
 
@@ -97,7 +98,7 @@ struct AttentionFunction : public torch::autograd::Function<AttentionFunction> {
 
 }  // namespace
 
-bool fastPaths() { return fastPathFlag().load(); }
+bool fastPaths() { return fastPathFlag().load() && !compat::autocastEnabled(); }
 void setFastPaths(bool on) { fastPathFlag() = on; }
 
 bool attentionFusedApplies(const torch::Tensor& qkv)

@@ -3,6 +3,8 @@
 // explicit twin made of plain torch ops, kept for the probes and compared in the tests; turning
 // the switch off runs the twins everywhere, so a whole training run can be compared old against
 // new (tests, benchmarks). Defaults to on unless PARROT_REFERENCE_PATHS=1 is set.
+// Off, too, on a thread running under autocast (train.precision bf16): the fused kernels and
+// their hand-written backwards are float32 code, and Torch's own ops are what autocast casts.
 #pragma once
 
 namespace parrot {

@@ -537,6 +537,15 @@ Tensor selectiveScanFused(const ScanInputs& in, ScanPath path)
 
 Tensor selectiveScan(const ScanInputs& in)
 {
+    if (in.u.scalar_type() != in.A.scalar_type() || in.delta.scalar_type() != in.A.scalar_type()
+        || in.B.scalar_type() != in.A.scalar_type() || in.C.scalar_type() != in.A.scalar_type()) {
+        // bf16 autocast hands the scan bfloat16 projections: it runs, and keeps its state, in
+        // the parameters' float32 (a long scan's sums would lose too much in bfloat16)
+        ScanInputs f = in;
+        for (Tensor* t : {&f.u, &f.delta, &f.B, &f.C, &f.D, &f.z, &f.deltaBias})
+            if (t->defined()) *t = t->to(in.A.scalar_type());
+        return selectiveScan(f);
+    }
     const auto type = in.u.scalar_type();
     if (in.A.size(1) > kMaxState) return selectiveScanReference(in);
     if (in.u.device().is_cpu() && (type == torch::kFloat || type == torch::kDouble)) return selectiveScanFused(in);

@@ -1,6 +1,7 @@
 #include "transformer.h"
 
 #include "kernels/fastpaths.h"
+#include "torchcompat.h"
 
 #include <cmath>
 #include <limits>
@@ -109,10 +110,11 @@ torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& x, const torch::
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, 0, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, 0, m_rotaryBase), v = qkv[2];
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
-    // Explicit attention (LibTorch 1.13 has no fused SDPA, and the probes need the weights).
+    if (!weights) return compat::attention(q, k, v, bias).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
+    // Explicit attention where the probes need the weights.
     auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, T, T)
     auto att = torch::softmax(scores, -1);
-    if (weights) *weights = att.detach();
+    *weights = att.detach();
     return torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
 }
 
@@ -125,8 +127,7 @@ torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& x, torch::
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
     K = K.defined() && K.size(2) > 0 ? torch::cat({K, k}, 2) : k.contiguous();  // (B, H, offset + S, D)
     V = V.defined() && V.size(2) > 0 ? torch::cat({V, qkv[2]}, 2) : qkv[2].contiguous();
-    auto scores = torch::matmul(q, K.transpose(-2, -1)) / std::sqrt(double(D)) + bias.unsqueeze(0);  // (B, H, S, offset + S)
-    return torch::matmul(torch::softmax(scores, -1), V).transpose(1, 2).reshape({B, S, C});
+    return compat::attention(q, K, V, bias).transpose(1, 2).reshape({B, S, C});  // bias (H, S, offset + S)
 }
 
 MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)

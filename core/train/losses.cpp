@@ -19,7 +19,8 @@ torch::Tensor scoredTokenLoss(SequenceModel& net, const torch::Tensor& input, co
     const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
     // (a read-out needs every position's hidden state up to the read token: no shortcut)
     const auto logits = net->hasReadOut() ? net->forward(input).flatten(0, 1).index_select(0, rows) : net->forwardAt(input, rows);
-    const auto nll = torch::nn::functional::cross_entropy(logits, target.reshape({-1}).index_select(0, rows), none);
+    // float32 for the loss (a no-op unless bf16 autocast made the logits bfloat16)
+    const auto nll = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), target.reshape({-1}).index_select(0, rows), none);
     return nll.sum() / divisor;
 }
 
@@ -34,7 +35,7 @@ torch::Tensor tokenLoss(SequenceModel& net, const TokenBatch& b, torch::Device d
         return scoredTokenLoss(net, input, target, mask, std::max(1.0, scored));
     }
     const auto none = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone);
-    auto logits = net->forward(input);  // (B, T, V)
+    auto logits = net->forward(input).to(torch::kFloat);  // (B, T, V), float32 under bf16 autocast too
     auto nll = torch::nn::functional::cross_entropy(logits.view({-1, logits.size(-1)}), target.view({-1}), none);
     return (nll * mask.view({-1})).sum() / mask.sum().clamp_min(1.0);
 }
@@ -49,7 +50,7 @@ torch::Tensor vectorLoss(SequenceModel& net, const VectorBatch& v, torch::Device
 {
     auto target = torch::from_blob(const_cast<float*>(v.targets.data()), {v.batch, v.pairs, v.dOut}, torch::kFloat).to(device);
     auto scored = torch::from_blob(const_cast<uint8_t*>(v.scored.data()), {v.batch, v.pairs}, torch::kUInt8).to(device, torch::kFloat32);
-    auto error = (predictVectors(net, v, device) - target).pow(2).sum(-1) / double(v.d);  // (B, pairs): squared error / d
+    auto error = (predictVectors(net, v, device).to(torch::kFloat) - target).pow(2).sum(-1) / double(v.d);  // (B, pairs): squared error / d
     return (error * scored).sum() / scored.sum().clamp_min(1.0);
 }
 

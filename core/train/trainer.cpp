@@ -219,6 +219,7 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
     }
     const ExperimentConfig& cfg = model.config();
     const TrainConfig& tc = cfg.train;
+    const bool bf16 = tc.precision == "bf16";
     auto log = [&](const QString& s) { if (cb.log) cb.log(s); };
     try {
         applyThreads();
@@ -354,12 +355,17 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
             {
                 std::lock_guard lock(m.mutex);
                 opt.clearGradients();
-                if (iclTask) {
-                    const auto loss = vectorLoss(m.net, vb, m.device);
-                    lossValue = loss.item<double>();
-                    if (std::isfinite(lossValue)) loss.backward();
-                } else {
-                    lossValue = tokenLossBackward(m.net, b, m.device, splitParts(b, m.device));
+                {
+                    // train.precision bf16: forward and backward under autocast, on this thread only
+                    // (Torch keeps autocast per thread), so the batch is not split across threads
+                    const compat::AutocastScope autocast(m.device, bf16);
+                    if (iclTask) {
+                        const auto loss = vectorLoss(m.net, vb, m.device);
+                        lossValue = loss.item<double>();
+                        if (std::isfinite(lossValue)) loss.backward();
+                    } else {
+                        lossValue = tokenLossBackward(m.net, b, m.device, bf16 ? 1 : splitParts(b, m.device));
+                    }
                 }
                 if (!std::isfinite(lossValue)) {
                     opt.clearGradients();
