@@ -200,6 +200,23 @@ private slots:
         QSettings().remove("device");
     }
 
+    // train.precision is the Training box's Precision: the form shows a config's and gives back
+    // what the user picks.
+    void precisionIsATrainingSetting()
+    {
+        MainWindow w;
+        auto* precision = w.settings()->findChild<QComboBox*>("precision");
+        QVERIFY(precision);
+        QCOMPARE(precision->currentData().toString(), QString("fp32"));
+        ExperimentConfig c = w.settings()->config();
+        c.train.precision = "bf16";
+        w.settings()->setConfig(c);
+        QCOMPARE(precision->currentData().toString(), QString("bf16"));
+        QCOMPARE(w.settings()->config().train.precision, QString("bf16"));
+        precision->setCurrentIndex(precision->findData("fp32"));
+        QCOMPARE(w.settings()->config().train.precision, QString("fp32"));
+    }
+
     // The dark theme: what used to be drawn in fixed dark greys on the dark window (the experiment's
     // description, the filter's placeholder, the example's tokens) or faintly over a dark plot (the
     // raw loss, the training-range band) stands off its background; the light theme too.
