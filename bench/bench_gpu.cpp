@@ -6,8 +6,9 @@
 //      clipping; no evaluations, no files) on the GPU against the same step on this machine's CPU,
 //      for the default experiment's Transformer and for Mamba at about 1M and 50M parameters;
 //      and on the GPU, bf16 autocast (train.precision) against float32.
-// Usage: bench_gpu [repeats] [--threads N] [--quick]
-//   --quick: the 50M Mamba left out (a smoke run).
+// Usage: bench_gpu [repeats] [--threads N] [--quick] [--cpu-only]
+//   --quick: the 50M Mamba left out (a smoke run); --cpu-only: the CPU's steps alone, to check
+//   the bench on a machine without a GPU.
 // Without a CUDA LibTorch or a GPU it says which is missing and exits with 2.
 #include "benchutil.h"
 
@@ -78,34 +79,36 @@ void printStep(const char* what, const StepTime& gpu, const StepTime& cpu)
                 gpu.seconds / cpu.seconds, gpu.seconds * 1e3, cpu.seconds * 1e3, gpu.firstLoss, cpu.firstLoss);
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     restartWithLibrarySettings(argv);
     int repeats = 10, threads = 0;
-    bool quick = false;
+    bool quick = false, cpuOnly = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--quick")) quick = true;
+        else if (!std::strcmp(argv[i], "--cpu-only")) cpuOnly = true;
         else repeats = std::max(1, std::atoi(argv[i]));
     }
     configureThreads(threads);
     const QString problem = deviceProblem("cuda");
-    if (!problem.isEmpty()) {
+    if (!problem.isEmpty() && !cpuOnly) {
         std::fprintf(stderr, "bench_gpu: no GPU to measure: %s\n", qPrintable(problem));
         return 2;
     }
-    setDeviceChoice("cuda");
-    std::printf("GPU: %s; Torch %s; CPU threads %d; %s\n", qPrintable(deviceDescription()), TORCH_VERSION,
+    setDeviceChoice(cpuOnly ? "cpu" : "cuda");
+    std::printf("%s: %s; Torch %s; CPU threads %d; %s\n", cpuOnly ? "CPU only" : "GPU", qPrintable(deviceDescription()), TORCH_VERSION,
                 at::get_num_threads(), qPrintable(diagnostics().blas));
     const torch::Device gpu(torch::kCUDA, 0);
 
     // 1. The scan at a Mamba block's shapes (d_model 128: d_inner 256), 256 steps.
     const int64_t B = 32, D = 256, T = 256, N = 16;
-    std::printf("\nselective scan, B %lld, D %lld, T %lld, N %lld, forward + backward (medians of %d, interleaved):\n",
-                (long long)B, (long long)D, (long long)T, (long long)N, repeats);
-    if (!cudaScanBuilt()) {
+    if (!cpuOnly)
+        std::printf("\nselective scan, B %lld, D %lld, T %lld, N %lld, forward + backward (medians of %d, interleaved):\n",
+                    (long long)B, (long long)D, (long long)T, (long long)N, repeats);
+    if (cpuOnly) {
+        // no GPU scan to time
+    } else if (!cudaScanBuilt()) {
         std::printf("  this build has no CUDA scan kernel (nvcc was not found when it was configured)\n");
     } else {
         torch::manual_seed(0);
@@ -134,12 +137,21 @@ int main(int argc, char** argv)
     };
     std::vector<Shape> shapes{{QString("Transformer (%1, default)").arg(defaultPresetName()), transformer, 3 * repeats},
                               {"Mamba, ~1M parameters", Model::matchParameters(mamba, 1000000), 3 * repeats}};
-    if (!quick) shapes.push_back({"Mamba, ~50M parameters", Model::matchParameters(mamba, 50000000), std::max(3, repeats / 2)});
+    if (!quick) {
+        ExperimentConfig deep = mamba;
+        deep.model.layers = 8;  // two layers reach only 21M below the widest d_model
+        shapes.push_back({"Mamba, ~50M parameters", Model::matchParameters(deep, 50000000), std::max(3, repeats / 2)});
+    }
     for (const Shape& s : shapes) {
         const QString label = QString("%1, d_model %2").arg(s.name).arg(s.config.model.dModel);
         std::printf("%s, %d layers, batch %d:\n", qPrintable(label), s.config.model.layers, s.config.train.batchSize);
-        const StepTime g = trainerStep(s.config, "cuda", 5, 5 * repeats);
         const StepTime c = trainerStep(s.config, "cpu", 2, s.cpuSteps);
+        if (cpuOnly) {
+            std::printf("  CPU %.1f ms per step, first loss %.5f%s\n", c.seconds * 1e3, c.firstLoss,
+                        c.problem.isEmpty() ? "" : qPrintable(" (did not run: " + c.problem + ")"));
+            continue;
+        }
+        const StepTime g = trainerStep(s.config, "cuda", 5, 5 * repeats);
         printStep("  float32", g, c);
         ExperimentConfig half = s.config;
         half.train.precision = "bf16";
@@ -151,4 +163,16 @@ int main(int argc, char** argv)
             std::printf("  bf16 autocast did not run: %s\n", qPrintable(h.problem.isEmpty() ? g.problem : h.problem));
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "bench_gpu: %s\n", qPrintable(e.message()));
+        return 1;
+    }
 }

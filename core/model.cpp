@@ -148,11 +148,13 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
     const int step = familyOf(m).attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
     ExperimentConfig c = config;
     // The parameter count grows with the width: bisect over multiples of the step, treating a
-    // width too large to build as too many parameters.
+    // width too large to build as too many parameters (models are built to be counted: up to a
+    // few times the target, so a target past measure()'s usual 20M can be met).
+    const double countable = std::max(2e7, 3.0 * double(target));
     auto count = [&](int k) -> double {
         c.model.dModel = k * step;
         try {
-            return double(measure(c).parameters);
+            return double(measure(c, countable).parameters);
         } catch (const Error&) {
             return std::numeric_limits<double>::infinity();
         }

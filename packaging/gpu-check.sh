@@ -109,19 +109,20 @@ NVIDIA_LIBS="$(ls -d "$TORCH_PREFIX"/../../../nvidia/*/lib "$TORCH_PREFIX"/../..
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=${GEN[1]:-Unix Makefiles}$" "$BUILD/CMakeCache.txt" && rm -rf "$BUILD"
+mkdir -p "$BUILD"
 say "configuring $BUILD"
 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPARROT_GUI=OFF -DPARROT_BUILD_TESTS=ON \
       -DTorch_DIR="$TORCH_PREFIX/Torch" -DCaffe2_DIR="$TORCH_PREFIX/Caffe2" \
       -DCMAKE_PREFIX_PATH="$TORCH_PREFIX${QT_PREFIX:+;$QT_PREFIX}" -DCMAKE_LIBRARY_PATH="$TORCH_PREFIX/../../lib" \
       -DTORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" -DCMAKE_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-90}" \
       -DCMAKE_EXE_LINKER_FLAGS="${NVIDIA_LIBS:+-Wl,-rpath-link,$NVIDIA_LIBS}" \
-      > "$BUILD.configure.log" 2>&1 || { tail -40 "$BUILD.configure.log"; fail "cmake could not configure (log above)"; }
-grep -E "Parrotscope: (CUDA|no CUDA)" "$BUILD.configure.log" | sed 's/^-- /   /'
+      > "$BUILD/configure.log" 2>&1 || { tail -40 "$BUILD/configure.log"; fail "cmake could not configure (log above)"; }
+grep -E "Parrotscope: (CUDA|no CUDA)" "$BUILD/configure.log" | sed 's/^-- /   /'
 grep -Eq "^Torch_DIR:[A-Z]+=$TORCH_PREFIX/Torch\$" "$BUILD/CMakeCache.txt" || fail "cmake took another LibTorch: $(grep ^Torch_DIR "$BUILD/CMakeCache.txt")"
 TARGETS=(tst_selectivescan tst_models tst_training bench_gpu)
 say "building ${TARGETS[*]} with $(nproc) jobs"
-cmake --build "$BUILD" --parallel "$(nproc)" --target "${TARGETS[@]}" > "$BUILD.build.log" 2>&1 \
-    || { grep -E "error|Error" "$BUILD.build.log" | head -30; fail "the build failed (first errors above; $BUILD.build.log)"; }
+cmake --build "$BUILD" --parallel "$(nproc)" --target "${TARGETS[@]}" > "$BUILD/build.log" 2>&1 \
+    || { grep -E "error|Error" "$BUILD/build.log" | head -30; fail "the build failed (first errors above; $BUILD/build.log)"; }
 say "built in $(( $(date +%s) - started )) s"
 
 # 4. The tests, on the GPU (auto), and the GPU scan test must have run, not skipped.

@@ -226,6 +226,12 @@ private slots:
         QVERIFY2(width != QJsonDocument::fromJson(t.out.toUtf8()).object()["model"].toObject()["d_model"].toInt(),
                  qPrintable(m.err));
         QCOMPARE(width % 8, 0);
+        // past the 20M that a model is usually built up to for counting (the GPU check's 50M Mamba)
+        const Result big = run({"config", "--preset", "copy-tiny", "--set", "model.kind=mamba", "--set", "model.layers=8",
+                                "--match-params", "50000000"});
+        QVERIFY2(big.code == 0, qPrintable(big.err));
+        const QRegularExpressionMatch got = QRegularExpression("gives (\\d+) parameters").match(big.err);
+        QVERIFY2(got.hasMatch() && std::abs(got.captured(1).toDouble() - 5e7) < 2.5e6, qPrintable(big.err));
         expectError(run({"config", "--preset", "copy-tiny", "--match-params", "sponge"}), "model.kind");
         expectError(run({"config", "--preset", "copy-tiny", "--match-params", "-5"}), "positive");
     }
