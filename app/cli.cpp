@@ -96,7 +96,7 @@ ExperimentConfig experimentFrom(Args& a)
         }
         c = Model::matchParameters(c, target);
         QTextStream(stderr) << QString("matched: d_model %1 gives %2 parameters (target %3)\n")
-                                   .arg(c.model.dModel).arg(Model::measure(c, 3.0 * double(target) + 2e7).parameters).arg(target);
+                                   .arg(c.model.dModel).arg(Model::measure(c, Model::countingLimit(target)).parameters).arg(target);
     }
     return c;
 }

@@ -103,26 +103,25 @@ int run(int argc, char** argv)
 
     // 1. The scan at a Mamba block's shapes (d_model 128: d_inner 256), 256 steps.
     const int64_t B = 32, D = 256, T = 256, N = 16;
-    if (!cpuOnly)
+    if (!cpuOnly) {
         std::printf("\nselective scan, B %lld, D %lld, T %lld, N %lld, forward + backward (medians of %d, interleaved):\n",
                     (long long)B, (long long)D, (long long)T, (long long)N, repeats);
-    if (cpuOnly) {
-        // no GPU scan to time
-    } else if (!cudaScanBuilt()) {
-        std::printf("  this build has no CUDA scan kernel (nvcc was not found when it was configured)\n");
-    } else {
-        torch::manual_seed(0);
-        const ScanInputs onGpu = randomScan(B, D, T, N, true, gpu);
-        const ScanInputs onCpu = randomScan(B, D, T, N, true);
-        const auto both = [](const ScanInputs& in, bool reference) {
-            (reference ? selectiveScanReference(in) : selectiveScan(in)).sum().backward();
-            if (in.u.is_cuda()) torch::cuda::synchronize();
-        };
-        const auto m = interleaved({[&] { both(onGpu, false); }, [&] { both(onGpu, true); }, [&] { both(onCpu, false); }}, repeats);
-        std::printf("  CUDA kernel / reference on the GPU = %7.4f   (kernel %.3f ms, reference %.1f ms)\n", m.medianRatio(0, 1),
-                    m.medianSeconds(0) * 1e3, m.medianSeconds(1) * 1e3);
-        std::printf("  CUDA kernel / fused CPU kernel     = %7.4f   (CPU %.1f ms on %d threads)\n", m.medianRatio(0, 2),
-                    m.medianSeconds(2) * 1e3, at::get_num_threads());
+        if (!cudaScanBuilt()) {
+            std::printf("  this build has no CUDA scan kernel (nvcc was not found when it was configured)\n");
+        } else {
+            torch::manual_seed(0);
+            const ScanInputs onGpu = randomScan(B, D, T, N, true, gpu);
+            const ScanInputs onCpu = randomScan(B, D, T, N, true);
+            const auto both = [](const ScanInputs& in, bool reference) {
+                (reference ? selectiveScanReference(in) : selectiveScan(in)).sum().backward();
+                if (in.u.is_cuda()) torch::cuda::synchronize();
+            };
+            const auto m = interleaved({[&] { both(onGpu, false); }, [&] { both(onGpu, true); }, [&] { both(onCpu, false); }}, repeats);
+            std::printf("  CUDA kernel / reference on the GPU = %7.4f   (kernel %.3f ms, reference %.1f ms)\n", m.medianRatio(0, 1),
+                        m.medianSeconds(0) * 1e3, m.medianSeconds(1) * 1e3);
+            std::printf("  CUDA kernel / fused CPU kernel     = %7.4f   (CPU %.1f ms on %d threads)\n", m.medianRatio(0, 2),
+                        m.medianSeconds(2) * 1e3, at::get_num_threads());
+        }
     }
 
     // 2. Training steps: the GPU against this machine's CPU.

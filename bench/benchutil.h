@@ -62,8 +62,7 @@ template <class F> double medianSeconds(F&& f, int repeats)
         f();
         t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
     }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return median(std::move(t));
 }
 
 // Random scan inputs of Mamba's shapes on `device` (leaves, so their gradients can be asked for).

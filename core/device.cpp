@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <map>
 #include <mutex>
 
 namespace parrot {
@@ -24,7 +25,7 @@ struct GpuFacts {
     double bytes = 0;
 };
 
-GpuFacts gpuFacts(int index)
+GpuFacts askDriver(int index)
 {
     using Init = int (*)(unsigned);
     using Get = int (*)(int*, int);
@@ -44,6 +45,18 @@ GpuFacts gpuFacts(int index)
     size_t total = 0;
     if (memory && memory(&total, device) == 0) facts.bytes = double(total);
     return facts;
+}
+
+// The driver asked once per GPU: a GPU's name and memory do not change, and the status bar asks
+// for them with every refresh.
+GpuFacts gpuFacts(int index)
+{
+    static std::mutex mutex;
+    static std::map<int, GpuFacts> known;
+    std::lock_guard lock(mutex);
+    auto it = known.find(index);
+    if (it == known.end()) it = known.emplace(index, askDriver(index)).first;
+    return it->second;
 }
 
 QString gpuLabel(int index)
@@ -112,12 +125,6 @@ QString deviceChoice()
 {
     std::lock_guard lock(g_mutex);
     return g_choice;
-}
-
-QString resolvedDevice()
-{
-    const int index = gpuIndex(deviceChoice());
-    return index < 0 ? QString("cpu") : QString("cuda:%1").arg(index);
 }
 
 QString deviceDescription()

@@ -16,11 +16,9 @@ QString deviceProblem(const QString& spec);
 void setDeviceChoice(const QString& spec);
 // The choice as set ("auto" until then).
 QString deviceChoice();
-// What the choice resolves to: "cpu" or "cuda:N" ("auto" is CUDA's first GPU when this LibTorch
-// has CUDA and a GPU is present, else the CPU).
-QString resolvedDevice();
-// The resolved device in words for the status bar, --diagnostics and Help → About:
-// "CPU" or "CUDA:0, NVIDIA H200, 139.8 GB".
+// The device the choice resolves to, in words, for the status bar, --diagnostics and Help → About:
+// "CPU" or "CUDA:0, NVIDIA H200, 139.8 GB" ("auto" is the first GPU when this LibTorch has CUDA
+// and a GPU is present, else the CPU).
 QString deviceDescription();
 
 struct DeviceOption {

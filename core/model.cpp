@@ -150,7 +150,7 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
     // The parameter count grows with the width: bisect over multiples of the step, treating a
     // width too large to build as too many parameters (models are built to be counted: up to a
     // few times the target, so a target past measure()'s usual 20M can be met).
-    const double countable = std::max(2e7, 3.0 * double(target));
+    const double countable = countingLimit(target);
     auto count = [&](int k) -> double {
         c.model.dModel = k * step;
         try {

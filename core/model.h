@@ -7,6 +7,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -60,6 +61,9 @@ public:
     // every other option kept), for comparing families at matched size. Throws parrot::Error
     // for an invalid config or a target no width between one step and 4096 comes near.
     static ExperimentConfig matchParameters(const ExperimentConfig& config, long long targetParameters);
+    // The maxParameters matchParameters() gives measure() for a target: models up to three times
+    // it (at least measure()'s usual 20M) are built to be counted.
+    static double countingLimit(long long targetParameters) { return std::max(2e7, 3.0 * double(targetParameters)); }
     QString summary() const;  // one line: family, positions, size, parameters, step
 
     // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.
