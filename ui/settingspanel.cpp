@@ -284,7 +284,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_precision->addItem(tr("bfloat16 (autocast)"), "bf16");
     m_precision->setToolTip(tr("bfloat16: matrix products in bfloat16 under Torch's autocast, the scan's state, norms and loss "
                                "in float32; weights, optimiser and checkpoints stay float32. Pays off on a GPU with bf16 "
-                               "units; on a CPU it is usually slower."));
+                               "units; on a CPU it is no faster (the app's fused float32 kernels step aside)."));
     m_warmup = spin(0, 1000000, "warmup_steps", tr("Linear warm-up steps"));
     m_weightDecay = new QDoubleSpinBox(this);
     m_weightDecay->setObjectName("weight_decay");
