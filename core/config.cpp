@@ -64,6 +64,7 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("layer_norm_eps", c.layerNormEps);
     v("rotary_base", c.rotaryBase);
     v("repeat_pass_dims", c.repeatPassDims);
+    v("short_conv", c.shortConv);
     v("init", c.init);
 }
 
@@ -377,6 +378,8 @@ QStringList validate(const ExperimentConfig& c)
              QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
     need(m.dState >= 1 && m.dState <= 256, QString("model.d_state: expected 1..256, got %1").arg(m.dState));
     need(m.dConv >= 1 && m.dConv <= 64, QString("model.d_conv: expected 1..64, got %1").arg(m.dConv));
+    need(m.shortConv == 0 || (m.shortConv >= 2 && m.shortConv <= 16),
+         QString("model.short_conv: expected 0 (none) or a width of 2..16, got %1").arg(m.shortConv));
     need(m.expand >= 1 && m.expand <= 16, QString("model.expand: expected 1..16, got %1").arg(m.expand));
     need(m.init == "default" || m.init == "mimetic", QString("model.init: expected default or mimetic, got \"%1\"").arg(m.init));
     if (m.init == "mimetic")

@@ -55,7 +55,11 @@ struct ModelConfig {
     int heads = 8;
     int numMaskedHeads = 4;            // Hard-ALiBi: heads 0..3 see windows of 1..4 tokens, the rest NoPE
     int mlpRatio = 4;                  // Transformer MLP hidden = mlpRatio * dModel, as in GPT-2
-    double rotaryFraction = 0.25;      // RoPE: share of each head's dims rotated (GPT-NeoX rotary_pct); 1 = full
+    // RoPE: the share of each head's dims rotated (GPT-NeoX rotary_pct). A model trained here rotates
+    // the whole head, as most RoPE models trained from scratch do: with Pythia's 0.25 on heads of 16
+    // dims only 4 dims carry position, and a 2-layer model on associative recall formed its lookup
+    // head thousands of steps later (measured: docs/CONTRIBUTING.md). Imported models keep their own.
+    double rotaryFraction = 1.0;
     int maxPositions = 1024;           // learned absolute positions: the longest sequence the table covers
     int dState = 16;                   // Mamba / S4D state size N per channel (mamba_ssm default)
     int dConv = 4;                     // Mamba depthwise causal convolution width (mamba_ssm default)
@@ -70,6 +74,11 @@ struct ModelConfig {
     // (1 - rotary_fraction) query and key dims a second time before the dot product, so those
     // dims count twice in the attention score; its checkpoints only reproduce with this set.
     bool repeatPassDims = false;
+    // Transformer: the width of a depthwise causal convolution on each attention layer's input, as
+    // Zoology trains attention on associative recall (Arora et al. 2023: every model there has one;
+    // Mamba has its own, model.d_conv). It hands each position its previous tokens, so a lookup head
+    // forms in hundreds of steps instead of after a long plateau (measured: docs/CONTRIBUTING.md). 0 = none.
+    int shortConv = 0;
     // Mamba's selective mixers (mamba, hybrid, mambaformer): "default" (mamba_ssm's) or "mimetic"
     // (Trockman et al. 2024: start the scan close to linear attention; models/mamba.h says which
     // of their choices are implemented).

@@ -14,7 +14,7 @@ namespace {
 
 // Per-layer parameters at width C: attention 4 C^2 (c_attn, c_proj), an MLP 2 r C^2, a Mamba
 // mixer about 3 expand C^2 (in_proj 2 expand C^2, out_proj expand C^2).
-double attentionParameters(const ModelConfig&, double C) { return 4 * C * C; }
+double attentionParameters(const ModelConfig& m, double C) { return 4 * C * C + (m.kind == "transformer" ? m.shortConv * C : 0); }
 double mambaMixerParameters(const ModelConfig& m, double C) { return 3 * m.expand * C * C; }
 
 QString ssmText(const ModelConfig& m)
@@ -29,8 +29,9 @@ QString describeTransformer(const ModelConfig& m)
     if (m.positions == "hard_alibi") pos += QString(", %1 masked heads").arg(m.numMaskedHeads);
     if (m.positions == "rope") pos += QString(", %1 of each head rotated").arg(m.rotaryFraction);
     if (m.repeatPassDims) pos += ", copy paper's attention";
-    return QString("Transformer (%1), %2 layers, d_model %3, %4 heads%5")
-        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(m.parallelResidual ? ", parallel residual" : "");
+    return QString("Transformer (%1), %2 layers, d_model %3, %4 heads%5%6")
+        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(m.parallelResidual ? ", parallel residual" : "")
+        .arg(m.shortConv > 0 ? QString(", short conv %1").arg(m.shortConv) : QString());
 }
 
 // "Mamba, 2 layers, d_model 64, d_state 16, expand 2", with the family's label.
@@ -57,7 +58,7 @@ const std::vector<ModelFamily>& modelFamilies()
                                 "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen by model.positions.",
                                 common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction",
                                                      "max_positions", "parallel_residual", "layer_norm_eps", "rotary_base",
-                                                     "repeat_pass_dims"}};
+                                                     "repeat_pass_dims", "short_conv"}};
         transformer.attention = transformer.positions = true;
         transformer.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + 2 * m.mlpRatio * C * C; };
         transformer.describe = describeTransformer;

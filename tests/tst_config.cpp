@@ -104,6 +104,11 @@ private slots:
         QCOMPARE(p.size(), 2);
         QVERIFY(p[0].startsWith("task.context_len"));
         QVERIFY(p[1].startsWith("model.d_model"));
+        ExperimentConfig conv;  // a short convolution needs a window of two or more tokens
+        conv.model.shortConv = 1;
+        QCOMPARE(validate(conv), QStringList{"model.short_conv: expected 0 (none) or a width of 2..16, got 1"});
+        conv.model.shortConv = 3;
+        QVERIFY(validate(conv).isEmpty());
     }
 
     void overridesKeepTypes()

@@ -165,6 +165,7 @@ private slots:
         QTest::newRow("transformer hard_alibi") << "transformer" << "hard_alibi";
         QTest::newRow("transformer alibi") << "transformer" << "alibi";
         QTest::newRow("transformer learned") << "transformer" << "learned";
+        QTest::newRow("transformer nope, short conv") << "transformer" << "nope:conv";
         QTest::newRow("mambaformer") << "mambaformer" << "nope";
     }
     void modelsMatchWithFastPathsOff()
@@ -172,7 +173,8 @@ private slots:
         QFETCH(QString, kind);
         QFETCH(QString, positions);
         ExperimentConfig c = test::smallConfig(kind);
-        c.model.positions = positions;
+        c.model.positions = positions.section(':', 0, 0);
+        c.model.shortConv = positions.endsWith(":conv") ? 3 : 0;
         torch::manual_seed(3);
         SequenceModel net = buildModel(c);
         auto idx = torch::randint(0, 30, {4, 40}, torch::kLong);
@@ -198,14 +200,16 @@ private slots:
         QTest::addColumn<bool>("parallel");
         QTest::newRow("transformer") << "transformer" << false;
         QTest::newRow("transformer, parallel residual") << "transformer" << true;
+        QTest::newRow("transformer, short conv") << "transformer:conv" << false;
         QTest::newRow("mamba (the default: select before the head)") << "mamba" << false;
     }
     void logitsAtSomePositionsMatchTheFullForward()
     {
         QFETCH(QString, kind);
         QFETCH(bool, parallel);
-        ExperimentConfig c = test::smallConfig(kind);
+        ExperimentConfig c = test::smallConfig(kind.section(':', 0, 0));
         c.model.parallelResidual = parallel;
+        c.model.shortConv = kind.endsWith(":conv") ? 3 : 0;
         torch::manual_seed(5);
         SequenceModel net = buildModel(c);
         auto idx = torch::randint(0, 30, {3, 17}, torch::kLong);

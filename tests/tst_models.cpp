@@ -57,12 +57,14 @@ private slots:
         QTest::newRow("transformer rope") << "transformer:rope";
         QTest::newRow("transformer alibi") << "transformer:alibi";
         QTest::newRow("transformer learned") << "transformer:learned";
+        QTest::newRow("transformer nope, short conv") << "transformer:nope:conv";
     }
     void everyFamilyIsCausal()
     {
         QFETCH(QString, kind);
         ExperimentConfig c = smallConfig(kind.section(':', 0, 0));
-        if (kind.contains(':')) c.model.positions = kind.section(':', 1);
+        if (kind.contains(':')) c.model.positions = kind.section(':', 1, 1);
+        if (kind.endsWith(":conv")) c.model.shortConv = 3;
         torch::manual_seed(1);
         SequenceModel net = buildModel(c);
         const int64_t B = 2, T = 12, V = CopyVocab{c.task.vocabSize}.size();
@@ -120,6 +122,8 @@ private slots:
         QTest::addColumn<QString>("positions");
         QTest::addColumn<int>("mlp");
         for (const char* p : {"nope", "learned", "rope", "alibi", "hard_alibi"}) QTest::newRow(p) << "transformer" << p << 0;
+        QTest::newRow("nope with a short conv") << "transformer" << "nope:conv" << 0;
+        QTest::newRow("rope with a short conv") << "transformer" << "rope:conv" << 0;
         QTest::newRow("mamba") << "mamba" << "nope" << 0;
         QTest::newRow("mamba with an MLP") << "mamba" << "nope" << 2;
     }
@@ -129,10 +133,11 @@ private slots:
         QFETCH(QString, positions);
         QFETCH(int, mlp);
         ExperimentConfig c = smallConfig(kind);
-        c.model.positions = positions;
+        c.model.positions = positions.section(':', 0, 0);
+        c.model.shortConv = positions.endsWith(":conv") ? 4 : 0;  // a window longer than the one-token steps
         c.model.mambaMlpRatio = mlp;
         if (positions == "hard_alibi") c.model.numMaskedHeads = 2;
-        if (positions == "rope") c.model.rotaryFraction = 0.5;
+        if (positions.startsWith("rope")) c.model.rotaryFraction = 0.5;
         torch::manual_seed(4);
         SequenceModel net = buildModel(c);
         net->eval();
@@ -395,6 +400,12 @@ private slots:
         const StateSize t = buildModel(c)->stateSize();
         QCOMPARE(t.floats, 0);
         QCOMPARE(t.floatsPerToken, 2LL * c.model.dModel * c.model.layers);
+        c.model.shortConv = 3;  // the convolution's window: its last 2 inputs per layer, besides the KV cache
+        const StateSize conv = buildModel(c)->stateSize();
+        QCOMPARE(conv.floats, 2LL * c.model.dModel * c.model.layers);
+        QCOMPARE(conv.floatsPerToken, t.floatsPerToken);
+        QCOMPARE(Model::measure(c).parameters, Model::measure([&] { auto p = c; p.model.shortConv = 0; return p; }()).parameters +
+                                                   c.model.layers * c.model.dModel * (3 + 1));  // depthwise weights and a bias
     }
 
     void sizesAreDescribedForPeople()

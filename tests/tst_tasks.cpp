@@ -209,10 +209,11 @@ private slots:
             const Example ex = task->evalExample(d, replay);  // the same draws, in order
             QVERIFY(ex.answers() >= 1);
             QCOMPARE(ex.tokens.size(), ex.roles.size());
+            const std::vector<int> input = task->modelInput(ex);  // the tokens, or filler at answers not read back
             for (int t = 0; t < e.length; ++t) {
                 const size_t i = size_t(r) * e.length + t;
                 const bool inside = size_t(t) + shift < ex.tokens.size();
-                QCOMPARE(int(e.input[i]), inside ? ex.tokens[size_t(t)] : CopyVocab::Pad);
+                QCOMPARE(int(e.input[i]), inside ? input[size_t(t)] : CopyVocab::Pad);
                 QCOMPARE(bool(e.mask[i]), inside && ex.roles[size_t(t) + shift] == Role::Answer);
                 if (inside) QCOMPARE(int(e.target[i]), ex.tokens[size_t(t) + shift]);
             }
@@ -551,6 +552,41 @@ private slots:
                 QVERIFY(run <= 3);
             }
         }
+    }
+
+    // Zoology's layout: one example a row, and the model never reads an answer: where a value was asked
+    // for it reads filler, so the values already given cannot be ruled out. Training, evaluation and
+    // modelInput() agree on it; the targets are still the values.
+    void associativeRecallHidesItsAnswersFromTheInput()
+    {
+        const auto task = make(configFor("mqar"));
+        QVERIFY(!task->packed());
+        QVERIFY(!task->readsAnswersBack());
+        std::mt19937_64 rng(11);
+        const Example e = task->example(6, rng);
+        const std::vector<int> input = task->modelInput(e);
+        QCOMPARE(input.size(), e.tokens.size());
+        for (size_t i = 0; i < input.size(); ++i)
+            QCOMPARE(input[i], e.roles[i] == Role::Answer ? int(CopyVocab::Pad) : e.tokens[i]);
+        const auto check = [](const TokenBatch& b, bool oneExampleARow) {
+            int answers = 0;
+            for (int r = 0; r < b.batch; ++r) {
+                int starts = 0;
+                for (int t = 0; t < b.length; ++t) {
+                    const size_t i = size_t(r) * b.length + t;
+                    starts += b.input[i] == CopyVocab::Bos;
+                    if (!b.mask[i]) continue;
+                    ++answers;
+                    QVERIFY(b.target[i] - 4 >= 8);  // a value is asked for ...
+                    if (t + 1 < b.length) QCOMPARE(int(b.input[i + 1]), int(CopyVocab::Pad));  // ... and never read
+                }
+                if (oneExampleARow) QCOMPARE(starts, 1);
+            }
+            QVERIFY(answers > 0);
+        };
+        check(task->trainBatch(16, rng), true);
+        check(task->evalBatch(6, 16, rng), true);
+        QVERIFY(make(configFor("copy"))->readsAnswersBack());  // the copy tasks read their answers, as a language model does
     }
 
     void impossibleRequestsAreClearErrors()

@@ -216,6 +216,10 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_heads = spin(1, 256, "heads", tr("Attention heads per layer"));
     m_masked = spin(0, 256, "num_masked_heads", tr("Hard-ALiBi: head i < this sees only the last i+1 tokens"));
     m_dState = spin(1, 256, "d_state", tr("State size N per channel of Mamba and S4D layers"));
+    m_shortConv = spin(0, 16, "short_conv",
+                       tr("Transformer: a depthwise causal convolution of this width before each attention layer, as Zoology "
+                          "trains attention on associative recall (Mamba has its own, of width 4); 0: none"));
+    m_shortConv->setSpecialValueText(tr("none"));
     m_expand = spin(1, 16, "expand", tr("Mamba and S4D inner width = expand x d_model"));
     mf->addRow(tr("Family"), m_kind);
     mf->addRow(tr("Positions"), m_positions);
@@ -228,6 +232,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(tr("d_model"), widthRow);
     mf->addRow(tr("Heads"), m_heads);
     mf->addRow(tr("Masked heads"), m_masked);
+    mf->addRow(tr("Short conv"), m_shortConv);
     mf->addRow(tr("d_state"), m_dState);
     mf->addRow(tr("Expand"), m_expand);
     m_init = new QComboBox(this);
@@ -423,6 +428,7 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_heads->setValue(c.model.heads);
     m_masked->setValue(c.model.numMaskedHeads);
     m_dState->setValue(c.model.dState);
+    m_shortConv->setValue(c.model.shortConv);
     m_expand->setValue(c.model.expand);
     m_init->setCurrentIndex(std::max(0, m_init->findData(c.model.init)));
     updateModelFields();
@@ -610,6 +616,7 @@ ExperimentConfig SettingsPanel::config() const
     c.model.dState = m_dState->value();
     c.model.expand = m_expand->value();
     const ModelFamily* family = findFamily(c.model.kind);  // a family without the option keeps the default
+    c.model.shortConv = family && family->options.contains("short_conv") ? m_shortConv->value() : 0;
     c.model.init = family && family->options.contains("init") ? m_init->currentData().toString() : QString("default");
     c.train.steps = m_steps->value();
     c.train.batchSize = m_batch->value();
@@ -639,6 +646,7 @@ void SettingsPanel::updateModelFields()
     m_heads->setEnabled(f && f->attention);
     m_masked->setEnabled(schemes && m_positions->currentData().toString() == "hard_alibi");
     m_dState->setEnabled(f && f->stateSpace);
+    m_shortConv->setEnabled(f && f->options.contains("short_conv"));
     m_expand->setEnabled(f && f->stateSpace);
     m_init->setEnabled(f && f->options.contains("init"));
 }

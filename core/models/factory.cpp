@@ -46,6 +46,7 @@ SequenceModel buildTransformer(const ExperimentConfig& c)
     o.layerNormEps = m.layerNormEps;
     o.rotaryBase = m.rotaryBase;
     o.repeatPassDims = m.repeatPassDims;
+    o.shortConv = m.shortConv;
     return std::make_shared<TransformerImpl>(o);
 }
 

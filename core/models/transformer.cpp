@@ -67,6 +67,11 @@ torch::Tensor applyRotary(const torch::Tensor& x, int64_t rotaryDims, int64_t of
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
     : m_heads(o.heads), m_rotaryDims(0), m_rotaryBase(o.rotaryBase)
 {
+    // Zoology's recipe for recall (Arora et al. 2023): a short convolution before attention hands each
+    // position its few previous tokens, so one attention layer can find "the token after the key"
+    // without first learning a previous-token head. Initialised as torch's Conv1d, as Mamba's conv1d.
+    if (o.shortConv > 0)
+        conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(o.dModel, o.dModel, o.shortConv).groups(o.dModel)));
     c_attn = register_module("c_attn", torch::nn::Linear(o.dModel, 3 * o.dModel));
     c_proj = register_module("c_proj", torch::nn::Linear(o.dModel, o.dModel));
     const int64_t D = o.dModel / o.heads;
@@ -103,8 +108,17 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     return c_proj(mix(x, bias, weights));
 }
 
-torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
+torch::Tensor CausalSelfAttentionImpl::shortConv(const torch::Tensor& x, const torch::Tensor& before)
 {
+    if (!conv1d) return x;
+    const int64_t T = x.size(1), W = conv1d->weight.size(-1);
+    auto padded = before.defined() ? torch::cat({before, x}, 1) : torch::constant_pad_nd(x, {0, 0, W - 1, 0});  // (B, W - 1 + T, C)
+    return conv1d(padded.transpose(1, 2)).transpose(1, 2).narrow(1, 0, T);                                      // (B, T, C)
+}
+
+torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& input, const torch::Tensor& bias, torch::Tensor* weights)
+{
+    const auto x = shortConv(input);
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
     if (!bias.defined()) return attentionFused(c_attn(x), m_pattern);
     auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
@@ -118,9 +132,16 @@ torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& x, const torch::
     return torch::matmul(att, v).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
 }
 
-torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset,
-                                                const torch::Tensor& bias)
+torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& input, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState,
+                                                int64_t offset, const torch::Tensor& bias)
 {
+    torch::Tensor x = input;
+    if (conv1d) {
+        const int64_t W = conv1d->weight.size(-1);
+        if (!convState.defined()) convState = torch::zeros({input.size(0), W - 1, input.size(2)}, input.options());
+        x = shortConv(input, convState);
+        convState = torch::cat({convState, input}, 1).narrow(1, input.size(1), W - 1).contiguous();  // the last W - 1 inputs
+    }
     const int64_t B = x.size(0), S = x.size(1), C = x.size(2), H = m_heads, D = C / H;
     auto qkv = c_attn(x).view({B, S, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, S, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, offset, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, offset, m_rotaryBase);
@@ -164,9 +185,10 @@ torch::Tensor BlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& 
     return xr + mlp(ln_2(xr));
 }
 
-torch::Tensor BlockImpl::decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias)
+torch::Tensor BlockImpl::decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState, int64_t offset,
+                                const torch::Tensor& bias)
 {
-    const auto a = attn->c_proj(attn->mixCached(ln_1(x), K, V, offset, bias));
+    const auto a = attn->c_proj(attn->mixCached(ln_1(x), K, V, convState, offset, bias));
     if (parallelResidual) return x + a + mlp(ln_2(x));
     const auto y = x + a;
     return y + mlp(ln_2(y));
@@ -241,6 +263,7 @@ torch::Tensor TransformerImpl::forwardAt(const torch::Tensor& idx, const torch::
 namespace {
 struct KvCache : DecodeState {
     std::vector<torch::Tensor> k, v;  // per layer: (B, H, length, D)
+    std::vector<torch::Tensor> conv;  // per layer: the last short_conv - 1 inputs (B, W - 1, C), with a short convolution
 };
 }  // namespace
 
@@ -249,6 +272,7 @@ std::unique_ptr<DecodeState> TransformerImpl::startDecoding(int64_t, torch::Tens
     auto cache = std::make_unique<KvCache>();
     cache->k.resize(h->size());
     cache->v.resize(h->size());
+    cache->conv.resize(h->size());
     return cache;
 }
 
@@ -264,15 +288,17 @@ torch::Tensor TransformerImpl::decode(const torch::Tensor& idx, DecodeState& sta
     }
     const auto bias = attentionBiasRows(m_options, offset, S, offset + S, idx.device());
     for (size_t layer = 0; layer < h->size(); ++layer)
-        x = h->at<BlockImpl>(layer).decode(x, cache.k[layer], cache.v[layer], offset, bias);
+        x = h->at<BlockImpl>(layer).decode(x, cache.k[layer], cache.v[layer], cache.conv[layer], offset, bias);
     cache.length += S;
     return head(ln_f(x));  // (B, S, V)
 }
 
 StateSize TransformerImpl::stateSize() const
 {
-    // The KV cache: keys and values of every layer for every token seen.
-    return {0, 2 * m_options.layers * m_options.dModel};
+    // The KV cache: keys and values of every layer for every token seen; a short convolution keeps
+    // its last W - 1 inputs besides.
+    const int64_t conv = m_options.shortConv > 0 ? m_options.layers * m_options.dModel * (m_options.shortConv - 1) : 0;
+    return {conv, 2 * m_options.layers * m_options.dModel};
 }
 
 }  // namespace parrot

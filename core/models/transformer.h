@@ -27,13 +27,14 @@ struct TransformerOptions {
     int64_t mlpRatio = 4;
     Positions positions = Positions::HardAlibi;
     int64_t numMaskedHeads = 4;
-    double rotaryFraction = 0.25;
+    double rotaryFraction = 1.0;
     int64_t maxPositions = 1024;
     bool tieEmbeddings = false;
     bool parallelResidual = false;  // GPT-NeoX: x + attn(ln_1(x)) + mlp(ln_2(x))
     double layerNormEps = 1e-5;
     double rotaryBase = 10000;
     bool repeatPassDims = false;    // the copy paper's attention: dims past int(rotaryFraction * D) count twice
+    int64_t shortConv = 0;          // width of the depthwise causal convolution on each attention layer's input; 0: none
 };
 
 // Which keys each head may see, as an additive bias: (H, T, T), 0 where query q may attend
@@ -67,8 +68,11 @@ public:
     // Generating: the next tokens x (B, S, C) at positions offset.. offset+S-1, their keys and
     // values appended to the layer's cache K, V (B, H, offset, D); bias (H, S, offset+S) from
     // attentionBiasRows -> the heads' outputs (B, S, C), before c_proj.
-    torch::Tensor mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias);
+    // convState holds the layer's last shortConv - 1 inputs (B, W - 1, C) when it has a short convolution.
+    torch::Tensor mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState, int64_t offset,
+                            const torch::Tensor& bias);
 
+    torch::nn::Conv1d conv1d{nullptr};  // depthwise causal, C channels, width W (model.short_conv); null without one
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
     torch::nn::Linear c_proj{nullptr};  // C -> C, back into the residual stream
 
@@ -76,6 +80,9 @@ private:
     int64_t m_heads;
     int64_t m_rotaryDims;  // 0 unless RoPE
     double m_rotaryBase;
+    // x (B, T, C) -> (B, T, C): the short convolution over time, where there is one; `before` (B, W - 1, C)
+    // holds the inputs that precede x (zeros at the start of a sequence).
+    torch::Tensor shortConv(const torch::Tensor& x, const torch::Tensor& before = {});
     torch::Tensor m_scoreScale;  // (D): 2 on the dims the copy paper's attention counts twice; undefined otherwise
     AttentionPattern m_pattern;  // the same mask and bias as attentionBias(), for the fused kernel
 };
@@ -98,7 +105,8 @@ public:
     // reads every position; the projection, the MLP and the residual run on the R rows only.
     torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& bias, const torch::Tensor& rows);
     // Generating: forward() for the next tokens with the layer's KV cache (mixCached).
-    torch::Tensor decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, int64_t offset, const torch::Tensor& bias);
+    torch::Tensor decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState, int64_t offset,
+                         const torch::Tensor& bias);
     bool parallelResidual = false;
     torch::nn::LayerNorm ln_1{nullptr};
     CausalSelfAttention attn{nullptr};

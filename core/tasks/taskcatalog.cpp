@@ -192,7 +192,8 @@ const std::vector<TaskInfo>& taskCatalog()
                   "entries", {}, true, phonebookDefaults),
         tokenTask("mqar", "Associative recall (MQAR)",
                   "`$ k1 v1 ... kN vN |` then every key again, in random order after power-law gaps of filler; answer its "
-                  "value (Arora et al., 2023). Keys from the first half of the letters, values from the second.",
+                  "value (Arora et al., 2023). Keys from the first half of the letters, values from the second. As in "
+                  "Zoology, one example a row and the answers are not read back (filler in their place).",
                   "key-value pairs", {}, false, mqarDefaults),
         tokenTask("mad_recall", "MAD: in-context recall",
                   "Key-value pairs (keys from the first half of the letters, values from the second), a key's value fixed "

@@ -195,6 +195,9 @@ private:
 
 // ---- associative recall ----------------------------------------------------------------------
 
+// Zoology's multi-query associative recall (Arora et al. 2023, zoology/data/associative_recall.py):
+// one example a row, and the answers are not read back (the model reads filler where a value was
+// asked for), so a later query cannot be answered by elimination of the values already given.
 class MqarTask : public LetterTask {
 public:
     static constexpr int kMaxGap = 3;
@@ -241,6 +244,8 @@ public:
         return e;
     }
     int maxTokens(int pairs) const override { return 2 + 2 * pairs + (2 + kMaxGap) * pairs; }
+    bool packed() const override { return false; }
+    bool readsAnswersBack() const override { return false; }
 };
 
 // ---- the character tasks -----------------------------------------------------------------------
@@ -444,6 +449,14 @@ Example TokenTask::trainingExample(std::mt19937_64& rng) const
     return example(own);
 }
 
+std::vector<int> TokenTask::modelInput(const Example& e) const
+{
+    std::vector<int> input = e.tokens;
+    for (size_t i = 0; i < input.size(); ++i)
+        if (hides(e, int(i))) input[i] = CopyVocab::Pad;
+    return input;
+}
+
 TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
 {
     const int T = m_config.contextLen;
@@ -456,11 +469,13 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
     const int shift = m_readOut ? 0 : 1;          // position t is scored on token t + shift
     std::vector<int> row(size_t(T) + 1);
     std::vector<uint8_t> scored(size_t(T) + 1);  // token i is an answer or the end of a complete example
+    std::vector<uint8_t> hidden(size_t(T) + 1);  // token i is an answer the model does not read back
     for (int r = 0; r < batch; ++r) {
         int pos = 0;
         if (!packed()) {  // one example, then padding
             std::fill(row.begin(), row.end(), int(CopyVocab::Pad));
             std::fill(scored.begin(), scored.end(), uint8_t(0));
+            std::fill(hidden.begin(), hidden.end(), uint8_t(0));
         }
         while (pos < T + 1) {
             if (!packed() && pos > 0) break;
@@ -470,12 +485,13 @@ TokenBatch TokenTask::trainBatch(int batch, std::mt19937_64& rng) const
             for (int i = 0; i < n && pos + i < T + 1; ++i) {
                 row[size_t(pos + i)] = ex.tokens[size_t(i)];
                 scored[size_t(pos + i)] = complete && (ex.roles[size_t(i)] == Role::Answer || ex.roles[size_t(i)] == Role::End);
+                hidden[size_t(pos + i)] = hides(ex, i);
             }
             b.examples += complete;
             pos += n;
         }
         for (int t = 0; t < T; ++t) {
-            b.input[size_t(r) * T + t] = row[size_t(t)];
+            b.input[size_t(r) * T + t] = hidden[size_t(t)] ? int(CopyVocab::Pad) : row[size_t(t)];
             b.target[size_t(r) * T + t] = row[size_t(t + shift)];
             b.mask[size_t(r) * T + t] = scored[size_t(t + shift)];
         }
@@ -504,7 +520,7 @@ TokenBatch TokenTask::evalBatch(int difficulty, int batch, std::mt19937_64& rng)
     for (int r = 0; r < batch; ++r) {
         const Example& ex = rows[size_t(r)];
         for (int t = 0; t + shift < int(ex.tokens.size()); ++t) {
-            b.input[size_t(r) * longest + t] = ex.tokens[size_t(t)];
+            b.input[size_t(r) * longest + t] = hides(ex, t) ? int(CopyVocab::Pad) : ex.tokens[size_t(t)];
             b.target[size_t(r) * longest + t] = ex.tokens[size_t(t + shift)];
             b.mask[size_t(r) * longest + t] = ex.roles[size_t(t + shift)] == Role::Answer;
         }

@@ -102,6 +102,12 @@ public:
 
     // Whether training rows hold several examples back to back (false: MAD's one sequence a row).
     virtual bool packed() const { return true; }
+    // Whether the model reads each answer token once it has been predicted (teacher forcing, as a
+    // language model does); false (MQAR, as Zoology): it reads filler (`_`) there instead.
+    virtual bool readsAnswersBack() const { return true; }
+    // The tokens the model reads for an example: its tokens, with filler at the answers it does not
+    // read back. Training, evaluation and probes all feed this.
+    std::vector<int> modelInput(const Example& e) const;
     // Read-out tasks (TaskInfo::readOut, MAD's compression) score a row against itself: target[t]
     // is input[t] and the mask is on the answers' own positions; the others predict the next token.
     bool readsOut() const { return m_readOut; }
@@ -110,6 +116,7 @@ public:
 
 protected:
     TokenTask(const TaskConfig& config, QStringList symbols);
+    bool hides(const Example& e, int i) const { return !readsAnswersBack() && e.roles[size_t(i)] == Role::Answer; }
     int symbol(int i) const { return 4 + i; }  // the id of symbol i
     int symbolCount() const { return int(m_symbols.size()); }
 
