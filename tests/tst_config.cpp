@@ -104,6 +104,13 @@ private slots:
         QCOMPARE(p.size(), 2);
         QVERIFY(p[0].startsWith("task.context_len"));
         QVERIFY(p[1].startsWith("model.d_model"));
+        // the mechanism scores' interval: 0 turns them off, below is named
+        ExperimentConfig m;
+        applyOverrides(m, {"train.mechanism_every=0"});
+        QCOMPARE(m.train.mechanismEvery, 0);
+        QCOMPARE(experimentFromJson(toJson(m)).train.mechanismEvery, 0);
+        m.train.mechanismEvery = -5;
+        QCOMPARE(validate(m), QStringList{"train.mechanism_every: expected >= 0 (0 = off), got -5"});
     }
 
     void overridesKeepTypes()

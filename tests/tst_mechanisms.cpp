@@ -10,6 +10,7 @@
 #include "io/safetensors.h"
 #include "model.h"
 #include "testutil.h"
+#include "train/mechanismprobe.h"
 #include "train/trainer.h"
 
 #include <QDir>
@@ -22,15 +23,6 @@
 using namespace parrot;
 
 namespace {
-
-std::map<QString, QByteArray> tensorBytes(const QString& path)
-{
-    std::map<QString, QByteArray> out;
-    const SafetensorsFile f = readSafetensors(path);
-    for (auto it = f.tensors.begin(); it != f.tensors.end(); ++it)
-        out[it.key()] = QByteArray(it.value().data.constData(), it.value().data.size());
-    return out;
-}
 
 // A small run that scores its heads every `every` steps, autosaving every 5.
 ExperimentConfig scoredRun(const QString& kind, int steps, int every)
@@ -71,7 +63,7 @@ std::set<long long> snapshotSteps(const QString& dir)
 {
     std::set<long long> steps;
     for (const RunSnapshot& s : runSnapshots(dir))
-        if (s.note != "last") steps.insert(s.step);
+        if (s.path.contains("/snapshots/")) steps.insert(s.step);
     return steps;
 }
 
@@ -221,7 +213,7 @@ private slots:
         QVERIFY(QFile::exists(tmp.filePath("on/mechanisms.csv")));
         QVERIFY(!QFile::exists(tmp.filePath("off/mechanisms.csv")));
         QVERIFY(!QDir(tmp.filePath("off/checkpoints/snapshots")).exists());
-        QVERIFY(tensorBytes(tmp.filePath("on/checkpoints/last.safetensors")) == tensorBytes(tmp.filePath("off/checkpoints/last.safetensors")));
+        QVERIFY(test::tensorBytes(tmp.filePath("on/checkpoints/last.safetensors")) == test::tensorBytes(tmp.filePath("off/checkpoints/last.safetensors")));
         const QString metricsOn = QString::fromUtf8(test::readAll(tmp.filePath("on/metrics.csv")));
         const QString metricsOff = QString::fromUtf8(test::readAll(tmp.filePath("off/metrics.csv")));
         const auto losses = [](const QString& csv) {
@@ -260,6 +252,53 @@ private slots:
         QVERIFY(!QFile::exists(tmp.filePath("lstm/mechanisms.csv")));
     }
 
+    // The scores in mechanisms.csv are the Explore tab's: the probe examples (drawn as the probe
+    // draws them) looked inside with Model::probe, one at a time, analysed by analyseLookup (Mamba's
+    // implicit maps as shares of each row, on the first few examples) and pooled give the rows of
+    // step 0, from its snapshot.
+    void scoresAreTheExploreTabs_data() { scoringDoesNotChangeTraining_data(); }
+    void scoresAreTheExploreTabs()
+    {
+        QFETCH(QString, kind);
+        QTemporaryDir tmp;
+        const ExperimentConfig c = scoredRun(kind, 5, 5);
+        QCOMPARE(trainIn(c, tmp.filePath("run")).status, TrainOutcome::Status::Finished);
+        const MechanismScores csv = loadMechanisms(tmp.filePath("run")).front();
+        QCOMPARE(csv.step, 0LL);
+        const Model start = Model::load(tmp.filePath("run/checkpoints/snapshots/step-000000.safetensors"));
+        const bool scan = kind != "transformer";
+        std::mt19937_64 rng(MechanismProbe::kSeed);
+        const auto task = TokenTask::create(c.task);
+        std::vector<LookupAnalysis> attention, implicit;
+        for (int i = 0; i < MechanismProbe::kExamples; ++i) {
+            const Example e = task->evalExample(c.task.maxLen, rng);
+            const auto [begin, end] = scoredQueries(e);
+            ModelProbes p = start.probe(e.tokens);
+            if (p.attention.layers > 0) attention.push_back(analyseLookup(p.attention, e.tokens, begin, end));
+            QCOMPARE(p.implicitAttention.layers > 0, scan);
+            if (p.implicitAttention.layers > 0 && i < MechanismProbe::kImplicitExamples) {  // the costly maps, of the first few
+                AttentionMaps& m = p.implicitAttention;
+                for (size_t row = 0; row < m.weights.size() / size_t(m.length); ++row) {
+                    double sum = 0;
+                    for (int k = 0; k < m.length; ++k) sum += m.weights[row * size_t(m.length) + size_t(k)];
+                    for (int k = 0; k < m.length; ++k) m.weights[row * size_t(m.length) + size_t(k)] /= float(std::max(sum, 1e-12));
+                }
+                implicit.push_back(analyseLookup(m, e.tokens, begin, end));
+            }
+        }
+        std::vector<HeadLookup> expected = poolLookups(attention);
+        for (const HeadLookup& h : poolLookups(implicit)) expected.push_back(h);
+        QCOMPARE(csv.heads.size(), expected.size());
+        for (size_t i = 0; i < expected.size(); ++i) {
+            QCOMPARE(csv.heads[i].label, expected[i].label);
+            for (size_t n = 1; n <= 3; ++n)
+                QVERIFY2(std::abs(csv.heads[i].lookup[n - 1] - expected[i].lookup[n]) < 2e-4,
+                         qPrintable(QString("%1, n = %2: %3 in the file, %4 from the probes").arg(csv.heads[i].name()).arg(n)
+                                        .arg(csv.heads[i].lookup[n - 1]).arg(expected[i].lookup[n])));
+            QVERIFY(std::abs(csv.heads[i].previousToken - expected[i].previousToken) < 2e-4);
+        }
+    }
+
     // Stopped at step 17 and resumed (after a kill that tore the file's last line and left a
     // snapshot past the resume point): mechanisms.csv has each step once, in order, with no gap,
     // and is the uninterrupted run's, byte for byte; so are its snapshots.
@@ -294,8 +333,8 @@ private slots:
         std::set<long long> resumed = expectedSnapshots({0, 5, 10, 20, 40}, loadMechanisms(whole), 5);
         if (formed == 20) resumed.erase(15), resumed.insert(17);
         QCOMPARE(snapshotSteps(parts), resumed);
-        QVERIFY(tensorBytes(parts + "/checkpoints/snapshots/step-000020.safetensors") ==
-                tensorBytes(whole + "/checkpoints/snapshots/step-000020.safetensors"));
+        QVERIFY(test::tensorBytes(parts + "/checkpoints/snapshots/step-000020.safetensors") ==
+                test::tensorBytes(whole + "/checkpoints/snapshots/step-000020.safetensors"));
     }
 
     // A run without mechanisms.csv (mechanism_every 0, or a folder from before it existed) still

@@ -3,8 +3,9 @@
 // previous token, measured on a fixed probe batch of its task every train.mechanism_every steps
 // (train/mechanismprobe.h), so the step where a lookup head forms can be seen beside the loss.
 // The scores are analyseLookup's (lookup.h), pooled over the probe's examples; a block of Mamba's
-// selective scan is scored on its implicit attention as one head, each row of |alpha| taken as
-// shares of the row (divided by its sum) so that its scores read as an attention head's.
+// selective scan is scored on its implicit attention as one head (on fewer examples: it is the
+// costly map), each row of |alpha| taken as shares of the row (divided by its sum) so that its
+// scores read as an attention head's.
 #pragma once
 
 #include "analysis/lookup.h"

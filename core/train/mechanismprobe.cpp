@@ -55,6 +55,8 @@ MechanismScores MechanismProbe::score(Model::Impl& m) const
     std::vector<int64_t> ids;
     for (const auto& row : m_rows) ids.insert(ids.end(), row.begin(), row.end());
     Probes probes;
+    probes.mapsOnly = true;
+    probes.implicitRows = kImplicitExamples;
     {
         torch::NoGradGuard noGrad;
         const bool training = m.net->is_training();
@@ -72,7 +74,7 @@ MechanismScores MechanismProbe::score(Model::Impl& m) const
             for (auto& t : layers) t = (t / t.sum(-1, true).clamp_min(1e-12)).unsqueeze(1);  // (B, T, T) -> (B, 1, T, T)
         const auto all = torch::stack(layers).to(torch::kCPU, torch::kFloat).contiguous();  // (layers, B, H, T, T)
         std::vector<LookupAnalysis> rows;
-        for (size_t b = 0; b < m_rows.size(); ++b)
+        for (size_t b = 0; b < size_t(all.size(1)); ++b)  // every example, or the implicit maps' first few
             rows.push_back(analyseLookup(rowMaps(all, int64_t(b)), m_rows[b], m_queries[b].first, m_queries[b].second));
         for (const HeadLookup& h : poolLookups(rows)) out.heads.push_back(headScore(h, blocks.at(size_t(h.layer)), implicit));
     };
