@@ -18,10 +18,10 @@ class MechanismProbe {
 public:
     // Up to kExamples examples at task.max_len (fewer when their attention maps would pass
     // kMapFloats), drawn with kSeed; a selective scan's implicit attention on the first
-    // kImplicitExamples of them: that map is computed channel by channel and was the most of a
-    // scoring's time; on all 8 examples, with the reference scan, a scoring cost the default Mamba
-    // about 4% of its training time at train.mechanism_every = 20 (bench_models --mechanisms;
-    // README, Benchmarks). Throws parrot::Error for a task it cannot score (mechanismsApply is
+    // kImplicitExamples of them: computed channel by channel, that map is most of a scoring's
+    // time; on all 8 examples, with the reference scan, a scoring costs the default Mamba about 4%
+    // of its training time at train.mechanism_every = 20, this way under 1% (bench_models
+    // --mechanisms; README, Benchmarks). Throws parrot::Error for a task it cannot score (mechanismsApply is
     // false, or the examples have no answers).
     static constexpr int kExamples = 8;
     static constexpr int kImplicitExamples = 2;
