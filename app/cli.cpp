@@ -6,6 +6,7 @@
 #include "analysis/lookup.h"
 #include "constructionview.h"
 #include "insidefigure.h"
+#include "mechanismplot.h"
 #include "config.h"
 #include "diagnostics.h"
 #include "eval/lmtests.h"
@@ -706,12 +707,13 @@ int cmdExport(Args& a)
     const QString outFile = a.value("--out");
     const QString log = a.value("--log");
     const int precision = a.integer("--precision", 8, 1, 64);
-    const auto [width, height] = parseSize(a.value("--size"), figure == "panel" ? 1400 : 800, 500);
+    const auto [width, height] = parseSize(a.value("--size"), figure == "panel" ? 1400 : 800, figure == "mechanisms" ? 700 : 500);
     ExportOptions style = figureStyle(a);
     a.done();
     if (dir.isEmpty() || figure.isEmpty() || outFile.isEmpty()) throw Error("export: --run DIR, --figure NAME and --out FILE are required");
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
-    static const QStringList figures{"loss", "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "frontier", "panel", "table"};
+    static const QStringList figures{"loss",  "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "frontier",
+                                     "panel", "table",    "mechanisms"};
     if (!figures.contains(figure)) throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
     int skipped = 0;
@@ -726,6 +728,11 @@ int cmdExport(Args& a)
         const ResultsTable t = tabulate(runs, ResultPoint::InRange);
         if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
         writeTextFile(outFile, t.toCsv(), "the table");
+    } else if (figure == "mechanisms") {
+        // one run's loss above its heads' lookup scores: the run itself, or the one run under DIR
+        if (runs.size() != 1)
+            throw Error(QString("--figure mechanisms: draws one run, and %1 holds %2; give one of them as --run").arg(dir).arg(runs.size()));
+        renderMechanisms(runs.front(), loadMechanisms(runs.front().dir), outFile, width, height, style);
     } else if (figure == "panel") {
         // training loss beside the final evaluation, one figure
         const bool icl = !runs.front().curves.empty() && runs.front().curves.back().isError();

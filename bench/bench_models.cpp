@@ -1,6 +1,11 @@
 // bench_models: the fused selective scan against its reference loop, and a training step of
 // every family at a matched size. Ratios against references measured in the same run.
-// Usage: bench_models [repeats] [--fused-only | --profile[-shapes] KIND | --step KIND] [--threads N]
+// Usage: bench_models [repeats] [--fused-only | --profile[-shapes] KIND | --step KIND | --mechanisms [STEPS]]
+//        [--threads N]
+//   --mechanisms [STEPS]: training runs of STEPS steps (default 200) of the default Transformer and
+//   the default Mamba, with train.mechanism_every at its default against 0, A B A B: the ratio of
+//   their wall and CPU times (what scoring the heads costs a run), and one scoring's CPU time
+//   against a step's;
 //   --fused-only: the fused scan's forward and backward alone, `repeats` times (for callgrind);
 //   --step KIND: `repeats` training steps of one family (for perf), their median time;
 //   --profile KIND: `repeats` training steps of one family under Torch's profiler, its ops by
@@ -10,7 +15,9 @@
 #include "kernels/selectivescan.h"
 #include "modelimpl.h"
 #include "train/adamw.h"
+#include "train/mechanismprobe.h"
 #include "train/splitbackward.h"
+#include "train/trainer.h"
 
 #include "benchutil.h"
 
@@ -19,10 +26,13 @@
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include <QTemporaryDir>
+
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -132,6 +142,75 @@ void profileTrainStep(const char* kind, int repeats, bool shapes)
 
 }  // namespace
 
+// CPU time of the whole process, every thread.
+double processCpuSeconds()
+{
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// Training runs with the heads scored every train.mechanism_every steps (its default) against runs
+// without, interleaved: each on the default copy task with a run folder (mechanisms.csv and the
+// snapshots are written as a run writes them), no evaluations but a small final one, no autosaves,
+// the same seed.
+void benchMechanisms(int repeats, int steps)
+{
+    const ExperimentConfig defaults;
+    std::vector<ExperimentConfig> configs{defaults};
+    for (const ModelFamily& f : modelFamilies())  // the Mamba: the selective scan without attention
+        if (f.selectiveScan && !f.attention) {
+            configs.push_back(defaults);
+            configs.back().model.kind = f.id;
+            break;
+        }
+    std::printf("training runs of %d steps, train.mechanism_every %d against 0, run folders written, %s (medians of %d rounds, A B A B)\n",
+                steps, defaults.train.mechanismEvery, fastPaths() ? "fast paths" : "reference paths", repeats);
+    for (ExperimentConfig c : configs) {
+        c.train.steps = steps;
+        c.train.evalEvery = 0;
+        c.train.checkpointEvery = 0;
+        c.task.evalLengths = {c.task.maxLen};  // the final evaluation, small: the steps are what is compared
+        c.task.evalSamples = 8;
+        // the process's CPU time too: on a machine others share, it counts what the run did, not
+        // the time it waited for a core
+        Interleaved cpu;
+        cpu.seconds.resize(2);
+        const auto run = [&](bool scored) {
+            ExperimentConfig e = c;
+            if (!scored) e.train.mechanismEvery = 0;
+            Model model = Model::create(e);
+            QTemporaryDir dir;
+            TrainControl control;
+            const double before = processCpuSeconds();
+            const TrainOutcome o = train(model, dir.filePath("run"), control, {});
+            cpu.seconds[scored ? 0 : 1].push_back(processCpuSeconds() - before);
+            if (o.status != TrainOutcome::Status::Finished) std::printf("  run failed: %s\n", qPrintable(o.message));
+        };
+        const auto m = interleaved({[&] { run(true); }, [&] { run(false); }}, repeats);
+        for (auto& s : cpu.seconds) s.erase(s.begin());  // interleaved()'s warm-up round
+        const auto [lo, hi] = m.ratioRange(0, 1);
+        const auto [cpuLo, cpuHi] = cpu.ratioRange(0, 1);
+        // one scoring against one step (of the run without scoring), in CPU time
+        Model model = Model::create(c);
+        const MechanismProbe probe(c);
+        Model::Impl& impl = ModelAccess::impl(model);
+        std::vector<double> scorings;
+        for (int i = 0; i < std::max(10, repeats); ++i) {
+            const double before = processCpuSeconds();
+            probe.score(impl);
+            scorings.push_back(processCpuSeconds() - before);
+        }
+        const double scoring = median(scorings), step = cpu.medianSeconds(1) / steps;
+        std::printf("  %-12s scored / not: wall %.3fx (%.3f-%.3f), CPU %.3fx (%.3f-%.3f); one scoring %.1f ms of CPU "
+                    "(%d examples of %d tokens), a step %.1f ms: %.1f%% at every %d steps\n",
+                    qPrintable(c.model.kind), m.medianRatio(0, 1), lo, hi, cpu.medianRatio(0, 1), cpuLo, cpuHi, scoring * 1e3,
+                    probe.examples(), probe.length(), step * 1e3, 100 * scoring / (step * defaults.train.mechanismEvery),
+                    defaults.train.mechanismEvery);
+    }
+    std::printf("goal: <= 1.05x\n");
+}
+
 int main(int argc, char** argv)
 {
     restartWithLibrarySettings(argv);  // as the app does: OpenMP's short spin
@@ -153,6 +232,10 @@ int main(int argc, char** argv)
     }
     if (argc > 3 && (std::string(argv[2]) == "--profile" || std::string(argv[2]) == "--profile-shapes")) {
         profileTrainStep(argv[3], repeats, std::string(argv[2]) == "--profile-shapes");
+        return 0;
+    }
+    if (argc > 2 && std::string(argv[2]) == "--mechanisms") {
+        benchMechanisms(repeats, argc > 3 ? std::max(1, std::atoi(argv[3])) : 200);
         return 0;
     }
     if (argc > 3 && std::string(argv[2]) == "--step") {  // for profilers: training steps of one family

@@ -84,6 +84,7 @@ template <class Train, class V> void visitFields(Train& c, V&& v, const TrainCon
     v("eval_samples", c.evalSamples);
     v("checkpoint_every", c.checkpointEvery);
     v("log_every", c.logEvery);
+    v("mechanism_every", c.mechanismEvery);
     v("target_accuracy", c.targetAccuracy);
     v("curriculum_dims", c.curriculumDims);
     v("curriculum_steps", c.curriculumSteps);
@@ -404,6 +405,7 @@ QStringList validate(const ExperimentConfig& c)
     need(r.evalSamples >= 1, QString("train.eval_samples: expected >= 1, got %1").arg(r.evalSamples));
     need(r.checkpointEvery >= 0, QString("train.checkpoint_every: expected >= 0, got %1").arg(r.checkpointEvery));
     need(r.logEvery >= 1, QString("train.log_every: expected >= 1, got %1").arg(r.logEvery));
+    need(r.mechanismEvery >= 0, QString("train.mechanism_every: expected >= 0 (0 = off), got %1").arg(r.mechanismEvery));
     need(r.targetAccuracy >= 0 && r.targetAccuracy <= 1,
          QString("train.target_accuracy: expected 0..1 (0 = off), got %1").arg(r.targetAccuracy));
     need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),

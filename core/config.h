@@ -100,6 +100,11 @@ struct TrainConfig {
     int evalSamples = 64;          // strings per length during training (the final eval uses task.eval_samples)
     int checkpointEvery = 500;     // steps between autosaves; 0 = only when the run stops
     int logEvery = 10;             // steps between metrics.csv rows
+    // Token tasks: steps between scorings of every attention head (and Mamba's implicit attention)
+    // on a fixed probe batch, for mechanisms.csv and the Train tab's timeline (0 = off). 20 draws a
+    // 1,000-step run's plateau and jump with 50 points and costs about 1% of the training time
+    // (bench_models --mechanisms).
+    int mechanismEvery = 20;
     double targetAccuracy = 0;     // token tasks: stop at the first periodic evaluation whose string accuracy
                                    // at task.max_len reaches this (0 = train every step)
     // In-context tasks: a curriculum (Garg et al. 2022; Park et al. 2024 use one). Training starts

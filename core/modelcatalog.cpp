@@ -68,7 +68,7 @@ const std::vector<ModelFamily>& modelFamilies()
         ModelFamily mamba{"mamba", "Mamba",
                           "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
                           common + ssm + QStringList{"mamba_mlp_ratio", "init"}};
-        mamba.stateSpace = true;
+        mamba.stateSpace = mamba.selectiveScan = true;
         mamba.colour = 0xD55E00;
         mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };
         mamba.describe = describeStateSpace;
@@ -105,7 +105,7 @@ const std::vector<ModelFamily>& modelFamilies()
         ModelFamily hybrid{"hybrid", "Hybrid",
                            "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
                            common + ssm + QStringList{"heads", "max_positions", "init"}};
-        hybrid.attention = hybrid.stateSpace = hybrid.learnedPositions = true;
+        hybrid.attention = hybrid.stateSpace = hybrid.learnedPositions = hybrid.selectiveScan = true;
         hybrid.colour = 0x9467BD;
         hybrid.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + mambaMixerParameters(m, C); };
         hybrid.describe = describeHybrid;
@@ -115,7 +115,7 @@ const std::vector<ModelFamily>& modelFamilies()
         ModelFamily mambaFormer{"mambaformer", "MambaFormer",
                                 "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
                                 common + ssm + QStringList{"heads", "init"}};
-        mambaFormer.attention = mambaFormer.stateSpace = true;
+        mambaFormer.attention = mambaFormer.stateSpace = mambaFormer.selectiveScan = true;
         mambaFormer.colour = 0x000000;
         mambaFormer.layerParameters = hybrid.layerParameters;
         mambaFormer.describe = describeHybrid;

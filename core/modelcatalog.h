@@ -27,6 +27,7 @@ struct ModelFamily {
     bool positions = false;  // model.positions chooses a scheme (the Transformer)
     bool learnedPositions = false;  // always learned absolute positions (needs max_positions >= context)
     bool stateSpace = false;        // a state-space layer: d_state and expand apply
+    bool selectiveScan = false;     // Mamba's selective scan: implicit attention (explorer, mechanisms.csv)
     unsigned colour = 0x646464;     // 0xRRGGBB in figures (Okabe-Ito where there are enough)
     // Roughly the parameters of one layer at width C = d_model (the memory guard before building).
     double (*layerParameters)(const ModelConfig& m, double C) = nullptr;

@@ -8,6 +8,18 @@
 
 namespace parrot {
 
+QString HeadScore::name() const
+{
+    return implicit ? QString("block %1 (implicit)").arg(layer) : QString("L%1 H%2").arg(layer).arg(head);
+}
+
+double MechanismScores::bestLookup() const
+{
+    double best = 0;
+    for (const HeadScore& h : heads) best = std::max(best, h.bestLookup());
+    return best;
+}
+
 double binomialStdErr(double p, double n) { return std::sqrt(std::max(0.0, p * (1 - p)) / std::max(1.0, n)); }
 
 void LengthCurve::addAccuracy(int length, long long rowsRight, int n, long long right, long long answers)

@@ -6,6 +6,8 @@
 #include <QMetaType>
 #include <QString>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -104,6 +106,28 @@ struct ModelProbes {
     std::vector<int> predictions;     // the most likely next token after each position (argmax of its logits)
 };
 
+// One head's mechanism scores on a run's fixed probe batch (analysis/mechanisms.h): an attention
+// head, or the implicit attention of a selective-scan block (Mamba's scan unrolled, one per block).
+struct HeadScore {
+    int layer = 0;          // the block's index in the model
+    int head = 0;           // the head within its layer; 0 for implicit attention
+    bool implicit = false;  // implicit attention, else an attention head
+    // attention on the token after the earlier occurrence of the current n-gram, n = 1, 2, 3
+    std::array<double, 3> lookup{};
+    double previousToken = 0;  // attention on the token before the query
+    QString label;             // the head's kind as the Explore tab labels it: "n-gram lookup (order 2)", "previous-token", ...
+    double bestLookup() const { return std::max({lookup[0], lookup[1], lookup[2]}); }
+    QString name() const;      // as the Explore tab names it: "L1 H3", "block 0 (implicit)"
+};
+
+// Every head's scores at one training step, in the model's order (attention heads layer by layer,
+// then the implicit attention of each selective-scan block).
+struct MechanismScores {
+    long long step = 0;
+    std::vector<HeadScore> heads;
+    double bestLookup() const;  // the highest lookup score of any head at any n; 0 without heads
+};
+
 QString statusName(TrainOutcome::Status s);
 
 // The one JSON form of a LengthCurve: run folders' curves.json, `eval --json`. Keys: step, samples,
@@ -121,3 +145,4 @@ double binomialStdErr(double p, double n);
 Q_DECLARE_METATYPE(parrot::LengthCurve)
 Q_DECLARE_METATYPE(parrot::TrainProgress)
 Q_DECLARE_METATYPE(parrot::TrainOutcome)
+Q_DECLARE_METATYPE(parrot::MechanismScores)

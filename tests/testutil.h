@@ -2,12 +2,15 @@
 #pragma once
 
 #include "config.h"
+#include "io/safetensors.h"
 #include "presets.h"
 
 #include <QFile>
 #include <QProcess>
 #include <QString>
 #include <QtTest>
+
+#include <map>
 
 namespace parrot::test {
 
@@ -33,6 +36,17 @@ inline ExperimentConfig smallConfig(const QString& kind, int steps = 20)
     c.model.numMaskedHeads = 2;
     c.model.dState = 4;
     return c;
+}
+
+// The tensors of a checkpoint, name -> bytes (metadata aside): two files hold the same weights,
+// bit for bit, when these are equal.
+inline std::map<QString, QByteArray> tensorBytes(const QString& path)
+{
+    std::map<QString, QByteArray> out;
+    const SafetensorsFile f = readSafetensors(path);
+    for (auto it = f.tensors.begin(); it != f.tensors.end(); ++it)
+        out[it.key()] = QByteArray(it.value().data.constData(), it.value().data.size());
+    return out;
 }
 
 inline QByteArray readAll(const QString& path)

@@ -38,6 +38,10 @@ private slots:
             QCOMPARE(f.options.contains("heads"), f.attention);
             QCOMPARE(f.options.contains("positions"), f.positions);
             QCOMPARE(f.options.contains("d_state"), f.stateSpace);
+            // and so do the maps the explorer and the mechanism scores read
+            const ModelProbes p = Model::create(c).probe({1, 4, 5, 6, 2, 4, 5, 6, 3});
+            QCOMPARE(p.attention.layers > 0, f.attention);
+            QCOMPARE(p.implicitAttention.layers > 0, f.selectiveScan);
         }
     }
 

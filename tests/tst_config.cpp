@@ -109,6 +109,13 @@ private slots:
         QCOMPARE(validate(conv), QStringList{"model.short_conv: expected 0 (none) or a width of 2..16, got 1"});
         conv.model.shortConv = 3;
         QVERIFY(validate(conv).isEmpty());
+        // the mechanism scores' interval: 0 turns them off, below is named
+        ExperimentConfig m;
+        applyOverrides(m, {"train.mechanism_every=0"});
+        QCOMPARE(m.train.mechanismEvery, 0);
+        QCOMPARE(experimentFromJson(toJson(m)).train.mechanismEvery, 0);
+        m.train.mechanismEvery = -5;
+        QCOMPARE(validate(m), QStringList{"train.mechanism_every: expected >= 0 (0 = off), got -5"});
     }
 
     void overridesKeepTypes()

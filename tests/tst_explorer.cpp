@@ -9,7 +9,9 @@
 #include "inspectorpanel.h"
 #include "mainwindow.h"
 #include "tasks/tokentask.h"
+#include "io/runfolder.h"
 #include "text/languagemodel.h"
+#include "train/trainer.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -353,6 +355,64 @@ private slots:
         c->setRange(2, 2, 26, "10,x", 40);
         c->start();
         QVERIFY(c->status().contains("'x'"));
+    }
+
+    // A run folder in a pane (the Runs tab's Look inside): its snapshots listed, the last checkpoint
+    // shown first; picking step 0 loads it off the GUI thread, its maps differ from the trained
+    // model's and the head shown stays the one chosen; a checkpoint inside the run lists the same;
+    // a snapshot deleted under the pane is named, and the step shown stays.
+    void paneStepsThroughARunsSnapshots()
+    {
+        const QString run = m_dir.filePath("snapshots-run");
+        ExperimentConfig c = test::smallConfig("transformer", 40);
+        c.train.mechanismEvery = 10;
+        Model m = Model::create(c);
+        TrainControl control;
+        QCOMPARE(train(m, run, control, {}).status, TrainOutcome::Status::Finished);
+        const std::vector<RunSnapshot> shots = runSnapshots(run);
+        QVERIFY(shots.size() >= 4);  // steps 0, 10, 20 and 40, the last
+        QCOMPARE(shots.front().label(), QString("step 0"));
+        QCOMPARE(shots.back().label(), QString("step 40 (last)"));
+
+        ExplorerPanel e;
+        e.resize(1366, 700);
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        InsidePane* pane = e.right();
+        e.showRun(run);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->subject().model().step() == 40, 30000);
+        QCOMPARE(pane->snapshotBox()->count(), int(shots.size()));
+        QVERIFY(pane->snapshotBox()->isVisible());
+        QCOMPARE(pane->snapshotBox()->currentIndex(), int(shots.size()) - 1);
+        QCOMPARE(pane->snapshotBox()->currentText(), QString("step 40 (last)"));
+        const auto mapsOf = [](const InsidePane* p) {
+            std::vector<float> all;
+            for (const HeatmapData& d : p->shown().maps) all.insert(all.end(), d.values.begin(), d.values.end());
+            return all;
+        };
+        const std::vector<float> trained = mapsOf(pane);
+        QVERIFY(!trained.empty());
+        pane->selectMap(5);  // L1 H1: stepping keeps the head shown
+        pane->showSnapshot(0);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->subject().model().step() == 0, 30000);
+        QCOMPARE(pane->snapshotBox()->currentIndex(), 0);
+        QVERIFY(mapsOf(pane) != trained);
+        QCOMPARE(pane->selectedMap(), 5);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) e.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-snapshot-0.png");
+
+        // a checkpoint inside the run: the same list, at its step
+        e.left()->chooseCheckpoint(shots[1].path);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->subject().model().step() == 10, 30000);
+        QCOMPARE(e.left()->snapshotBox()->count(), int(shots.size()));
+        QCOMPARE(e.left()->snapshotBox()->currentIndex(), 1);
+        // a snapshot gone from under it
+        QVERIFY(QFile::remove(shots[2].path));
+        QSignalSpy failed(e.left(), &InsidePane::failed);
+        e.left()->showSnapshot(2);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.size() == 1, 30000);
+        QVERIFY2(e.left()->status().contains(QFileInfo(shots[2].path).fileName()), qPrintable(e.left()->status()));
+        QCOMPARE(e.left()->subject().model().step(), 10LL);
+        QCOMPARE(e.left()->snapshotBox()->currentIndex(), 1);
     }
 
     // The Inspect tab reads a file off the GUI thread and shows its tensors, a histogram and a

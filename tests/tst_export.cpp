@@ -780,6 +780,47 @@ private slots:
         }
     }
 
+    // `export --figure mechanisms`: one run's loss above its heads' lookup scores in every format,
+    // its texts inside the figure; a run without mechanisms.csv (scoring off) refused with a line
+    // naming the file, and still listed by `runs`; a folder of several runs refused.
+    void mechanismsFigure()
+    {
+        const QString runs = path("mechanism-runs"), scored = runs + "/scored", off = runs + "/off";
+        const QStringList small{"--steps", "40", "--set", "model.d_model=32", "--set", "model.heads=4", "--set", "model.num_masked_heads=2",
+                                "--set", "train.eval_every=0", "--set", "task.eval_samples=8", "--set", "train.mechanism_every=10"};
+        auto r = test::runCli(QStringList{"train", "--preset", "copy-tiny", "--out", scored} + small);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        for (const QString ext : {"png", "pdf", "svg", "csv"}) {
+            const QString out = path("mechanisms." + ext);
+            r = test::runCli({"export", "--run", scored, "--figure", "mechanisms", "--out", out, "--size", "600x500", "--dpi", "96"});
+            QVERIFY2(r.code == 0, qPrintable(ext + ": " + r.err));
+            QVERIFY(QFileInfo(out).size() > 0);
+            if (ext == "png") checkPng(out, 800, 667);
+            if (ext == "pdf") checkPdf(out, 600, 500);
+            if (ext == "svg") {
+                checkSvg(out, 600, 500, {"training loss", "lookup score", "step", "the other 7 heads", "previous-token"});
+                QVERIFY2(textsOutside(out).isEmpty(), qPrintable(textsOutside(out).join("; ")));
+            }
+            if (ext == "csv") {
+                const QStringList rows = readText(out).split('\n', Qt::SkipEmptyParts);
+                QCOMPARE(rows.first(), QString("series,x,y,value"));
+                QVERIFY(rows.filter(QRegularExpression("^\"?training loss")).size() >= 4);       // the loss every 10 steps
+                QVERIFY(rows.filter(QRegularExpression("^\"?L[01] H[0-3]")).size() >= 5 * 8);  // each head at steps 0-40
+            }
+        }
+        r = test::runCli(QStringList{"train", "--preset", "copy-tiny", "--out", off} + small.mid(0, small.size() - 2) +
+                         QStringList{"--set", "train.mechanism_every=0"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        test::expectCliError(test::runCli({"export", "--run", off, "--figure", "mechanisms", "--out", path("off.png")}),
+                             "has no mechanisms.csv");
+        test::expectCliError(test::runCli({"export", "--run", runs, "--figure", "mechanisms", "--out", path("both.png")}),
+                             "draws one run");
+        r = test::runCli({"runs", "--dir", runs});
+        QVERIFY2(r.code == 0 && r.out.contains("off") && r.out.contains("scored"), qPrintable(r.out + r.err));
+        r = test::runCli({"export", "--run", off, "--figure", "loss", "--out", path("off-loss.png")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+    }
+
     // `parrotscope export` on a run folder: each figure in each format, and its refusals.
     void exportCommandWritesEveryFigure()
     {

@@ -3,9 +3,11 @@
 #include "config.h"
 #include "device.h"
 #include "experimentspanel.h"
+#include "explorerpanel.h"
 #include "exportdialog.h"
 #include "inspectorpanel.h"
 #include "mainwindow.h"
+#include "mechanismplot.h"
 #include "plots.h"
 #include "runbrowser.h"
 #include "settingspanel.h"
@@ -53,6 +55,15 @@ class TestGui : public QObject {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
+
+    // The window on copy-tiny, its settings changed by `change`.
+    static void loadCopyTiny(MainWindow& w, const std::function<void(ExperimentConfig&)>& change)
+    {
+        w.loadPreset("copy-tiny");
+        ExperimentConfig c = w.settings()->config();
+        change(c);
+        w.settings()->setConfig(c);
+    }
 
     void closeErrorBoxes()
     {
@@ -298,11 +309,10 @@ private slots:
     void trainingUpdatesThePlotsWithoutFreezing()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
-        ExperimentConfig c = w.settings()->config();
-        c.train.steps = 200;
-        c.train.evalEvery = 50;
-        w.settings()->setConfig(c);
+        loadCopyTiny(w, [](ExperimentConfig& c) {
+            c.train.steps = 200;
+            c.train.evalEvery = 50;
+        });
         w.show();
 
         QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
@@ -370,6 +380,87 @@ private slots:
         QCOMPARE(e.lengths, (std::vector<int>{4, 8, 16}));
         QCOMPARE(e.step, 200);
         QCOMPARE(w.accuracyPlot()->curveCount(), curvesBefore + 1);
+    }
+
+    // The mechanism timeline under the loss: a copy run scored every 10 steps fills it live, one
+    // line per head (8 heads), the strongest named as the Explore tab names and labels heads and
+    // drawn thickest, on the loss plot's step range with its axis rect lined up under the loss's;
+    // right-click offers its export; a model without heads (LSTM) hides it.
+    void trainTabShowsTheMechanismTimeline()
+    {
+        MainWindow w;
+        loadCopyTiny(w, [](ExperimentConfig& c) {
+            c.train.steps = 150;
+            c.train.evalEvery = 50;
+            c.train.mechanismEvery = 10;
+            c.model.heads = 4;
+            c.model.numMaskedHeads = 2;
+            c.model.dModel = 64;
+        });
+        ExperimentConfig c = w.settings()->config();
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        MechanismPlot* timeline = w.trainPanel()->mechanismPlot();
+        QVERIFY(timeline->isVisible());
+        QSignalSpy redrawn(timeline, &MechanismPlot::redrawn);
+        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->scoringCount() >= 2, 60000);  // live, while it trains
+        QVERIFY(w.isTraining());
+        QVERIFY(finished.wait(400000));
+        QTRY_COMPARE(timeline->scoringCount(), 16);  // steps 0, 10, ..., 150
+        QTRY_VERIFY(redrawn.count() >= 2);
+        QCOMPARE(timeline->scorings().back().step, 150LL);
+        const QString strongest = timeline->strongestHead();
+        QVERIFY2(QRegularExpression("^L[01] H[0-3] · \\S").match(strongest).hasMatch(), qPrintable(strongest));
+        QCustomPlot* plot = timeline->plot();
+        QTRY_VERIFY(plot->graphCount() >= 8);
+        double widest = 0, others = 0;
+        QString named;
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            QCPGraph* g = plot->graph(i);
+            if (g->data()->isEmpty()) continue;
+            if (g->pen().widthF() > widest) others = std::max(others, widest), widest = g->pen().widthF(), named = g->name();
+            else others = std::max(others, g->pen().widthF());
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) QVERIFY(it->value >= 0 && it->value <= 1);
+        }
+        QVERIFY(widest > others);
+        QVERIFY2(named.replace('\n', ' ').startsWith(strongest), qPrintable(named + " | " + strongest));
+        QVERIFY2(timeline->key().startsWith("thick: " + strongest) && timeline->key().contains("\npale: the other 7 heads"),
+                 qPrintable(timeline->key()));
+        // one step axis: the loss plot's range; stacked when the plots have the height (here with
+        // the log hidden), beside the loss when they have not (a laptop's screen with the log)
+        QCustomPlot* loss = w.lossPlot()->plot();
+        QTRY_COMPARE(plot->xAxis->range().upper, loss->xAxis->range().upper);
+        QCOMPARE(plot->xAxis->range().lower, loss->xAxis->range().lower);
+        const bool laptop = w.screen()->availableGeometry().size() == QSize(1366, 768);
+        if (laptop) QCOMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Horizontal);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-mechanisms.png");
+        for (const char* dock : {"logDock", "runsDock"}) w.findChild<QDockWidget*>(dock)->hide();
+        QTRY_COMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Vertical);
+        QTRY_COMPARE(plot->axisRect()->left(), loss->axisRect()->left());  // lined up under the loss
+        QTRY_COMPARE(plot->axisRect()->right(), loss->axisRect()->right());
+        QVERIFY(plot->mapTo(&w, QPoint(0, 0)).y() > loss->mapTo(&w, QPoint(0, 0)).y());
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-mechanisms-stacked.png");
+        for (const char* dock : {"logDock", "runsDock"}) w.findChild<QDockWidget*>(dock)->show();
+        // the window's right-click export works on it as on any plot
+        QStringList offered;
+        QTimer::singleShot(200, [&offered] {
+            if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+                for (QAction* a : menu->actions()) offered << a->text();
+                menu->close();
+            }
+        });
+        QContextMenuEvent event(QContextMenuEvent::Mouse, QPoint(50, 50), plot->mapToGlobal(QPoint(50, 50)));
+        QApplication::sendEvent(plot, &event);
+        QVERIFY2(offered.contains("Export figure...") && offered.contains("Copy figure to clipboard"), qPrintable(offered.join("|")));
+        // nothing to score: no timeline
+        c.model.kind = "lstm";
+        w.settings()->setConfig(c);
+        QTRY_VERIFY(!timeline->isVisible());
+        c.model.kind = "mamba";
+        w.settings()->setConfig(c);
+        QTRY_VERIFY(timeline->isVisible());
     }
 
     void stopCancelsWithinAStep()
@@ -821,6 +912,16 @@ private slots:
         for (int i = before; i < w.accuracyPlot()->curveCount(); ++i) names << w.accuracyPlot()->plot()->graph(i)->name();
         names.sort();
         QCOMPARE(names, QStringList({"mamba", "transformer"}));
+        // Look inside: one run, in the Explore tab's right pane (two selected: the button is off)
+        auto* look = b->findChild<QPushButton*>("exploreRun");
+        QVERIFY(!look->isEnabled());
+        t->clearSelection();
+        t->selectRow(0);
+        QVERIFY(look->isEnabled());
+        const QString picked = t->item(0, 0)->data(Qt::UserRole).toString();
+        QTest::mouseClick(look, Qt::LeftButton);
+        auto* source = w.explorer()->right()->findChild<QComboBox*>("source");
+        QCOMPARE(source->currentData().toString(), "run:" + QDir(picked).absolutePath());
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye, in each theme, the filter wrong
             for (const QString theme : {"light", "dark"}) {
                 MainWindow::applyTheme(theme);

@@ -31,16 +31,6 @@ using namespace parrot;
 
 namespace {
 
-// The tensors of a checkpoint, name -> bytes (metadata aside).
-std::map<QString, QByteArray> tensorBytes(const QString& path)
-{
-    std::map<QString, QByteArray> out;
-    const SafetensorsFile f = readSafetensors(path);
-    for (auto it = f.tensors.begin(); it != f.tensors.end(); ++it)
-        out[it.key()] = QByteArray(it.value().data.constData(), it.value().data.size());
-    return out;
-}
-
 // metrics.csv as step -> loss text; fails the test on a repeated or decreasing step.
 std::map<long long, QString> lossesByStep(const QString& dir)
 {
@@ -174,7 +164,7 @@ private slots:
         QCOMPARE(parts.size(), whole.size());
         for (size_t i = 0; i < whole.size(); ++i)
             QVERIFY2(parts[i] == whole[i], qPrintable(QString("step %1: %2 resumed, %3 uninterrupted").arg(i + 1).arg(parts[i], 0, 'g', 17).arg(whole[i], 0, 'g', 17)));
-        QVERIFY(tensorBytes(QDir(a).filePath("checkpoints/last.safetensors")) == tensorBytes(QDir(b).filePath("checkpoints/last.safetensors")));
+        QVERIFY(test::tensorBytes(QDir(a).filePath("checkpoints/last.safetensors")) == test::tensorBytes(QDir(b).filePath("checkpoints/last.safetensors")));
         QVERIFY(sameRows(lossesByStep(a), lossesByStep(b)));
         QCOMPARE(runStatus(b), QString("finished"));
         // the evaluations: one per evaluation step, as uninterrupted
@@ -197,7 +187,7 @@ private slots:
         const int steps = 1500;  // about 10 s of training here: 20 short lives rarely finish it
         const test::CliResult whole = test::runCli(QStringList{"train", "--preset", "copy-tiny", "--out", ref} + cliRun(kind, steps));
         QVERIFY2(whole.code == 0, qPrintable(whole.out + whole.err));
-        const auto reference = tensorBytes(QDir(ref).filePath("checkpoints/last.safetensors"));
+        const auto reference = test::tensorBytes(QDir(ref).filePath("checkpoints/last.safetensors"));
         const auto referenceRows = lossesByStep(ref);
 
         // A run that gets to its end between kills (a faster machine) is checked against the
@@ -208,7 +198,7 @@ private slots:
         QStringList resumedAt;
         const auto checkFinished = [&] {
             QCOMPARE(runStatus(run), QString("finished"));
-            QVERIFY(tensorBytes(QDir(run).filePath("checkpoints/last.safetensors")) == reference);
+            QVERIFY(test::tensorBytes(QDir(run).filePath("checkpoints/last.safetensors")) == reference);
             QVERIFY(sameRows(referenceRows, lossesByStep(run)));
         };
         while (kills < 20 && attempts < 80) {
@@ -302,7 +292,7 @@ private slots:
         const test::CliResult whole = test::runCli({"train", "--config", out + "/configs/seed-2.json", "--out", ref, "--threads",
                                                     QString::number(std::max(1, QThread::idealThreadCount()))});
         QVERIFY2(whole.code == 0, qPrintable(whole.err));
-        QVERIFY(tensorBytes(ref + "/checkpoints/last.safetensors") == tensorBytes(second + "/checkpoints/last.safetensors"));
+        QVERIFY(test::tensorBytes(ref + "/checkpoints/last.safetensors") == test::tensorBytes(second + "/checkpoints/last.safetensors"));
     }
 
     // --steps past the total needs --extend-schedule; a finished run needs more steps; only
@@ -364,7 +354,7 @@ private slots:
         TrainControl control;
         const TrainOutcome o = resumeTraining(plan, control, {});
         QVERIFY2(o.status == TrainOutcome::Status::Finished, qPrintable(o.message));
-        QVERIFY(tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors")) == tensorBytes(QDir(whole).filePath("checkpoints/last.safetensors")));
+        QVERIFY(test::tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors")) == test::tensorBytes(QDir(whole).filePath("checkpoints/last.safetensors")));
         QVERIFY(sameRows(lossesByStep(whole), lossesByStep(dir)));
     }
 
@@ -375,13 +365,13 @@ private slots:
         QTemporaryDir tmp;
         const QString dir = trainedRun(tmp, 30, 10);
         QCOMPARE(runStatus(dir), QString("cancelled"));
-        const auto before = tensorBytes(resumeFilePath(dir));
+        const auto before = test::tensorBytes(resumeFilePath(dir));
         ResumePlan wild = planResume(dir, {0, false, {"train.lr=1e30", "train.grad_clip=0", "train.warmup_steps=0"}});
         TrainControl go;
         const TrainOutcome o = resumeTraining(wild, go, {});
         QVERIFY2(o.status == TrainOutcome::Status::Diverged, qPrintable(o.message));
         QCOMPARE(runStatus(dir), QString("diverged"));
-        QVERIFY(tensorBytes(resumeFilePath(dir)) == before);  // the last finite state, untouched
+        QVERIFY(test::tensorBytes(resumeFilePath(dir)) == before);  // the last finite state, untouched
         const Model kept = Model::load(QDir(dir).filePath("checkpoints/last.safetensors"));
         QCOMPARE(kept.step(), 10LL);
         const std::vector<float> logits = kept.logits({1, 4, 5, 6}, 1, 4);
@@ -410,8 +400,8 @@ private slots:
         QVERIFY2(first.code == 0, qPrintable(first.out + first.err));
         // stretch it to 30 steps with the disk "full": files may not grow past half the resume file
         const qint64 limit = QFileInfo(resumeFilePath(dir)).size() / 2;
-        const auto resumeBefore = tensorBytes(resumeFilePath(dir));
-        const auto lastBefore = tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors"));
+        const auto resumeBefore = test::tensorBytes(resumeFilePath(dir));
+        const auto lastBefore = test::tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors"));
         QProcess p;
         p.setChildProcessModifier([limit] {
             ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing
@@ -426,8 +416,8 @@ private slots:
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() != 0, qPrintable(err));
         QVERIFY2(err.contains("could not be written") && err.contains("disk full") && err.contains("resume.safetensors"), qPrintable(err));
-        QVERIFY(tensorBytes(resumeFilePath(dir)) == resumeBefore);
-        QVERIFY(tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors")) == lastBefore);
+        QVERIFY(test::tensorBytes(resumeFilePath(dir)) == resumeBefore);
+        QVERIFY(test::tensorBytes(QDir(dir).filePath("checkpoints/last.safetensors")) == lastBefore);
         // with room again it goes on
         const test::CliResult again = test::runCli({"train", "--resume", dir, "--steps", "30", "--extend-schedule", "--threads", "1"});
         QVERIFY2(again.code == 0, qPrintable(again.out + again.err));

@@ -8,6 +8,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFileDialog>
@@ -42,6 +43,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_source->addItem("Two-layer construction (no training)", "construction");
     m_source->addItem("Model in the Train tab", "current");
     m_source->addItem("Open checkpoint…", "open");
+    m_source->addItem("Open run folder…", "openrun");
     m_source->addItem("Open pretrained model folder…", "openlm");
     m_source->setToolTip("What this pane looks inside");
     m_source->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long file name does not widen the pane
@@ -64,6 +66,34 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     for (const char* v : {"attention", "implicit", "state", "delta"}) m_viewBox->addItem(viewTitle(v), v);
     top->addWidget(m_viewBox);
     layout->addLayout(top);
+
+    // a run's snapshots, stepped through with the arrows or picked from the list
+    m_steps = new QWidget(this);
+    auto* steps = new QHBoxLayout(m_steps);
+    steps->setContentsMargins(0, 0, 0, 0);
+    m_earlier = new QToolButton(m_steps);
+    m_earlier->setObjectName("earlierSnapshot");
+    m_earlier->setArrowType(Qt::LeftArrow);
+    m_earlier->setToolTip("The snapshot before this one");
+    m_step = new QComboBox(m_steps);
+    m_step->setObjectName("snapshotStep");
+    m_step->setToolTip("The run's weights at this step: snapshots kept while it trained (log-spaced steps, and on each side "
+                       "of the step where a head's lookup score first reached 0.5), and its last checkpoint");
+    m_step->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_step->setMinimumContentsLength(20);
+    m_later = new QToolButton(m_steps);
+    m_later->setObjectName("laterSnapshot");
+    m_later->setArrowType(Qt::RightArrow);
+    m_later->setToolTip("The snapshot after this one");
+    steps->addWidget(new QLabel("Snapshot", m_steps));
+    steps->addWidget(m_earlier);
+    steps->addWidget(m_step, 1);
+    steps->addWidget(m_later);
+    m_steps->setVisible(false);
+    layout->addWidget(m_steps);
+    connect(m_step, &QComboBox::activated, this, &InsidePane::showSnapshot);
+    connect(m_earlier, &QToolButton::clicked, this, [this] { showSnapshot(m_step->currentIndex() - 1); });
+    connect(m_later, &QToolButton::clicked, this, [this] { showSnapshot(m_step->currentIndex() + 1); });
 
     auto* style = new QHBoxLayout;
     m_colormap = new QComboBox(this);
@@ -179,6 +209,12 @@ void InsidePane::onSource(int index)
         if (!path.isEmpty()) chooseCheckpoint(path);
         return;
     }
+    if (id == "openrun") {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Open a run folder (config.json, metrics.csv, checkpoints/)");
+        m_source->setCurrentIndex(m_lastSource);
+        if (!dir.isEmpty()) chooseRun(dir);
+        return;
+    }
     if (id == "openlm") {
         const QString dir = QFileDialog::getExistingDirectory(this, "Open a pretrained model folder (config.json, tokenizer.json, weights)");
         m_source->setCurrentIndex(m_lastSource);
@@ -192,6 +228,7 @@ void InsidePane::onSource(int index)
         for (const auto& lm : m_pretrained)
             if (lm->folder == id.mid(3)) return chooseLanguageModel(lm);
     } else if (id.startsWith("file:")) chooseCheckpoint(id.mid(5));
+    else if (id.startsWith("run:")) chooseRun(id.mid(4));
     else chooseBundled(id);
 }
 
@@ -265,6 +302,7 @@ void InsidePane::chooseConstruction(int n, int letters)
 
 void InsidePane::chooseCheckpoint(const QString& path)
 {
+    if (const QString run = runFolderOf(path); !run.isEmpty()) return chooseRun(run, path);
     QString label = QFileInfo(path).fileName();
     int i = m_source->findData("file:" + path);
     if (i < 0) {
@@ -273,6 +311,43 @@ void InsidePane::chooseCheckpoint(const QString& path)
     }
     m_source->setCurrentIndex(i);
     load(label, [path](JobContext&) { return InsideSubject::load(path); });
+}
+
+void InsidePane::chooseRun(const QString& runDir, const QString& checkpoint)
+{
+    const QDir dir(runDir);
+    const QString id = "run:" + dir.absolutePath(), label = dir.dirName() + " (run)";
+    int i = m_source->findData(id);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), label, id);
+        i = m_source->findData(id);
+        m_source->setItemData(i, dir.absolutePath(), Qt::ToolTipRole);
+    }
+    m_source->setCurrentIndex(i);
+    // the checkpoint asked for, else the run's last, else its latest snapshot
+    QString path = checkpoint;
+    if (path.isEmpty() && dir.exists("checkpoints/last.safetensors")) path = dir.filePath("checkpoints/last.safetensors");
+    if (path.isEmpty()) {
+        const QStringList snapshots = QDir(dir.filePath("checkpoints/snapshots")).entryList({"step-*.safetensors"}, QDir::Files, QDir::Name);
+        if (!snapshots.isEmpty()) path = dir.filePath("checkpoints/snapshots/" + snapshots.last());
+    }
+    if (path.isEmpty()) {
+        setStatus(QString("Cannot open %1: it has no checkpoints/last.safetensors and no snapshots").arg(dir.absolutePath()));
+        emit failed(status());
+        emit refreshed();
+        return;
+    }
+    const QString name = dir.dirName();
+    load(name, [path, name](JobContext&) { return InsideSubject::load(path, name); }, dir.absolutePath(), path);
+}
+
+void InsidePane::showSnapshot(int index)
+{
+    if (index < 0 || index >= int(m_snapshots.size())) return;
+    const RunSnapshot shot = m_snapshots[size_t(index)];
+    const QString name = QDir(m_runDir).dirName() + ", " + shot.label();
+    m_keepSelected = m_selected;
+    load(name, [path = shot.path, name](JobContext&) { return InsideSubject::load(path, name); }, m_runDir, shot.path);
 }
 
 void InsidePane::chooseCurrentModel()
@@ -287,25 +362,55 @@ void InsidePane::chooseCurrentModel()
     load("the model in the Train tab", [m](JobContext&) { return InsideSubject(m, "model in the Train tab"); });
 }
 
-void InsidePane::load(const QString& what, std::function<InsideSubject(JobContext&)> make)
+void InsidePane::load(const QString& what, std::function<InsideSubject(JobContext&)> make, const QString& runDir,
+                      const QString& path)
 {
     m_probe.cancel();  // of the subject being replaced
     setStatus(QString("Loading %1…").arg(what));
     m_loading = what;
     m_n->setVisible(m_source->currentData().toString() == "construction");
     m_letters->setVisible(m_n->isVisible());
-    m_load.start([make](JobContext& job) { return make(job); },
-                 [this](const InsideSubject& s) {
-                     m_subject = s;
-                     m_lastSource = m_source->currentIndex();
-                     probe();
-                 },
-                 [this, what](const QString& message) {
-                     const QString error = QString("Cannot open %1: %2").arg(what, message);
-                     setStatus(error);
-                     emit failed(error);
-                     emit refreshed();
-                 });
+    struct Opened {
+        InsideSubject subject;
+        std::vector<RunSnapshot> snapshots;
+    };
+    m_load.start(
+        [make, runDir](JobContext& job) {
+            Opened o{make(job), {}};
+            if (!runDir.isEmpty()) o.snapshots = runSnapshots(runDir);  // a few file names, and mechanisms.csv for the notes
+            return o;
+        },
+        [this, runDir, path](const Opened& o) {
+            m_subject = o.subject;
+            m_lastSource = m_source->currentIndex();
+            m_runDir = runDir;
+            m_snapshots = o.snapshots;
+            const QSignalBlocker quiet(m_step);
+            m_step->clear();
+            int shown = -1;
+            for (size_t i = 0; i < m_snapshots.size(); ++i) {
+                m_step->addItem(m_snapshots[i].label(), m_snapshots[i].path);
+                if (QFileInfo(m_snapshots[i].path) == QFileInfo(path)) shown = int(i);
+            }
+            for (size_t i = 0; i < m_snapshots.size() && shown < 0; ++i)  // last.safetensors, listed as its step's snapshot
+                if (m_snapshots[i].step == m_subject.model().step()) shown = int(i);
+            m_step->setCurrentIndex(shown);
+            m_shownPath = shown >= 0 ? m_snapshots[size_t(shown)].path : path;
+            m_steps->setVisible(!m_snapshots.empty());
+            m_earlier->setEnabled(shown > 0);
+            m_later->setEnabled(shown >= 0 && shown + 1 < int(m_snapshots.size()));
+            probe();
+        },
+        [this, what](const QString& message) {
+            // the snapshot list keeps showing the step that is shown
+            m_keepSelected = -1;
+            const QSignalBlocker quiet(m_step);
+            m_step->setCurrentIndex(m_step->findData(m_shownPath));
+            const QString error = QString("Cannot open %1: %2").arg(what, message);
+            setStatus(error);
+            emit failed(error);
+            emit refreshed();
+        });
 }
 
 void InsidePane::setInput(const std::vector<int>& tokens)
@@ -427,13 +532,16 @@ void InsidePane::rebuild()
     m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_score.wrong);
     for (QToolButton* b : m_thumbButtons) b->deleteLater();
     m_thumbButtons.clear();
-    // the first lookup head when there is one, else the first map
+    // the first lookup head when there is one, else the first map; stepping through a run's
+    // snapshots keeps the map that was shown, so one head is seen to change
     m_selected = 0;
     for (size_t i = 0; i < m_view.highlighted.size(); ++i)
         if (m_view.highlighted[i]) {
             m_selected = int(i);
             break;
         }
+    if (m_keepSelected >= 0 && m_keepSelected < int(m_view.maps.size())) m_selected = m_keepSelected;
+    m_keepSelected = -1;
     followSelectedHead();
     // Attention: a row per layer, a column per head. Many maps (a pretrained model's 144 heads or
     // 24 blocks): smaller thumbnails without captions (they are in the tooltips and the map's
@@ -657,6 +765,12 @@ void ExplorerPanel::showCheckpoint(const QString& path)
 {
     m_right->chooseCheckpoint(path);
     m_tabs->setCurrentIndex(0);  // the panes, whichever sub-tab was in front
+}
+
+void ExplorerPanel::showRun(const QString& runDir)
+{
+    m_right->chooseRun(runDir);
+    m_tabs->setCurrentIndex(0);
 }
 
 bool ExplorerPanel::panesShown() const { return m_tabs->currentIndex() == 0; }

@@ -9,6 +9,10 @@
 //   Implicit attention  Mamba's scan unrolled (one map per block, |alpha| averaged over channels)
 //   State norm          per-channel hidden-state norm over time (Mamba, S4D, LSTM, hybrids)
 //   Step size           Mamba's delta over time x channel
+// A run folder (Open run folder…, a checkpoint inside one, or the Runs tab's Look inside) adds a
+// row to step through the run's snapshots (checkpoints/snapshots, written while it trained, and its
+// last checkpoint): "step 0 · step 20 · … · step 340 (before) · step 360 (lookup forms) · …", so the
+// attention maps before, while and after a lookup head forms can be compared.
 // Probing runs off the GUI thread; a pane shows what it is doing and any error in its status line.
 // Long prompts: the maps zoom with the mouse wheel and pan by dragging (double-click: all of it);
 // the token labels thin out to what fits.
@@ -21,6 +25,7 @@
 
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
+#include "io/runfolder.h"
 #include "text/languagemodel.h"
 
 #include <QWidget>
@@ -54,7 +59,15 @@ public:
     void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
     void chooseBundled(const QString& id);
     void chooseConstruction(int n, int letters);
+    // A checkpoint; one inside a run folder also lists the run's snapshots to step through.
     void chooseCheckpoint(const QString& path);
+    // A run folder: `checkpoint` inside it, else its last checkpoint (or latest snapshot), with its
+    // snapshots to step through.
+    void chooseRun(const QString& runDir, const QString& checkpoint = {});
+    // The run's snapshots listed with the checkpoint shown (empty for anything else), the one shown.
+    const std::vector<RunSnapshot>& snapshots() const { return m_snapshots; }
+    QComboBox* snapshotBox() const { return m_step; }
+    void showSnapshot(int index);
     void chooseCurrentModel();
     void chooseLanguageModel(const std::shared_ptr<const LanguageModel>& lm);
     void chooseModelFolder(const QString& folder);  // a HuggingFace folder, loaded here
@@ -83,7 +96,9 @@ signals:
 
 private:
     void onSource(int index);
-    void load(const QString& what, std::function<InsideSubject(JobContext&)> make);
+    // `runDir`: also list that run's snapshots (off the GUI thread too), `path` being the one loaded.
+    void load(const QString& what, std::function<InsideSubject(JobContext&)> make, const QString& runDir = {},
+              const QString& path = {});
     void probe();
     void rebuild();
     void showMap();
@@ -112,6 +127,14 @@ private:
     BackgroundJob m_probe;
 
     QComboBox* m_source = nullptr;
+    QWidget* m_steps = nullptr;    // the snapshot row
+    QComboBox* m_step = nullptr;
+    QToolButton* m_earlier = nullptr;
+    QToolButton* m_later = nullptr;
+    std::vector<RunSnapshot> m_snapshots;
+    QString m_runDir;     // the run whose snapshots m_step lists
+    QString m_shownPath;  // the checkpoint of the run shown
+    int m_keepSelected = -1;  // the map to show again after the next rebuild (another snapshot of the run)
     QSpinBox* m_n = nullptr;
     QSpinBox* m_letters = nullptr;
     QComboBox* m_viewBox = nullptr;
@@ -145,6 +168,8 @@ public:
     ConstructionView* construction() const { return m_construction; }
     // Opens a checkpoint in the right pane and brings the panes to the front.
     void showCheckpoint(const QString& path);
+    // Opens a run folder in the right pane (its snapshots to step through) and brings the panes to the front.
+    void showRun(const QString& runDir);
     bool panesShown() const;  // the panes' sub-tab is in front (not the Copy construction)
     // The input both panes read: typed letters, or a random copy example.
     void setInputText(const QString& letters);

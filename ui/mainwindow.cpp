@@ -9,6 +9,7 @@
 #include "export.h"
 #include "exportdialog.h"
 #include "inspectorpanel.h"
+#include "analysis/mechanisms.h"
 #include "pretrainedpanel.h"
 #include "io/runfolder.h"
 #include "plots.h"
@@ -172,6 +173,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     connect(m_experiments, &ExperimentsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_experiments, &ExperimentsPanel::runsChanged, m_runs, &RunBrowser::refresh);
     connect(m_runs, &RunBrowser::continueRequested, this, &MainWindow::resumeRun);
+    connect(m_runs, &RunBrowser::exploreRequested, this, [this](const QString& dir) {
+        m_explorer->showRun(dir);
+        showExplorer();
+    });
     connect(m_trainPanel->continueButton(), &QPushButton::clicked, this, [this] { resumeRun(m_runDir); });
     connect(m_runs, &RunBrowser::overlayRequested, this, [this](const QStringList& dirs) {
         for (const QString& dir : dirs) {
@@ -213,7 +218,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         m_trainPanel->setStatus(tr("evaluating: %1 of %2 lengths").arg(done).arg(total), 1000 * done / std::max(1, total));
     });
     connect(m_settings, &SettingsPanel::changed, this, &MainWindow::updateActions);
-    connect(m_settings, &SettingsPanel::changed, this, [this] { m_trainPanel->setTask(m_settings->config().task); });
+    connect(m_settings, &SettingsPanel::changed, this, [this] {
+        m_trainPanel->setTask(m_settings->config().task);
+        if (!m_trainThread) m_trainPanel->setMechanismsShown(mechanismsApply(m_settings->config()));  // a run's stays while it trains
+    });
+    m_trainPanel->setMechanismsShown(mechanismsApply(m_settings->config()));
     connect(m_settings, &SettingsPanel::errorMessage, this, &MainWindow::showError);
     connect(m_settings, &SettingsPanel::presetLoaded, this, [this](const QString& name) {
         const ExperimentConfig c = m_settings->config();
@@ -597,6 +606,7 @@ void MainWindow::startRun(bool continueModel)
     m_continuing = continuesFrom;
     if (!continueModel) m_modelCheckpoint.clear();  // a model of this window's own
     m_trainPanel->startFresh(c.task, tr("starting..."));
+    m_trainPanel->setMechanismsShown(mechanismsApply(c));
     log(continueModel ? tr("Continuing %1 from step %2 of %3 on %4 for %5 more steps (a fresh optimiser); run folder %6")
                             .arg(model.summary()).arg(model.step()).arg(continuesFrom, describeTask(c.task)).arg(c.train.steps).arg(runDir)
                       : tr("Training %1 on %2; run folder %3").arg(model.summary(), describeTask(c.task), runDir));
@@ -645,6 +655,7 @@ void MainWindow::resumeRun(const QString& runDir)
     // the form shows the run's own settings (its task decides what the plots and status bar read)
     m_settings->setCheckpointConfig(plan->model.config(), resumeFilePath(plan->runDir), plan->fromStep);
     m_trainPanel->startFresh(plan->model.config().task, tr("resuming..."));
+    m_trainPanel->setMechanismsShown(mechanismsApply(plan->model.config()));
     log(plan->description);
     launchWorker(new TrainWorker(std::move(*plan)));
 }
@@ -660,6 +671,7 @@ void MainWindow::launchWorker(TrainWorker* worker)
     connect(m_trainThread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(m_worker, &TrainWorker::progress, this, &MainWindow::onProgress);
     connect(m_worker, &TrainWorker::evaluated, this, &MainWindow::onEvaluated);
+    connect(m_worker, &TrainWorker::mechanisms, m_trainPanel, &TrainPanel::showMechanisms);
     connect(m_worker, &TrainWorker::logMessage, this, &MainWindow::log);
     connect(m_worker, &TrainWorker::finished, this, &MainWindow::onTrainingFinished);
     m_trainThread->start();

@@ -292,6 +292,25 @@ QCPBars* addBandKey(QCustomPlot& plot, QCPItemRect* band, const QString& name)
     return key;
 }
 
+void lineUpAxisRects(QCustomPlot& a, QCustomPlot& b)
+{
+    // Margins only grow to the larger one: it is reached in one more layout and never oscillates.
+    const auto lineUp = [pa = QPointer<QCustomPlot>(&a), pb = QPointer<QCustomPlot>(&b)] {
+        if (!pa || !pb || !pa->isVisible() || !pb->isVisible()) return;  // a hidden one keeps its last layout's margins
+        QCPAxisRect *ra = pa->axisRect(), *rb = pb->axisRect();
+        const int left = std::max(ra->margins().left(), rb->margins().left());
+        const int right = std::max(ra->margins().right(), rb->margins().right());
+        for (const auto& [plot, rect] : {std::pair{pa.data(), ra}, std::pair{pb.data(), rb}}) {
+            if (rect->margins().left() == left && rect->margins().right() == right) continue;
+            const QMargins least = rect->minimumMargins();
+            rect->setMinimumMargins(QMargins(left, least.top(), right, least.bottom()));
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    };
+    QObject::connect(&a, &QCustomPlot::afterLayout, &b, lineUp);
+    QObject::connect(&b, &QCustomPlot::afterLayout, &a, lineUp);
+}
+
 void keepLegendOffData(QCustomPlot& plot)
 {
     static const char* const installed = "parrotKeepsLegendOffData";

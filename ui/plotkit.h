@@ -29,6 +29,10 @@ QString legendName(const QString& name, int width = 40);
 // again for the same plot does nothing.
 void keepLegendOffData(QCustomPlot& plot);
 
+// Keeps the axis rects of two plots shown one above the other at the same left and right margins
+// (the larger of the two at each layout), so that the same step is at the same x in both.
+void lineUpAxisRects(QCustomPlot& a, QCustomPlot& b);
+
 // A legend entry for a shaded band (an item, which a legend cannot list): a swatch named `name`
 // (bars without data, so neither a curve nor in the data), given the band's shade each time the
 // plot is laid out, so a theme that changes the band changes its swatch too.

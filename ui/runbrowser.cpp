@@ -130,15 +130,25 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
             dirs << m_table->item(i.row(), Name)->data(Qt::UserRole).toString();
         if (!dirs.isEmpty()) emit overlayRequested(dirs);
     });
-    m_continue = new QPushButton(tr("Continue training"), this);
-    m_continue->setObjectName("continueRun");
-    m_continue->setToolTip(tr("Resume the selected run where its last autosave left it: the same optimiser state, "
-                              "schedule and data, so it goes on as if it had never stopped"));
-    m_continue->setEnabled(false);
-    connect(m_continue, &QPushButton::clicked, this, [this] {
-        const auto rows = m_table->selectionModel()->selectedRows();
-        if (rows.size() == 1) emit continueRequested(m_table->item(rows.first().row(), Name)->data(Qt::UserRole).toString());
-    });
+    // buttons that act on the one selected run
+    const auto oneRun = [this](const QString& text, const char* name, const QString& tip, void (RunBrowser::*request)(const QString&)) {
+        auto* b = new QPushButton(text, this);
+        b->setObjectName(name);
+        b->setToolTip(tip);
+        b->setEnabled(false);
+        connect(b, &QPushButton::clicked, this, [this, request] {
+            if (const QString run = selectedRun(); !run.isEmpty()) emit(this->*request)(run);
+        });
+        return b;
+    };
+    m_continue = oneRun(tr("Continue training"), "continueRun",
+                        tr("Resume the selected run where its last autosave left it: the same optimiser state, "
+                           "schedule and data, so it goes on as if it had never stopped"),
+                        &RunBrowser::continueRequested);
+    m_explore = oneRun(tr("Look inside"), "exploreRun",
+                       tr("Open the selected run in the Explore tab, where its snapshots can be stepped through: "
+                          "the attention maps before, while and after a lookup head forms"),
+                       &RunBrowser::exploreRequested);
     m_status = new QLabel(this);
     m_status->setObjectName("runStatus");
     m_status->setTextFormat(Qt::RichText);
@@ -147,6 +157,7 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
     top->addWidget(refresh);
     top->addWidget(m_overlay);
     top->addWidget(m_continue);
+    top->addWidget(m_explore);
     layout->addLayout(top);
     m_table = new QTableWidget(0, Columns, this);
     m_table->setObjectName("runTable");
@@ -162,7 +173,10 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent)
                               2 * m_table->frameWidth());  // one row at least; raising the Runs tab makes room for more
     m_table->horizontalHeader()->setStretchLastSection(true);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-            [this] { m_continue->setEnabled(m_table->selectionModel()->selectedRows().size() == 1); });
+            [this] {
+                m_continue->setEnabled(!selectedRun().isEmpty());
+                m_explore->setEnabled(!selectedRun().isEmpty());
+            });
     // Columns fit the rows in view and those near them, not every row: measuring each cell of 208
     // runs took 10-45 ms of the GUI thread at every refresh.
     m_table->horizontalHeader()->setResizeContentsPrecision(100);
@@ -232,6 +246,12 @@ void RunBrowser::showRuns(const QString& dir, const std::vector<RunRecord>& runs
     m_folderNote = note;
     applyFilter();
     emit loaded();
+}
+
+QString RunBrowser::selectedRun() const
+{
+    const auto rows = m_table->selectionModel()->selectedRows();
+    return rows.size() == 1 ? m_table->item(rows.first().row(), Name)->data(Qt::UserRole).toString() : QString();
 }
 
 int RunBrowser::runCount() const { return m_table->rowCount(); }

@@ -46,12 +46,15 @@ signals:
     void overlayRequested(const QStringList& runDirs);
     // "Continue training" on the one selected run: resume it where its last autosave left it.
     void continueRequested(const QString& runDir);
+    // "Look inside" on the one selected run: its checkpoints (snapshots and the last) in the Explore tab.
+    void exploreRequested(const QString& runDir);
     void loaded();  // the table shows the folder's runs as read by the latest setFolder()
 
 private:
     // `note`: what the status line adds after the count (folders skipped, a folder that cannot be read)
     void showRuns(const QString& dir, const std::vector<RunRecord>& runs, const QString& note);
     void applyFilter();
+    QString selectedRun() const;  // the folder of the one selected run, "" unless exactly one is selected
     QString m_folder;
     QString m_folderNote;   // folders skipped while reading
     QString m_filterError;
@@ -60,6 +63,7 @@ private:
     QLabel* m_status;
     QPushButton* m_overlay;
     QPushButton* m_continue;
+    QPushButton* m_explore;
     // Reading a folder of 208 runs took 50-60 ms, a stall of the window at the end of every
     // training run and every sweep run (bench_gui_latency's measure); it runs here instead.
     BackgroundJob m_load;

@@ -303,6 +303,11 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_gradClip->setToolTip(tr("Global gradient-norm clip; 0 disables"));
     m_evalEvery = spin(0, 1000000, "eval_every", tr("Steps between accuracy evaluations; 0 = only at the end"));
     m_checkpointEvery = spin(0, 1000000, "checkpoint_every", tr("Steps between autosaves; 0 = only when the run stops"));
+    m_mechanismEvery = spin(0, 1000000, "mechanism_every",
+                            tr("Token tasks: steps between scorings of every attention head (and Mamba block's implicit attention) "
+                               "on a fixed probe batch, for the lookup-score timeline under the loss and the run's mechanisms.csv "
+                               "and snapshots; 0 = off"));
+    m_mechanismEvery->setSpecialValueText(tr("off"));
     m_seed = spin(0, 2147483647, "seed", tr("Seeds the weights and the data"));
     m_curriculumDims = spin(0, 256, "curriculum_dims",
                             tr("In-context tasks (Garg et al. 2022): start training with x on this many coordinates and prompts of "
@@ -323,6 +328,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     rf->addRow(tr("Precision"), m_precision);
     rf->addRow(tr("Eval every"), m_evalEvery);
     rf->addRow(tr("Autosave every"), m_checkpointEvery);
+    rf->addRow(tr("Score heads every"), m_mechanismEvery);
     rf->addRow(tr("Seed"), m_seed);
     auto* curriculumRow = new QHBoxLayout;  // from dims, over steps
     curriculumRow->setContentsMargins(0, 0, 0, 0);
@@ -442,6 +448,7 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_gradClip->setValue(c.train.gradClip);
     m_evalEvery->setValue(c.train.evalEvery);
     m_checkpointEvery->setValue(c.train.checkpointEvery);
+    m_mechanismEvery->setValue(c.train.mechanismEvery);
     m_seed->setValue(int(c.seed));
     m_curriculumDims->setValue(c.train.curriculumDims);
     m_curriculumSteps->setValue(c.train.curriculumSteps);
@@ -505,6 +512,7 @@ void SettingsPanel::updateTaskFields()
     label(m_evalLengths, tr("Eval %1").arg(what));
     m_curriculumDims->setEnabled(info->vectors);
     m_curriculumSteps->setEnabled(info->vectors);
+    m_mechanismEvery->setEnabled(!info->vectors);  // heads are scored on token tasks
 }
 
 void SettingsPanel::changeEvent(QEvent* e)
@@ -628,6 +636,7 @@ ExperimentConfig SettingsPanel::config() const
     c.train.gradClip = m_gradClip->value();
     c.train.evalEvery = m_evalEvery->value();
     c.train.checkpointEvery = m_checkpointEvery->value();
+    c.train.mechanismEvery = m_mechanismEvery->value();
     const bool inContext = isVectorTask(c.task.kind);  // a token task has no curriculum
     c.train.curriculumDims = inContext ? m_curriculumDims->value() : 0;
     c.train.curriculumSteps = inContext && c.train.curriculumDims > 0 ? m_curriculumSteps->value() : 0;

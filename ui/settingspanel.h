@@ -90,7 +90,7 @@ private:
     QComboBox* m_init;  // model.init, for Mamba's selective mixers
     QSpinBox *m_curriculumDims, *m_curriculumSteps;  // in-context tasks
     QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
-    QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_seed;
+    QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_mechanismEvery, *m_seed;
     QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;
     QComboBox* m_schedule;
     QComboBox* m_precision;  // train.precision

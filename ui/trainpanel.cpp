@@ -2,9 +2,11 @@
 
 #include "config.h"
 #include "error.h"
+#include "mechanismplot.h"
 #include "plots.h"
 #include "tasks/taskcatalog.h"
 
+#include <QEvent>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -75,11 +77,20 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     m_modelLabel->setWordWrap(true);
     v->addWidget(m_modelLabel);
 
+    // the loss above the mechanism timeline, one step axis; the accuracy beside them
     auto* plots = new QSplitter(Qt::Horizontal, this);
-    m_loss = new LossPlot(this);
+    m_steps = new QSplitter(Qt::Vertical, plots);
+    m_steps->setObjectName("stepPlots");
+    m_steps->setChildrenCollapsible(false);
+    m_loss = new LossPlot(m_steps);
+    m_mechanisms = new MechanismPlot(m_steps);
+    m_mechanisms->followSteps(m_loss->plot());
+    m_steps->addWidget(m_loss);
+    m_steps->addWidget(m_mechanisms);
     m_accuracy = new AccuracyPlot(this);
-    plots->addWidget(m_loss);
+    plots->addWidget(m_steps);
     plots->addWidget(m_accuracy);
+    plots->installEventFilter(this);  // its height decides whether the loss and timeline are stacked
     v->addWidget(plots, 1);
 
     auto* evalBox = new QGroupBox(tr("Evaluate the current model"), this);
@@ -104,6 +115,18 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent)
     v->addWidget(evalBox);
 }
 
+bool TrainPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    // Stacked, the timeline lines up under the loss; on a short screen (a laptop's, the log below)
+    // two stacked plots would each be too short to read, so they go side by side, the step range
+    // still shared. Which one depends on the height the tab gives the plots, not on the choice.
+    if (event->type() == QEvent::Resize && watched == m_steps->parentWidget()) {
+        const Qt::Orientation wanted = static_cast<QWidget*>(watched)->height() >= kStackedHeight ? Qt::Vertical : Qt::Horizontal;
+        if (m_steps->orientation() != wanted) m_steps->setOrientation(wanted);
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void TrainPanel::showModel(const Model& m)
 {
     m_modelLabel->setText(m.isNull() ? tr("No model yet: press Train, or open a checkpoint (Ctrl+O).")
@@ -113,6 +136,7 @@ void TrainPanel::showModel(const Model& m)
 void TrainPanel::startFresh(const TaskConfig& t, const QString& status)
 {
     m_loss->clear();
+    m_mechanisms->clear();
     m_accuracy->clearCurves();
     m_last = TrainProgress();
     m_progressText->clear();
@@ -150,6 +174,12 @@ void TrainPanel::showEnded()
 }
 
 void TrainPanel::showCurve(const LengthCurve& c) { m_accuracy->setLiveCurve(c); }
+
+Qt::Orientation TrainPanel::stepPlotsOrientation() const { return m_steps->orientation(); }
+
+void TrainPanel::showMechanisms(const MechanismScores& s) { m_mechanisms->addScores(s); }
+
+void TrainPanel::setMechanismsShown(bool shown) { m_mechanisms->setVisible(shown); }
 
 void TrainPanel::addEvaluation(const LengthCurve& c)
 {

@@ -4,6 +4,8 @@
 #include "tasks/icltask.h"
 
 #include "error.h"
+#include "io/safetensors.h"
+#include "io/textfile.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -12,7 +14,12 @@
 #include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QSaveFile>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace parrot {
 
@@ -60,6 +67,46 @@ QJsonObject readJsonObject(const QString& path)
     return doc.object();
 }
 
+// One row of mechanisms.csv into its step and head; false when it cannot be read.
+bool parseMechanismRow(const QString& line, long long& step, HeadScore& h)
+{
+    // the label, last, may be quoted (csvField); the numbers before it never are
+    const QStringList cells = line.section(',', 0, 7).split(',');
+    QString label = line.section(',', 8);
+    if (cells.size() != 8 || line.count(',') < 8) return false;
+    if (label.startsWith('"')) {
+        if (label.size() < 2 || !label.endsWith('"')) return false;
+        label = label.mid(1, label.size() - 2).replace("\"\"", "\"");
+    }
+    bool ok[8] = {};
+    step = cells[0].toLongLong(&ok[0]);
+    h.layer = cells[1].toInt(&ok[1]);
+    h.head = cells[2].toInt(&ok[2]);
+    ok[3] = cells[3] == "attention" || cells[3] == "implicit";
+    h.implicit = cells[3] == "implicit";
+    for (int n = 0; n < 3; ++n) h.lookup[size_t(n)] = cells[4 + n].toDouble(&ok[4 + n]);
+    h.previousToken = cells[7].toDouble(&ok[7]);
+    h.label = label;
+    if (!std::all_of(std::begin(ok), std::end(ok), [](bool b) { return b; }) || step < 0 || h.layer < 0 || h.head < 0) return false;
+    for (double v : {h.lookup[0], h.lookup[1], h.lookup[2], h.previousToken})
+        if (!(v >= 0 && v <= 1)) return false;
+    return true;
+}
+
+// Rows into scorings: consecutive rows of one step are one scoring.
+void addMechanismRow(std::vector<MechanismScores>& out, long long step, const HeadScore& h)
+{
+    if (out.empty() || out.back().step != step) out.push_back(MechanismScores{step, {}});
+    out.back().heads.push_back(h);
+}
+
+long long snapshotStep(const QString& fileName)
+{
+    static const QRegularExpression name("^step-(\\d+)\\.safetensors$");
+    const auto m = name.match(fileName);
+    return m.hasMatch() ? m.captured(1).toLongLong() : -1;
+}
+
 }  // namespace
 
 RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Reopen& reopen)
@@ -105,8 +152,32 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const R
     }
     m_curves = curves;
 
+    // mechanisms.csv: the scorings up to the step, each head once; the snapshots past it go (the
+    // resumed run writes what it reaches again)
+    QByteArray keptMechanisms;
+    if (QFile mf(d.filePath("mechanisms.csv")); mf.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        const QByteArray text = mf.readAll();
+        QList<QByteArray> rows = text.split('\n');
+        if (!text.endsWith('\n')) rows.removeLast();
+        std::set<std::tuple<long long, bool, int, int>> seen;
+        for (qsizetype i = 0; i < rows.size(); ++i) {
+            long long step = 0;
+            HeadScore h;
+            if (i == 0) keptMechanisms = (mechanismsCsvHeader() + '\n').toUtf8();
+            if (i == 0 || !parseMechanismRow(QString::fromUtf8(rows[i]), step, h) || step > reopen.step) continue;
+            if (!seen.insert({step, h.implicit, h.layer, h.head}).second) continue;
+            if (!m_mechanismsSoFar.empty() && step < m_mechanismsSoFar.back().step) continue;
+            addMechanismRow(m_mechanismsSoFar, step, h);
+            keptMechanisms += rows[i] + '\n';
+        }
+    }
+    for (const QFileInfo& f : QDir(d.filePath("checkpoints/snapshots")).entryInfoList({"step-*.safetensors"}, QDir::Files))
+        if (snapshotStep(f.fileName()) > reopen.step && !QFile::remove(f.filePath()))
+            throw Error(QString("%1: cannot remove the snapshot past the resume point").arg(f.filePath()));
+
     writeAtomically(d.filePath("config.json"), QJsonDocument(doc).toJson());
     writeAtomically(d.filePath("metrics.csv"), kept);
+    if (!keptMechanisms.isEmpty()) writeAtomically(d.filePath("mechanisms.csv"), keptMechanisms);
     if (QFileInfo::exists(d.filePath("curves.json")))
         writeAtomically(d.filePath("curves.json"), QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson());
     if (QFileInfo::exists(d.filePath("result.json")) && !QFile::remove(d.filePath("result.json")))
@@ -163,6 +234,34 @@ void RunFolder::openMetrics(const ExperimentConfig& config, bool append)
 }
 
 QString RunFolder::checkpointPath() const { return QDir(m_dir).filePath("checkpoints/last.safetensors"); }
+
+QString RunFolder::snapshotPath(long long step) const
+{
+    return QDir(m_dir).filePath(QString("checkpoints/snapshots/step-%1.safetensors").arg(step, 6, 10, QChar('0')));
+}
+
+QString mechanismsCsvHeader() { return "step,layer,head,kind,lookup1,lookup2,lookup3,previous_token,label"; }
+
+void RunFolder::appendMechanisms(const MechanismScores& m)
+{
+    const QString path = QDir(m_dir).filePath("mechanisms.csv");
+    if (!m_mechanisms) {
+        const bool fresh = !QFileInfo::exists(path);
+        m_mechanisms = std::make_unique<QFile>(path);
+        if (!m_mechanisms->open(QIODevice::Append | QIODevice::Text))
+            throw Error(QString("%1: cannot write mechanisms.csv (%2)").arg(m_dir, m_mechanisms->errorString()));
+        if (fresh) m_mechanisms->write((mechanismsCsvHeader() + '\n').toUtf8());
+    }
+    QByteArray rows;
+    for (const HeadScore& h : m.heads)
+        rows += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9\n")
+                    .arg(m.step).arg(h.layer).arg(h.head).arg(h.implicit ? "implicit" : "attention")
+                    .arg(h.lookup[0], 0, 'f', 4).arg(h.lookup[1], 0, 'f', 4).arg(h.lookup[2], 0, 'f', 4)
+                    .arg(h.previousToken, 0, 'f', 4).arg(csvField(h.label))
+                    .toUtf8();
+    if (m_mechanisms->write(rows) < 0 || !m_mechanisms->flush())
+        throw Error(QString("%1: cannot write mechanisms.csv (%2); is the disk full?").arg(m_dir, m_mechanisms->errorString()));
+}
 
 void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
 {
@@ -269,6 +368,86 @@ RunRecord loadRun(const QString& dir)
         }
     }
     return r;
+}
+
+std::vector<MechanismScores> loadMechanisms(const QString& runDir)
+{
+    const QString path = QDir(runDir).filePath("mechanisms.csv");
+    QFile f(path);
+    if (!f.exists())
+        throw Error(QString("%1: has no mechanisms.csv (a run scores its heads with train.mechanism_every > 0, on a token task, "
+                            "with attention or Mamba blocks)").arg(QDir(runDir).absolutePath()));
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n');
+    if (lines.isEmpty() || lines.first().trimmed() != mechanismsCsvHeader())
+        throw Error(QString("%1: expected the header %2").arg(path, mechanismsCsvHeader()));
+    std::vector<MechanismScores> out;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        if (lines[i].isEmpty()) continue;
+        long long step = 0;
+        HeadScore h;
+        if (!parseMechanismRow(lines[i], step, h))
+            throw Error(QString("%1: line %2 is not a row of %3 with scores in [0, 1]").arg(path).arg(i + 1).arg(mechanismsCsvHeader()));
+        if (!out.empty() && step < out.back().step)
+            throw Error(QString("%1: line %2 goes back to step %3 after step %4").arg(path).arg(i + 1).arg(step).arg(out.back().step));
+        addMechanismRow(out, step, h);
+    }
+    return out;
+}
+
+long long lookupFormsAt(const std::vector<MechanismScores>& scorings, double threshold)
+{
+    for (size_t i = 1; i < scorings.size(); ++i)
+        if (scorings[i].bestLookup() >= threshold && scorings[i - 1].bestLookup() < threshold) return scorings[i].step;
+    return -1;
+}
+
+QString RunSnapshot::label() const
+{
+    const QString s = QString("step %1").arg(QLocale(QLocale::English).toString(step));
+    return note.isEmpty() ? s : QString("%1 (%2)").arg(s, note);
+}
+
+std::vector<RunSnapshot> runSnapshots(const QString& runDir)
+{
+    const QDir d(runDir);
+    std::vector<RunSnapshot> out;
+    for (const QFileInfo& f : QDir(d.filePath("checkpoints/snapshots")).entryInfoList({"step-*.safetensors"}, QDir::Files, QDir::Name))
+        if (const long long step = snapshotStep(f.fileName()); step >= 0) out.push_back({step, f.absoluteFilePath(), {}});
+    if (out.empty()) return out;
+    std::sort(out.begin(), out.end(), [](const RunSnapshot& a, const RunSnapshot& b) { return a.step < b.step; });
+    long long forms = -1;
+    try {
+        forms = lookupFormsAt(loadMechanisms(runDir));
+    } catch (const Error&) {
+        // the steps without notes
+    }
+    for (size_t i = 0; i < out.size() && forms >= 0; ++i)
+        if (out[i].step >= forms) {
+            out[i].note = "lookup forms";
+            if (i > 0) out[i - 1].note = "before";
+            break;
+        }
+    const QString last = d.filePath("checkpoints/last.safetensors");
+    if (QFileInfo::exists(last)) {
+        long long step = -1;
+        try {
+            step = readSafetensors(last).metadata.value("step", "-1").toLongLong();
+        } catch (const Error&) {
+            // a damaged autosave is not offered
+        }
+        if (step > out.back().step) out.push_back({step, QFileInfo(last).absoluteFilePath(), "last"});
+        else if (step == out.back().step && out.back().note.isEmpty()) out.back().note = "last";
+    }
+    return out;
+}
+
+QString runFolderOf(const QString& checkpoint)
+{
+    QDir d = QFileInfo(checkpoint).absoluteDir();
+    if (d.dirName() == "snapshots") d.cdUp();
+    if (d.dirName() != "checkpoints" || !d.cdUp()) return {};
+    return d.exists("config.json") && d.exists("metrics.csv") ? d.absolutePath() : QString();
 }
 
 QString runStatus(const QString& dir)

@@ -45,6 +45,12 @@ public:
 
     // One metrics.csv row; eval columns are filled when `eval` is given.
     void appendMetrics(const TrainProgress& p, const LengthCurve* eval);
+    // mechanisms.csv: one row per head of a scoring (the header with the first).
+    void appendMechanisms(const MechanismScores& m);
+    // checkpoints/snapshots/step-NNNNNN.safetensors: where the weights at `step` are kept.
+    QString snapshotPath(long long step) const;
+    // The scorings kept when the folder was reopened (resume), for what the run goes on from.
+    const std::vector<MechanismScores>& mechanismsSoFar() const { return m_mechanismsSoFar; }
     // curves.json: every evaluation of the run, for the plots.
     void appendCurve(const LengthCurve& c);
     // result.json, written last: how the run ended and its final evaluation. A folder without
@@ -59,6 +65,8 @@ private:
     std::vector<int> m_evalLengths;
     bool m_prefixCurve = false;  // an in-context task scored after every number of examples
     std::unique_ptr<QFile> m_metrics;
+    std::unique_ptr<QFile> m_mechanisms;
+    std::vector<MechanismScores> m_mechanismsSoFar;
     QJsonArray m_curves;
 };
 
@@ -84,6 +92,34 @@ RunRecord loadRun(const QString& dir);
 // Every run folder under `dir` (any depth; a folder with config.json and metrics.csv), sorted by
 // path. Folders that cannot be read are skipped and counted in `skipped` when given.
 std::vector<RunRecord> loadRunsUnder(const QString& dir, int* skipped = nullptr);
+
+// mechanisms.csv (see README, "Run folders"): a header, then one row per head per scoring:
+//   step,layer,head,kind,lookup1,lookup2,lookup3,previous_token,label
+// kind is "attention" or "implicit"; scores are in [0, 1]; label as HeadScore::label.
+QString mechanismsCsvHeader();
+// A run folder's scorings, in step order. Throws parrot::Error naming the file when it is missing
+// ("has no mechanisms.csv": a run trained with train.mechanism_every = 0, on a task or model
+// without heads, or by a version without it) or a row cannot be read (its line number).
+std::vector<MechanismScores> loadMechanisms(const QString& runDir);
+// The first scoring at or above `threshold` whose step follows one below it: where the lookup
+// forms; -1 when it never crosses. kLookupForms is the threshold the run's snapshots use.
+inline constexpr double kLookupForms = 0.5;
+long long lookupFormsAt(const std::vector<MechanismScores>& scorings, double threshold = kLookupForms);
+
+// A run's checkpoints to step through: its snapshots (checkpoints/snapshots/step-*.safetensors)
+// and last.safetensors, in step order. `note` says "lookup forms" at the first snapshot at or past
+// the crossing of kLookupForms and "before" at the one before it (when mechanisms.csv can be read),
+// "last" for last.safetensors. Empty for a folder without snapshots.
+struct RunSnapshot {
+    long long step = 0;
+    QString path;
+    QString note;
+    QString label() const;  // "step 1,600 (lookup forms)"
+};
+std::vector<RunSnapshot> runSnapshots(const QString& runDir);
+// The run folder a checkpoint lies in (its checkpoints/ or checkpoints/snapshots/), or "" when it
+// lies in none.
+QString runFolderOf(const QString& checkpoint);
 
 // What result.json says of a run folder: "finished", "cancelled", "diverged", "failed", or ""
 // when there is no (readable) result.json.

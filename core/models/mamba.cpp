@@ -133,7 +133,14 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
         auto Bm = xdbl.narrow(2, R, N).transpose(1, 2);       // (B, N, T)
         auto Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);   // (B, N, T)
         ScanInputs in{x, dt, -torch::exp(A_log), Bm, Cm, D, z, dt_proj->bias, true};
-        if (probes) {
+        if (probes && probes->mapsOnly) {
+            y = selectiveScan(in);
+            const int64_t rows = probes->implicitRows > 0 ? std::min(probes->implicitRows, hidden.size(0)) : hidden.size(0);
+            const auto delta = F::softplus(dt.narrow(0, 0, rows) + dt_proj->bias.view({1, Di, 1}));  // (rows, Di, T)
+            probes->implicitAttention.push_back(
+                implicitAttentionMean(delta, in.A, Bm.narrow(0, 0, rows), Cm.narrow(0, 0, rows), probes->keepGoing).detach());
+            probes->implicitLayer.push_back(layer);
+        } else if (probes) {
             torch::Tensor states;
             y = selectiveScanReference(in, &states);          // (B, Di, T, N)
             probes->stateNorm.push_back(states.norm(2, -1).transpose(1, 2).detach());
@@ -148,8 +155,9 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
         }
     } else {
         torch::Tensor states;
-        y = (s4(x, probes ? &states : nullptr) + x * D.view({1, Di, 1})) * F::silu(z);
-        if (probes) {
+        const bool keepStates = probes && !probes->mapsOnly;
+        y = (s4(x, keepStates ? &states : nullptr) + x * D.view({1, Di, 1})) * F::silu(z);
+        if (keepStates) {
             probes->stateNorm.push_back(states.norm(2, -1).transpose(1, 2).detach());
             probes->stateLayer.push_back(layer);
         }

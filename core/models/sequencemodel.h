@@ -23,6 +23,14 @@ struct Probes {
     std::vector<torch::Tensor> implicitAttention;  // (B, T, T): Mamba's alpha, |.| averaged over channels
     std::vector<int> implicitLayer;
     std::function<bool()> keepGoing;  // polled during long probes; false throws parrot::Error("cancelled")
+    // The maps only (attention, implicit attention): a selective-scan block then keeps no state
+    // norms or step sizes, and its scan takes the fused kernel instead of the reference loop that
+    // keeps every state. What the trainer's mechanism scores need (train/mechanismprobe.h), at
+    // about half the cost of a Mamba's full probe.
+    bool mapsOnly = false;
+    // With mapsOnly: the implicit attention of the batch's first `implicitRows` rows only (0: of
+    // every row), the costly part of a Mamba's maps.
+    int64_t implicitRows = 0;
 };
 
 // The recurrent state the paper's bound counts: floats a model carries from one token to the

@@ -3,6 +3,7 @@
 #include "tasks/icltask.h"
 
 #include "adamw.h"
+#include "analysis/mechanisms.h"
 #include "blockcache.h"
 #include "diagnostics.h"
 #include "error.h"
@@ -10,6 +11,7 @@
 #include "io/runfolder.h"
 #include "modelimpl.h"
 #include "train/losses.h"
+#include "train/mechanismprobe.h"
 #include "train/splitbackward.h"
 #include "torchcompat.h"
 
@@ -44,6 +46,10 @@ double learningRate(const TrainConfig& c, long long step)
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Log-spaced snapshots a run keeps at most: steps 0, K, 2K, ..., 2^(kLogSnapshots - 2) K of it
+// (train.mechanism_every = K), so a folder holds at most kLogSnapshots + 2 of them.
+constexpr int kLogSnapshots = 10;
 
 // Weight decay on weight matrices and embeddings only; biases, norm gains and the SSM's own
 // parameters (A_log, D, log_dt: mamba_ssm's _no_weight_decay) keep theirs.
@@ -322,6 +328,67 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
             out.checkpoint = folder->checkpointPath();
             if (!quiet) log(QString("checkpoint saved at step %1: %2").arg(m.step).arg(out.checkpoint));
         };
+        // Mechanism scores (train.mechanism_every, analysis/mechanisms.h): every head on a fixed probe
+        // batch at the run's start, every K steps and at its end, into mechanisms.csv; the weights
+        // kept as snapshots at log-spaced steps of the run (0, K, 2K, 4K, ..., kLogSnapshots of them)
+        // and on each side of the step where the best lookup score first reaches kLookupForms, the
+        // "before" side from the weights of the scoring before, held in memory until then.
+        std::optional<MechanismProbe> mechanisms;
+        if (tokenTask && mechanismsApply(cfg)) mechanisms.emplace(cfg);
+        const long long every = std::max(1, tc.mechanismEvery);
+        long long lastScored = -1;
+        double lastBest = -1;
+        bool formed = false;
+        std::optional<std::pair<SafetensorsFile, long long>> before;
+        if (folder && !folder->mechanismsSoFar().empty()) {  // resumed: what the scorings so far found
+            const auto& kept = folder->mechanismsSoFar();
+            lastScored = kept.back().step;
+            lastBest = kept.back().bestLookup();
+            formed = lookupFormsAt(kept) >= 0;
+        }
+        auto keepSnapshot = [&](const SafetensorsFile& file, long long step) {
+            const QString path = folder->snapshotPath(step);
+            if (!QDir().mkpath(QFileInfo(path).absolutePath())) throw Error(QString("%1: cannot create the folder").arg(QFileInfo(path).absolutePath()));
+            writeSafetensors(path, file);
+        };
+        auto scoreMechanisms = [&] {
+            const long long run = m.step - startStep, k = run / every;
+            const bool logSpaced = run == 0 || (run % every == 0 && (k & (k - 1)) == 0 && k <= (1LL << (kLogSnapshots - 2)));
+            MechanismScores scores;
+            std::optional<SafetensorsFile> now;
+            {
+                std::lock_guard lock(m.mutex);
+                scores = mechanisms->score(m);
+                if (folder && (logSpaced || !formed)) now = checkpointTensors(m);
+            }
+            const double best = scores.bestLookup();
+            const bool forms = !formed && lastBest >= 0 && lastBest < kLookupForms && best >= kLookupForms;
+            if (folder) {
+                folder->appendMechanisms(scores);
+                if (logSpaced || forms) keepSnapshot(*now, m.step);
+                if (forms && before) keepSnapshot(before->first, before->second);
+            }
+            if (forms) {
+                const auto strongest = std::max_element(scores.heads.begin(), scores.heads.end(),
+                                                        [](const HeadScore& a, const HeadScore& b) { return a.bestLookup() < b.bestLookup(); });
+                log(QString("a lookup formed at step %1: %2 (%3) attends %4 to the token after the earlier occurrence%5")
+                        .arg(m.step).arg(strongest->name(), strongest->label).arg(best, 0, 'f', 2)
+                        .arg(folder ? QString("; snapshots of steps %1 and %2 kept").arg(before ? before->second : m.step).arg(m.step) : QString()));
+                formed = true;
+                before.reset();
+            } else if (!formed && now) {
+                before.emplace(std::move(*now), m.step);
+            }
+            lastScored = m.step;
+            lastBest = best;
+            if (cb.mechanisms) cb.mechanisms(scores);
+        };
+        if (mechanisms && state && folder && !formed) {  // resumed before the lookup formed: the weights it goes on from
+            std::lock_guard lock(m.mutex);
+            before.emplace(checkpointTensors(m), m.step);
+        }
+        if (mechanisms && !state) scoreMechanisms();
+
         // A run with autosaves can be resumed from its first step on: killed before its first
         // autosave, it goes on from here rather than having nothing to go on from.
         if (!state && folder && tc.checkpointEvery > 0) checkpoint(true);
@@ -391,6 +458,7 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
             p.etaSeconds = activeSeconds / double(done) * double(tc.steps - done);
             stamp();
             bool last = startStep + done == endStep;
+            if (mechanisms && !last && done % every == 0) scoreMechanisms();
             const bool evalNow = !last && tc.evalEvery > 0 && done % tc.evalEvery == 0;
             if (evalNow) {
                 const LengthCurve c = evaluateNow(tc.evalSamples);
@@ -434,6 +502,7 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
             out.message = QString("Stopped at step %1 of %2, as asked; resume the run to go on.").arg(p.step).arg(p.totalSteps);
         } else if (out.status == TrainOutcome::Status::Finished) {
             if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
+            if (mechanisms && lastScored != m.step) scoreMechanisms();
             out.message = out.targetReached
                               ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
                               : QString("Finished %1 steps in %2 s%3.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1)

@@ -24,6 +24,8 @@ struct TrainCallbacks {
     std::function<void(const TrainProgress&)> progress;
     std::function<void(const LengthCurve&)> evaluated;   // after each periodic evaluation
     std::function<void(const QString&)> log;             // checkpoints written, warnings
+    // Each scoring of the heads on the probe batch (train.mechanism_every; analysis/mechanisms.h).
+    std::function<void(const MechanismScores&)> mechanisms;
     int progressIntervalMs = 50;
 };
 

@@ -22,6 +22,7 @@ void TrainWorker::run()
     cb.progress = [this](const TrainProgress& p) { emit progress(p); };
     cb.evaluated = [this](const LengthCurve& c) { emit evaluated(c); };
     cb.log = [this](const QString& s) { emit logMessage(s); };
+    cb.mechanisms = [this](const MechanismScores& m) { emit mechanisms(m); };
     const TrainOutcome outcome = m_resume ? resumeTraining(*m_resume, m_control, cb) : train(m_model, m_runDir, m_control, cb, m_continuesFrom);
     emit finished(outcome);
 }
@@ -31,6 +32,7 @@ void registerMetaTypes()
     qRegisterMetaType<parrot::TrainProgress>();
     qRegisterMetaType<parrot::LengthCurve>();
     qRegisterMetaType<parrot::TrainOutcome>();
+    qRegisterMetaType<parrot::MechanismScores>();
 }
 
 }  // namespace parrot

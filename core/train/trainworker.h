@@ -32,6 +32,7 @@ public slots:
 signals:
     void progress(const parrot::TrainProgress& p);
     void evaluated(const parrot::LengthCurve& c);
+    void mechanisms(const parrot::MechanismScores& scores);
     void logMessage(const QString& text);
     void finished(const parrot::TrainOutcome& outcome);
 
