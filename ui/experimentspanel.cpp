@@ -22,6 +22,7 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -71,8 +72,16 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_description->setObjectName("sweepDescription");
     m_description->setWordWrap(true);
     m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_description->setMinimumHeight(60);
-    form->addRow(m_description);
+    // a long description scrolls in a box of about six lines, so the figure keeps its room on a laptop
+    auto* descriptionBox = new QScrollArea(this);
+    descriptionBox->setObjectName("sweepDescriptionBox");
+    descriptionBox->setWidget(m_description);
+    descriptionBox->setWidgetResizable(true);
+    descriptionBox->setFrameShape(QFrame::NoFrame);
+    descriptionBox->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    descriptionBox->setMinimumHeight(60);
+    descriptionBox->setMaximumHeight(m_description->fontMetrics().lineSpacing() * 6 + 6);
+    form->addRow(descriptionBox);
     m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
     form->addRow(m_summary);
