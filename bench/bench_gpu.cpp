@@ -1,5 +1,5 @@
-// bench_gpu: what the GPU gives, as ratios measured in the same run on one machine (issue 21's
-// GPU check; packaging/gpu-check.sh runs it where a GPU is lent).
+// bench_gpu: what the GPU gives, as ratios measured in the same run on one machine:
+// packaging/gpu-check.sh runs it where a GPU is lent.
 //   1. The selective scan on CUDA tensors, forward + backward: the CUDA kernel against the
 //      reference loop of torch ops on the same GPU, and against the fused CPU kernel.
 //   2. A training step through the real trainer (train/trainer.h: data, loss, backward, AdamW,

@@ -1,4 +1,4 @@
-// How long the window's GUI thread stalls while it works (issue 20): the window, offscreen, is
+// How long the window's GUI thread stalls while it works: the window, offscreen, is
 // driven through what a user does most (training the default experiment, an evaluation, opening
 // the biggest bundled checkpoint, the Explore tab, a shrunken sweep, exporting a whole tab) while
 // a LatencyProbe (ui/latencyprobe.h) ticks every 5 ms on the GUI thread. Each phase's longest

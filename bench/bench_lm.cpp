@@ -1,4 +1,4 @@
-// Pretrained-size language models (issue 18): a randomly initialised model of Pythia-160m's shape
+// Pretrained-size language models: a randomly initialised model of Pythia-160m's shape
 // (12 layers, d_model 768, 12 heads, rotary on a quarter of each head, parallel residual,
 // vocabulary 50,304) or of mamba-130m's (24 layers, d_model 768, d_state 16, vocabulary 50,280),
 // built as `generate` and the Pretrained tab build an imported one, timed on

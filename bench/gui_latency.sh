@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How long the window's GUI thread stalls (issue 20): runs the built bench_gui_latency, which drives
+# How long the window's GUI thread stalls: runs the built bench_gui_latency, which drives
 # the window offscreen through training the default experiment (shrunk to --steps), an evaluation,
 # opening the biggest bundled checkpoint, the Explore tab, a shrunken sweep and exporting the whole
 # Explore tab, with a 5 ms timer on the GUI thread recording how late it fires. It prints each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The window's training speed against the command line's (issue 15): the same experiment trained
+# The window's training speed against the command line's: the same experiment trained
 # by `parrotscope train` and by the window (live loss plot, progress bar, status bar, evaluations
 # drawn as they come), alternately, A B A B ...; both read their time per step from the run
 # folder's metrics.csv (train_time_s: training steps only, from step `skip` to the last), and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pretrained-size language models, the app against plain Python PyTorch (issue 18): randomly
+# Pretrained-size language models, the app against plain Python PyTorch: randomly
 # initialised models of Pythia-160m's and mamba-130m's shapes (bench/bench_lm.cpp and
 # bench/python/lm_ref.py build the same ones), each measurement run by the two sides
 # alternately, A B A B ..., one process each time, and the medians compared:

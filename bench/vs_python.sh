@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The app against plain Python PyTorch on the same experiment (issue 15): the same model, built
+# The app against plain Python PyTorch on the same experiment: the same model, built
 # from the app's own resolved config (bench/python/parrot_ref.py reads it), the same data, the
 # same optimiser and schedule, the same threads; the two sides run alternately, A B A B ...
 #

@@ -117,7 +117,7 @@ private slots:
             // the zero-shot tests' own ids (eval/lmtests.h); "phonebook" is spelled like the trained task's
             {"core/eval/lmtests.cpp", {"phonebook"}},
             {"bench/bench_lm.cpp", {"transformer", "mamba"}},  // the two pretrained shapes it builds
-            {"bench/bench_gpu.cpp", {"mamba"}},                 // the GPU check's Mamba at 1M and 50M (issue 21)
+            {"bench/bench_gpu.cpp", {"mamba"}},                 // the GPU check's Mamba at 1M and 50M
         };
         const QString root = QStringLiteral(PARROT_SOURCE_DIR);
         QStringList offences;

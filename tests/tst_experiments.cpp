@@ -505,7 +505,7 @@ private slots:
     }
 
     // After copy-tiny's 600 steps, a Hard-ALiBi Transformer has learned heads that read the token after
-    // the earlier occurrence of the current one: `inspect` finds and labels them (issue 6's analysis).
+    // the earlier occurrence of the current one: `inspect` finds and labels them.
     void trainedCopierHasLookupHeads()
     {
         const QString out = m_dir.filePath("copier");

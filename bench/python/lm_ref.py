@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python side of bench/lm_vs_python.sh (issue 18): randomly initialised models of
+"""The Python side of bench/lm_vs_python.sh: randomly initialised models of
 Pythia-160m's shape (GPT-NeoX: 12 layers, d 768, 12 heads, rotary on 25% of each head, parallel
 residual, untied head, vocabulary 50,304) and of mamba-130m's (24 layers, d 768, d_state 16,
 d_conv 4, expand 2, tied head, vocabulary 50,280), written here in plain PyTorch as a notebook

@@ -1,4 +1,4 @@
-"""Reference data for the pretrained-model path (issue 18), made with the real HuggingFace
+"""Reference data for the pretrained-model path, made with the real HuggingFace
 libraries: run once in a virtualenv with `transformers`, `tokenizers` and `safetensors` (and
 torch) installed; the files it writes are committed, so the test suite never needs PyPI.
 
