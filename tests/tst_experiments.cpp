@@ -644,7 +644,7 @@ private slots:
     // (the second call finds them finished in their folder).
     std::vector<RunRecord> frontierRuns()
     {
-        return runPresetRuns("recall-frontier", {"transformer", "mamba-d128-N1", "mamba-d128-N16", "lstm-d64"}, 1000);
+        return runPresetRuns("recall-frontier", {"transformer", "mamba-d64-N1", "mamba-d64-N16", "lstm-d64"}, 1000);
     }
 
     // Zoology's finding on recall-frontier's task (MQAR, 4-16 pairs, tested at 32): attention
