@@ -773,8 +773,7 @@ int cmdRuns(Args& a)
     QJsonArray all;
     for (const RunRecord& r : loadRunsUnder(dir, &skipped)) {
         // the step and final evaluation as result.json has them (a run stopped early has no final curve)
-        QFile f(QDir(r.dir).filePath("result.json"));
-        const QJsonObject result = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        const QJsonObject result = readJsonObjectIfValid(QDir(r.dir).filePath("result.json")).value_or(QJsonObject());
         all.append(QJsonObject{{"dir", QDir(dir).relativeFilePath(r.dir)}, {"task", r.config.task.kind},
                                {"model", r.config.model.kind}, {"positions", r.config.model.positions},
                                {"seed", r.config.seed}, {"steps", result["step"]},
@@ -812,9 +811,8 @@ int cmdPresets(Args& a)
     }
     out() << "\nsweeps (parrotscope sweep --preset NAME --out DIR):\n";
     for (const QString& name : sweepPresetNames()) {
-        QFile f(sweepPresetFile(name));
-        f.open(QIODevice::ReadOnly);
-        out() << QString("%1  %2\n").arg(name, -22).arg(QJsonDocument::fromJson(f.readAll()).object()["description"].toString());
+        const QJsonObject sweep = readJsonObject(sweepPresetFile(name), "a bundled sweep preset");
+        out() << QString("%1  %2\n").arg(name, -22).arg(sweep["description"].toString());
     }
     return 0;
 }

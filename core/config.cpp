@@ -6,6 +6,7 @@
 #include "tasks/tokentask.h"
 
 #include "error.h"
+#include "io/jsonfile.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -534,21 +535,14 @@ std::vector<int> parseLengthList(const QString& text, const QString& field)
 
 ExperimentConfig loadConfigFile(const QString& path)
 {
-    QFile f(path);
-    if (!f.exists()) throw Error(QString("%1: no such file").arg(path));
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
-    if (err.error != QJsonParseError::NoError)
-        throw Error(QString("%1: not valid JSON at offset %2 (%3)").arg(path).arg(err.offset).arg(err.errorString()));
-    if (!doc.isObject()) throw Error(QString("%1: expected a JSON object at the top level").arg(path));
+    const QJsonObject doc = readJsonObject(path, "the experiment config");
     // A run folder's config.json wraps the experiment with the environment it ran in.
-    if (doc.object().contains("parrotscope_run")) {
-        const QJsonValue e = doc.object().value("experiment");
+    if (doc.contains("parrotscope_run")) {
+        const QJsonValue e = doc.value("experiment");
         if (!e.isObject()) throw Error(QString("%1: run config has no \"experiment\" object").arg(path));
         return experimentFromJson(e.toObject(), path);
     }
-    return experimentFromJson(doc.object(), path);
+    return experimentFromJson(doc, path);
 }
 
 }  // namespace parrot

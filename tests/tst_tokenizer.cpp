@@ -81,7 +81,7 @@ private slots:
         QTest::newRow("Metaspace") << "pre_tokenizer.type=Metaspace" << "pre-tokenizer 'Metaspace' is not ByteLevel";
         QTest::newRow("NFKC") << "normalizer.type=NFKC" << "normalizer 'NFKC' is not supported";
         QTest::newRow("decoder") << "decoder.type=WordPiece" << "decoder 'WordPiece' is not ByteLevel";
-        QTest::newRow("not json") << "garbage" << "not a tokenizer.json";
+        QTest::newRow("not json") << "garbage" << "tokenizer.json) is not valid JSON";
     }
     void refusesWhatItCannotRead()
     {

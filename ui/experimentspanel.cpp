@@ -290,7 +290,13 @@ QStringList ExperimentsPanel::overrides() const
 
 void ExperimentsPanel::adoptFolderOverrides()
 {
-    const std::optional<SweepPlan> index = readSweepIndex(m_out->text());
+    std::optional<SweepPlan> index;
+    try {
+        index = readSweepIndex(m_out->text());
+    } catch (const Error& e) {  // a damaged index: the folder's settings are not adopted, and the user is told why
+        emit message(e.message());
+        return;
+    }
     if (!index || index->name != m_plan.name) return;
     QStringList current;
     try {
@@ -386,7 +392,13 @@ bool ExperimentsPanel::openSweepFile(const QString& file)
 bool ExperimentsPanel::openSweepFolder(const QString& dir)
 {
     if (isRunning()) return false;
-    std::optional<SweepPlan> index = readSweepIndex(dir);
+    std::optional<SweepPlan> index;
+    try {
+        index = readSweepIndex(dir);
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
     if (!index) {
         emit errorMessage(tr("%1: not a sweep folder (no readable index.json)").arg(dir));
         return false;

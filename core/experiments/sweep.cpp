@@ -4,7 +4,9 @@
 
 #include "device.h"
 #include "error.h"
+#include "io/jsonfile.h"
 #include "io/runfolder.h"
+#include "io/textfile.h"
 #include "presets.h"
 
 #include <QDir>
@@ -14,7 +16,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSet>
 
 #include <cmath>
@@ -46,14 +47,7 @@ QString token(const QString& s)
 
 SweepPlan loadSweep(const QString& file, const QString& outDir)
 {
-    QFile f(file);
-    if (!QFileInfo::exists(file)) throw Error(QString("%1: no such file").arg(file));
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(file, f.errorString()));
-    QJsonParseError perr;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &perr);
-    if (perr.error != QJsonParseError::NoError || !doc.isObject())
-        throw Error(QString("%1: not a JSON object (%2 at offset %3)").arg(file, perr.errorString()).arg(perr.offset));
-    const QJsonObject o = doc.object();
+    const QJsonObject o = readJsonObject(file, "the sweep file");
     static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
@@ -145,9 +139,7 @@ void writeSweepFiles(const SweepPlan& plan)
         const QByteArray json = QJsonDocument(toJson(r.config)).toJson();
         QFile existing(r.configPath);
         if (existing.open(QIODevice::ReadOnly) && existing.readAll() == json) continue;
-        QSaveFile f(r.configPath);
-        if (!f.open(QIODevice::WriteOnly) || f.write(json) < 0 || !f.commit())
-            throw Error(QString("%1: cannot write (%2)").arg(r.configPath, f.errorString()));
+        writeFileAtomically(r.configPath, json, "a run's config");
     }
     writeSweepIndex(plan);
 }
@@ -162,12 +154,10 @@ void writeSweepIndex(const SweepPlan& plan)
         runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
                                 {"overrides", overrides}, {"status", runStatus(r.runDir)}});
     }
-    QSaveFile f(out.filePath("index.json"));
     const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
                           {"figure", plan.figure}, {"source", plan.source},
                           {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
-        throw Error(QString("%1: cannot write index.json (%2)").arg(plan.outDir, f.errorString()));
+    writeFileAtomically(out.filePath("index.json"), QJsonDocument(doc).toJson(), "the sweep's index");
 }
 
 void overrideSweep(SweepPlan& plan, const QStringList& overrides)
@@ -209,9 +199,9 @@ QStringList quickLookOverrides(const SweepPlan& plan, int divisor)
 
 std::optional<SweepPlan> readSweepIndex(const QString& outDir)
 {
-    QFile f(QDir(outDir).filePath("index.json"));
-    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
-    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    const QString path = QDir(outDir).filePath("index.json");
+    if (!QFileInfo::exists(path)) return std::nullopt;  // a folder no sweep has written to yet
+    const QJsonObject o = readJsonObject(path, "the sweep's index");
     if (!o.contains("parrotscope_sweep")) return std::nullopt;
     SweepPlan plan;
     plan.name = o["name"].toString();
@@ -250,8 +240,8 @@ bool sweepRunResumable(const SweepRun& run)
 {
     const QString status = runStatus(run.runDir);
     if ((!status.isEmpty() && status != "cancelled") || !QFileInfo::exists(resumeFilePath(run.runDir))) return false;
-    QFile f(QDir(run.runDir).filePath("config.json"));
-    return f.open(QIODevice::ReadOnly) && QJsonDocument::fromJson(f.readAll()).object()["experiment"].toObject() == toJson(run.config);
+    const auto made = readJsonObjectIfValid(QDir(run.runDir).filePath("config.json"));
+    return made && made->value("experiment").toObject() == toJson(run.config);
 }
 
 QStringList sweepRunArguments(const SweepRun& run, int threads)

@@ -1,6 +1,7 @@
 #include "experiments/sweeprunner.h"
 
 #include "error.h"
+#include "io/jsonfile.h"
 #include "io/runfolder.h"
 
 #include <QDir>
@@ -53,9 +54,8 @@ int SweepRunner::prepare()
     QStringList stale;
     for (const SweepRun& r : m_plan.runs) {
         if (runStatus(r.runDir) != "finished") continue;
-        QFile f(QDir(r.runDir).filePath("config.json"));
-        const QJsonObject made = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object()["experiment"].toObject() : QJsonObject();
-        if (made != toJson(r.config)) stale << r.name;
+        const QJsonObject made = readJsonObject(QDir(r.runDir).filePath("config.json"), "a finished run's config");
+        if (made.value("experiment").toObject() != toJson(r.config)) stale << r.name;
     }
     if (!stale.isEmpty()) {
         // a folder shrunk with --set: how to resume it as it was made

@@ -2,6 +2,7 @@
 
 #include "error.h"
 #include "io/importers.h"
+#include "io/jsonfile.h"
 #include "io/torchzip.h"
 #include "modelcatalog.h"
 
@@ -69,9 +70,14 @@ bool looksLikeSafetensors(const QByteArray& start, qint64 size)
 
 QJsonObject companionConfig(const QString& path)
 {
-    QFile f(QFileInfo(path).dir().filePath("config.json"));
-    if (f.size() > kMaxIndex || !f.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
+    // a config.json beside a checkpoint is optional context (a run folder's, or HuggingFace's):
+    // when it cannot be read, the checkpoint is still described, and the log says why
+    const QString config = QFileInfo(path).dir().filePath("config.json");
+    if (QFileInfo(config).size() > kMaxIndex) {
+        qWarning("%s: ignored: larger than a config", qPrintable(config));
+        return {};
+    }
+    return readJsonObjectIfValid(config).value_or(QJsonObject());
 }
 
 void fromSafetensors(CheckpointInfo& info, const SafetensorsFile& st)

@@ -3,6 +3,7 @@
 #include "tasks/taskcatalog.h"
 
 #include "error.h"
+#include "io/jsonfile.h"
 #include "io/torchzip.h"
 
 #include <QDir>
@@ -24,17 +25,11 @@ namespace {
 
 constexpr qint64 kMaxJson = 64 * 1024 * 1024;
 
-QJsonObject readJsonObject(const QString& path, const QString& what)
+// A model folder's JSON file; its absence is said in the folder's terms.
+QJsonObject readModelJson(const QString& path, const QString& what)
 {
-    QFile f(path);
-    if (!f.exists()) throw Error(QString("%1: no %2 beside the weights").arg(path, what));
-    if (f.size() > kMaxJson) throw Error(QString("%1: %2 of %3 bytes, too large for a JSON config").arg(path, what).arg(f.size()));
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
-    if (err.error != QJsonParseError::NoError || !doc.isObject())
-        throw Error(QString("%1: not a JSON object (%2 at byte %3)").arg(path, err.errorString()).arg(err.offset));
-    return doc.object();
+    if (!QFileInfo::exists(path)) throw Error(QString("%1: no %2 beside the weights").arg(path, what));
+    return readJsonObject(path, what, kMaxJson);
 }
 
 // Typed reads of a config.json's values, each error naming the file and the key.
@@ -169,7 +164,7 @@ TensorRecord reorderQkv(const TensorRecord& t, int heads, int headDim)
 ImportedCheckpoint importHfMamba(const QString& path, const SafetensorsFile& file)
 {
     const QString configPath = QFileInfo(path).dir().filePath("config.json");
-    const JsonConfig c{configPath, readJsonObject(configPath, "config.json (HuggingFace's MambaConfig)")};
+    const JsonConfig c{configPath, readModelJson(configPath, "config.json (HuggingFace's MambaConfig)")};
     ImportedCheckpoint out;
     out.architecture = "hf_mamba";
     ExperimentConfig& e = out.config;
@@ -208,7 +203,7 @@ ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
 {
     if (file.tensors.contains("backbone.embeddings.weight")) return importHfMamba(path, file);
     const JsonConfig c{QFileInfo(path).dir().filePath("config.json"),
-                       readJsonObject(QFileInfo(path).dir().filePath("config.json"), "config.json (mamba_ssm's MambaConfig)")};
+                       readModelJson(QFileInfo(path).dir().filePath("config.json"), "config.json (mamba_ssm's MambaConfig)")};
     const QJsonObject ssm = c.value("ssm_cfg").toObject();
     if (ssm.value("layer").toString("Mamba1") != "Mamba1")
         throw Error(QString("%1: ssm_cfg.layer is %2: only Mamba-1 layers are imported").arg(c.path, ssm.value("layer").toString()));
@@ -246,7 +241,7 @@ ImportedCheckpoint importMamba(const QString& path, const SafetensorsFile& file)
 ImportedCheckpoint importNeox(const QString& path, const SafetensorsFile& file)
 {
     const QString configPath = QFileInfo(path).dir().filePath("config.json");
-    const JsonConfig c{configPath, readJsonObject(configPath, "config.json (HuggingFace's GPTNeoXConfig)")};
+    const JsonConfig c{configPath, readModelJson(configPath, "config.json (HuggingFace's GPTNeoXConfig)")};
     // which class wrote it: HuggingFace's, or one of the copy paper's (Jelassi et al., 2024)
     QString cls = c.value("architectures").toArray().at(0).toString();
     if (cls.isEmpty()) cls = c.has("num_masked_heads") ? "GPTNeoXHardAlibiForCausalLM" : "GPTNeoXForCausalLM";
@@ -331,7 +326,7 @@ SafetensorsFile readCheckpointTensors(const QString& path)
     if (looksLikeZip(path)) return readTorchZip(path);
     if (looksLikeLegacyTorch(path)) throw Error(QString("%1: %2").arg(path, legacyTorchAdvice()));
     if (!path.endsWith(".json")) return readSafetensors(path);
-    const QJsonObject index = readJsonObject(path, "index");
+    const QJsonObject index = readModelJson(path, "index");
     if (!index.value("weight_map").isObject())
         throw Error(QString("%1: not a safetensors index (no \"weight_map\" object)").arg(path));
     const QJsonObject map = index.value("weight_map").toObject();
@@ -384,7 +379,7 @@ ImportedCheckpoint importCheckpoint(const QString& path, const SafetensorsFile& 
     // a state dict of the app's own architectures, its experiment config beside it
     const QString configPath = QFileInfo(path).dir().filePath("config.json");
     if (QFileInfo::exists(configPath)) {
-        const QJsonObject o = readJsonObject(configPath, "config.json");
+        const QJsonObject o = readModelJson(configPath, "config.json");
         if (o.value("model").isObject()) {
             ImportedCheckpoint out;
             out.architecture = "parrotscope-config";

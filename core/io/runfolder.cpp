@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "io/safetensors.h"
+#include "io/jsonfile.h"
 #include "io/textfile.h"
 
 #include <QDateTime>
@@ -38,34 +39,14 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const Q
     if (!d.mkpath("checkpoints")) throw Error(QString("%1: cannot create the run folder").arg(m_dir));
     lock();
 
-    QSaveFile cfg(d.filePath("config.json"));
     QJsonObject doc{{"parrotscope_run", 1}, {"experiment", toJson(config)}, {"environment", environment}};
     if (!continuesFrom.isEmpty()) doc.insert("continues_from", continuesFrom);
-    if (!cfg.open(QIODevice::WriteOnly) || cfg.write(QJsonDocument(doc).toJson()) < 0 || !cfg.commit())
-        throw Error(QString("%1: cannot write config.json (%2)").arg(m_dir, cfg.errorString()));
+    writeFileAtomically(d.filePath("config.json"), QJsonDocument(doc).toJson(), "the run's config");
 
     openMetrics(config, false);
 }
 
 namespace {
-
-void writeAtomically(const QString& path, const QByteArray& data)
-{
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) < 0 || !f.commit())
-        throw Error(QString("%1: cannot write (%2)").arg(path, f.errorString()));
-}
-
-QJsonObject readJsonObject(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
-    if (err.error != QJsonParseError::NoError || !doc.isObject())
-        throw Error(QString("%1: not a JSON object (%2)").arg(path, err.errorString()));
-    return doc.object();
-}
 
 // One row of mechanisms.csv into its step and head; false when it cannot be read.
 bool parseMechanismRow(const QString& line, long long& step, HeadScore& h)
@@ -114,7 +95,7 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const R
 {
     const QDir d(m_dir);
     lock();
-    QJsonObject doc = readJsonObject(d.filePath("config.json"));
+    QJsonObject doc = readJsonObject(d.filePath("config.json"), "the run's config");
     doc.insert("experiment", toJson(config));
     QJsonArray resumed = doc.value("resumed").toArray();
     resumed.append(reopen.resumed);
@@ -147,7 +128,7 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const R
 
     QJsonArray curves;
     if (QFileInfo::exists(d.filePath("curves.json"))) {
-        for (const auto v : readJsonObject(d.filePath("curves.json")).value("length_curves").toArray())
+        for (const auto v : readJsonObject(d.filePath("curves.json"), "the run's accuracy curves").value("length_curves").toArray())
             if (v.toObject().value("step").toInteger() <= reopen.step) curves.append(v);
     }
     m_curves = curves;
@@ -175,11 +156,12 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const R
         if (snapshotStep(f.fileName()) > reopen.step && !QFile::remove(f.filePath()))
             throw Error(QString("%1: cannot remove the snapshot past the resume point").arg(f.filePath()));
 
-    writeAtomically(d.filePath("config.json"), QJsonDocument(doc).toJson());
-    writeAtomically(d.filePath("metrics.csv"), kept);
-    if (!keptMechanisms.isEmpty()) writeAtomically(d.filePath("mechanisms.csv"), keptMechanisms);
+    writeFileAtomically(d.filePath("config.json"), QJsonDocument(doc).toJson(), "the run's config");
+    writeFileAtomically(d.filePath("metrics.csv"), kept, "the run's metrics");
+    if (!keptMechanisms.isEmpty()) writeFileAtomically(d.filePath("mechanisms.csv"), keptMechanisms, "the run's mechanism scores");
     if (QFileInfo::exists(d.filePath("curves.json")))
-        writeAtomically(d.filePath("curves.json"), QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson());
+        writeFileAtomically(d.filePath("curves.json"), QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson(),
+                            "the run's accuracy curves");
     if (QFileInfo::exists(d.filePath("result.json")) && !QFile::remove(d.filePath("result.json")))
         throw Error(QString("%1: cannot remove result.json").arg(m_dir));
     d.mkpath("checkpoints");
@@ -286,10 +268,8 @@ void RunFolder::appendMetrics(const TrainProgress& p, const LengthCurve* eval)
 void RunFolder::appendCurve(const LengthCurve& c)
 {
     m_curves.append(lengthCurveJson(c));
-    QSaveFile f(QDir(m_dir).filePath("curves.json"));
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson()) < 0
-        || !f.commit())
-        throw Error(QString("%1: cannot write curves.json (%2)").arg(m_dir, f.errorString()));
+    writeFileAtomically(QDir(m_dir).filePath("curves.json"), QJsonDocument(QJsonObject{{"length_curves", m_curves}}).toJson(),
+                        "the run's accuracy curves");
 }
 
 void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
@@ -303,9 +283,7 @@ void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
                           {"message", o.message}, {"checkpoint", o.checkpoint},
                           {"final", QJsonObject{{"metric", o.finalCurve.metric}, {"lengths", lengths}, {"values", values},
                                                 {"summary", o.finalCurve.summary()}}}};
-    QSaveFile f(QDir(m_dir).filePath("result.json"));
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(doc).toJson()) < 0 || !f.commit())
-        throw Error(QString("%1: cannot write result.json (%2)").arg(m_dir, f.errorString()));
+    writeFileAtomically(QDir(m_dir).filePath("result.json"), QJsonDocument(doc).toJson(), "the run's result");
 }
 
 QString RunRecord::architecture() const
@@ -339,11 +317,9 @@ RunRecord loadRun(const QString& dir)
     r.dir = QDir(dir).absolutePath();
     r.config = loadConfigFile(QDir(dir).filePath("config.json"));
     r.status = runStatus(dir);
-    QFile cf(QDir(dir).filePath("curves.json"));
-    if (cf.open(QIODevice::ReadOnly)) {
-        for (const auto v : QJsonDocument::fromJson(cf.readAll()).object()["length_curves"].toArray())
+    if (const auto curves = readJsonObjectIfValid(QDir(dir).filePath("curves.json")))
+        for (const auto v : curves->value("length_curves").toArray())
             if (auto c = lengthCurveFromJson(v.toObject())) r.curves.push_back(std::move(*c));
-    }
     QFile mf(QDir(dir).filePath("metrics.csv"));
     if (mf.open(QIODevice::ReadOnly | QIODevice::Text)) {
         const QStringList lines = QString::fromUtf8(mf.readAll()).split('\n', Qt::SkipEmptyParts);
@@ -452,9 +428,8 @@ QString runFolderOf(const QString& checkpoint)
 
 QString runStatus(const QString& dir)
 {
-    QFile f(QDir(dir).filePath("result.json"));
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(f.readAll()).object().value("status").toString();
+    const auto result = readJsonObjectIfValid(QDir(dir).filePath("result.json"));  // none while the run is alive
+    return result ? result->value("status").toString() : QString();
 }
 
 QString newRunDir(const QString& root, const QString& name)

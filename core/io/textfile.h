@@ -1,4 +1,4 @@
-// Small text-file helpers shared by every CSV the app writes (figures, tables, results).
+// Writing files: CSV fields, and the one atomic writer every file the app saves goes through.
 #pragma once
 
 #include "error.h"
@@ -15,13 +15,19 @@ inline QString csvField(QString s)
     return s;
 }
 
-// Writes `text` as UTF-8 through a temporary file renamed over `path` when complete, so a failed
-// write leaves what was there. Throws parrot::Error naming the file, `what` it is, and why.
-inline void writeTextFile(const QString& path, const QString& text, const QString& what = "the file")
+// Writes `bytes` through a temporary file renamed over `path` when complete, so a failed write
+// leaves what was there. Throws parrot::Error naming the file, `what` it is, and why.
+inline void writeFileAtomically(const QString& path, const QByteArray& bytes, const QString& what = "the file")
 {
     QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.toUtf8()) < 0 || !f.commit())
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) < 0 || !f.commit())
         throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, f.errorString()));
+}
+
+// writeFileAtomically for text, as UTF-8.
+inline void writeTextFile(const QString& path, const QString& text, const QString& what = "the file")
+{
+    writeFileAtomically(path, text.toUtf8(), what);
 }
 
 }  // namespace parrot

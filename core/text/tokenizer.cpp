@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include "error.h"
+#include "io/jsonfile.h"
 #include "io/textfile.h"
 
 #include <QFile>
@@ -58,13 +59,7 @@ QString typeOf(const QJsonValue& v) { return v.isObject() ? v.toObject().value("
 
 BpeTokenizer BpeTokenizer::load(const QString& path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read the tokenizer (%2)").arg(path, f.errorString()));
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
-    if (err.error != QJsonParseError::NoError || !doc.isObject())
-        throw Error(QString("%1: not a tokenizer.json (%2)").arg(path, err.errorString()));
-    const QJsonObject root = doc.object();
+    const QJsonObject root = readJsonObject(path, "the tokenizer (tokenizer.json)", 512 * 1024 * 1024);
     BpeTokenizer t;
     t.m_path = path;
 

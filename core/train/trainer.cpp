@@ -4,6 +4,7 @@
 
 #include "adamw.h"
 #include "analysis/mechanisms.h"
+#include "io/jsonfile.h"
 #include "blockcache.h"
 #include "diagnostics.h"
 #include "error.h"
@@ -554,8 +555,8 @@ ResumePlan planResume(const QString& runDir, const ResumeOptions& o)
     // Killed before it saved anything (between writing its folder and its step-0 autosave): it
     // starts again from its first step, in place, as it started the first time.
     const auto continuesACheckpoint = [&] {  // a run that trains an opened model further starts from that model
-        QFile f(dir.filePath("config.json"));
-        return f.open(QIODevice::ReadOnly) && QJsonDocument::fromJson(f.readAll()).object().contains("continues_from");
+        const auto config = readJsonObjectIfValid(dir.filePath("config.json"));
+        return config && config->contains("continues_from");
     };
     if (!QFileInfo::exists(path) && !dir.exists("checkpoints/last.safetensors") && runStatus(runDir).isEmpty() && !continuesACheckpoint()) {
         const ExperimentConfig cfg = loadConfigFile(dir.filePath("config.json"));
