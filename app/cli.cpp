@@ -4,6 +4,8 @@
 
 #include "analysis/inside.h"
 #include "analysis/lookup.h"
+#include "io/jsonfile.h"
+#include "figurecatalog.h"
 #include "constructionview.h"
 #include "insidefigure.h"
 #include "mechanismplot.h"
@@ -507,10 +509,9 @@ int cmdInspect(Args& a)
                     "phonebook|copy-text|shuffled-text [--length L] [--seed S]");
     if (!lmTest.isEmpty()) checkLmTest(lmTest);
     if (!figure.isEmpty() && outFile.isEmpty()) throw Error("inspect: --figure needs --out FILE (.png, .pdf, .svg or .csv)");
-    if (figure.isEmpty() && !outFile.isEmpty()) throw Error("inspect: --out needs --figure attention|implicit|state|delta|capacity|construction");
-    static const QStringList figures{"attention", "implicit", "state", "delta", "capacity", "construction"};
-    if (!figure.isEmpty() && !figures.contains(figure))
-        throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
+    if (figure.isEmpty() && !outFile.isEmpty())
+        throw Error("inspect: --out needs --figure " + figureIds(InspectFigure).join('|'));
+    if (!figure.isEmpty()) checkFigure(figure, InspectFigure);
     InsideSubject subject;
     if (constructionN > 0) {
         subject = InsideSubject(ConstructionOptions{constructionN, letters});
@@ -712,9 +713,7 @@ int cmdExport(Args& a)
     a.done();
     if (dir.isEmpty() || figure.isEmpty() || outFile.isEmpty()) throw Error("export: --run DIR, --figure NAME and --out FILE are required");
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
-    static const QStringList figures{"loss",  "accuracy", "length", "efficiency", "efficiency-time", "icl", "capacity", "frontier",
-                                     "panel", "table",    "mechanisms"};
-    if (!figures.contains(figure)) throw Error(QString("--figure: expected one of %1, got \"%2\"").arg(figures.join(", "), figure));
+    checkFigure(figure, ExportFigure);
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
     int skipped = 0;
     const std::vector<RunRecord> runs = loadRunsUnder(dir, &skipped);

@@ -7,6 +7,7 @@
 #include "device.h"
 #include "diagnostics.h"
 #include "error.h"
+#include "figurecatalog.h"
 #include "version.h"
 
 #include <QTextStream>
@@ -70,13 +71,13 @@ const std::vector<Command>& commands()
            {"tasks x models graded pass / partial / fail (like", "Park et al.'s Table 1), seeds averaged"}}},
          Widgets::None, cmdRuns},
         {"compare",
-         {{{"compare --runs DIR... --figure length|efficiency|efficiency-time|icl|capacity|frontier",
+         {{{"compare --runs DIR... --figure " + figureIds(CompareFigure).join('|'),
             "        --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]"},
            {"overlay runs as a figure, without a display"}}},
          Widgets::Figures, cmdCompare},
         {"export",
-         {{{"export --run DIR --figure loss|accuracy|length|efficiency|efficiency-time|icl|capacity|frontier|panel|table",
-            "       |mechanisms --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT]",
+         {{{"export --run DIR --figure " + figureIds(ExportFigure).mid(0, 10).join('|'),
+            "       |" + figureIds(ExportFigure).mid(10).join('|') + " --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT]",
             "       [--line-width PT] [--log x|y|xy]"},
            {"a run's (or every run's under DIR) figure for a paper:", "panel = loss beside accuracy in one figure; table = the",
             "graded results table as CSV; mechanisms = one run's loss", "above every head's lookup score (mechanisms.csv),",

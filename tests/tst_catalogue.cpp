@@ -2,13 +2,17 @@
 // id is spelled outside the catalogues and the classes themselves (so adding one is one entry).
 #include "config.h"
 #include "error.h"
+#include "figurecatalog.h"
 #include "model.h"
 #include "modelcatalog.h"
+#include "tasks/icltask.h"
 #include "tasks/taskcatalog.h"
+#include "tasks/tokentask.h"
 #include "testutil.h"
 
 #include <QDirIterator>
 #include <QRegularExpression>
+#include <QSet>
 #include <QtTest>
 
 #include <set>
@@ -91,6 +95,49 @@ private slots:
         QCOMPARE(findTask("linear_regression")->metric, QString("error"));
         QVERIFY(!findTask("vector_mqar")->promptCurve);
         QCOMPARE(taskDefaults("no_such_task").kind, QString("no_such_task"));
+    }
+
+    // The figure catalogue: ids unique, each figure askable somewhere, and a figure of one scope
+    // refused where it does not belong, with the scope's list in the message.
+    void figuresAreCatalogued()
+    {
+        QSet<QString> ids;
+        for (const FigureKind& f : figureCatalog()) {
+            QVERIFY2(!ids.contains(f.id), qPrintable(f.id + ": twice"));
+            ids.insert(f.id);
+            QVERIFY2(f.scopes != 0 && !f.title.isEmpty() && !f.needs.isEmpty(), qPrintable(f.id));
+        }
+        QCOMPARE(figureIds(SweepFigure), QStringList({"length", "efficiency", "efficiency-time", "icl", "capacity", "frontier"}));
+        checkFigure("frontier", SweepFigure);
+        try {
+            checkFigure("panel", SweepFigure, "x.json: figure");
+            QFAIL("a figure only export draws was taken as a sweep's");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().startsWith("x.json: figure: expected one of length, ") && e.message().contains("\"panel\""),
+                     qPrintable(e.message()));
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, checkFigure("attention", ExportFigure));
+        QVERIFY(findFigure("no_such_figure") == nullptr);
+    }
+
+    // Every catalogue task has a generator of its own (a catalogue entry without one is refused
+    // by create, not built as another task).
+    void everyTaskHasAGenerator()
+    {
+        for (const TaskInfo& t : taskCatalog()) {
+            const TaskConfig c = taskDefaults(t.id);
+            try {
+                if (t.vectors) IclTask::create(c);
+                else TokenTask::create(c);
+            } catch (const Error& e) {
+                QFAIL(qPrintable(t.id + ": " + e.message()));
+            }
+        }
+        TaskConfig unknown = taskDefaults("mqar");
+        unknown.kind = "no_such_task";
+        QVERIFY_THROWS_EXCEPTION(Error, TokenTask::create(unknown));
+        unknown.kind = "mad_no_such_task";
+        QVERIFY_THROWS_EXCEPTION(Error, TokenTask::create(unknown));
     }
 
     // A family or task id in quotes anywhere but the catalogues, the classes themselves (models/,

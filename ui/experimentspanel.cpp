@@ -4,6 +4,7 @@
 #include "experiments/results.h"
 #include "experiments/sweeprunner.h"
 #include "exportdialog.h"
+#include "figurecatalog.h"
 #include "figures.h"
 #include "io/runfolder.h"
 
@@ -133,12 +134,8 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     auto* fh = new QHBoxLayout;
     m_figure = new QComboBox(this);
     m_figure->setObjectName("sweepFigure");
-    m_figure->addItem(tr("Accuracy against length"), "length");
-    m_figure->addItem(tr("Training efficiency (examples)"), "efficiency");
-    m_figure->addItem(tr("Training efficiency (wall time)"), "efficiency-time");
-    m_figure->addItem(tr("In-context error against examples"), "icl");
-    m_figure->addItem(tr("State capacity (the copy bound)"), "capacity");
-    m_figure->addItem(tr("Recall against state size"), "frontier");
+    for (const FigureKind& f : figureCatalog())
+        if (f.scopes & SweepFigure) m_figure->addItem(f.title, f.id);
     m_precision = new QSpinBox(this);
     m_precision->setRange(1, 64);
     m_precision->setValue(8);

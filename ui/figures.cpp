@@ -5,6 +5,7 @@
 
 #include "analysis/capacity.h"
 #include "error.h"
+#include "figurecatalog.h"
 #include "experiments/results.h"
 #include "model.h"
 #include "modelcatalog.h"
@@ -353,9 +354,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
 QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
 {
     if (runs.empty()) throw Error("compare: no runs given");
-    if (figure != "length" && figure != "efficiency" && figure != "efficiency-time" && figure != "icl" && figure != "capacity" &&
-        figure != "frontier" && figure != "loss")
-        throw Error(QString("--figure: expected length, efficiency, efficiency-time, icl, capacity, frontier or loss, got \"%1\"").arg(figure));
+    checkFigure(figure, CompareFigure);
     plot.clearPlottables();  // graphs, and the training range's legend key
     plot.clearItems();
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again

@@ -4,6 +4,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "figurecatalog.h"
 #include "io/jsonfile.h"
 #include "io/runfolder.h"
 #include "io/textfile.h"
@@ -88,9 +89,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     plan.description = o["description"].toString();
     plan.figure = o["figure"].toString("length");
     plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
-    static const QStringList figures = {"length", "efficiency", "efficiency-time", "icl", "capacity", "frontier"};
-    if (!figures.contains(plan.figure))
-        throw Error(QString("%1: figure: expected one of %2, got \"%3\"").arg(file, figures.join(", "), plan.figure));
+    checkFigure(plan.figure, SweepFigure, file + ": figure");
     plan.outDir = QDir(outDir).absolutePath();
     QSet<QString> names;
     for (const auto& [label, variantSets] : variants) {
