@@ -243,7 +243,8 @@ std::unique_ptr<IclTask> IclTask::create(const TaskConfig& c)
     if (c.kind == "orthogonal_outlier_regression") return std::unique_ptr<IclTask>(new OutlierRegression(c, true));
     if (c.kind == "many_outlier_regression") return std::unique_ptr<IclTask>(new OutlierRegression(c, false));
     if (c.kind == "sparse_parity") return std::unique_ptr<IclTask>(new SparseParity(c));
-    return std::unique_ptr<IclTask>(new VectorMqar(c));
+    if (c.kind == "vector_mqar") return std::unique_ptr<IclTask>(new VectorMqar(c));
+    throw Error(QString("task.kind: \"%1\" has no in-context generator").arg(c.kind));  // a catalogue entry without one
 }
 
 void IclTask::maskInactive(float* x) const { std::fill(x + activeDims(), x + dims(), 0.0f); }

@@ -6,6 +6,7 @@
 #include <QFile>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -390,15 +391,26 @@ std::unique_ptr<TokenTask> TokenTask::create(const TaskConfig& c)
         throw Error(QString("task.vocab_size: expected 2..1024, got %1").arg(c.vocabSize));
     if (c.minLen < 1 || c.maxLen < c.minLen)
         throw Error(QString("task.min_len/max_len: expected 1 <= min_len <= max_len, got %1 and %2").arg(c.minLen).arg(c.maxLen));
+    // Each catalogue token task's generator; a task in the catalogue without one is refused, never
+    // built as another task.
+    using Make = std::unique_ptr<TokenTask> (*)(const TaskConfig&);
+    static const std::map<QString, Make> generators{
+        {"copy", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<CopyTask>(c); }},
+        {"prefix_ngram", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<NgramLookupTask>(c, false); }},
+        {"suffix_ngram", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<NgramLookupTask>(c, true); }},
+        {"copy_dup_ngram", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<DupNgramCopyTask>(c); }},
+        {"text_copy", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<TextCopyTask>(c); }},
+        {"phonebook", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<PhonebookTask>(c); }},
+        {"mqar", [](const TaskConfig& c) -> std::unique_ptr<TokenTask> { return std::make_unique<MqarTask>(c); }},
+    };
     std::unique_ptr<TokenTask> t;
-    if (isMadTask(c.kind)) t = makeMadTask(c);
-    else if (c.kind == "copy") t.reset(new CopyTask(c));
-    else if (c.kind == "prefix_ngram") t.reset(new NgramLookupTask(c, false));
-    else if (c.kind == "suffix_ngram") t.reset(new NgramLookupTask(c, true));
-    else if (c.kind == "copy_dup_ngram") t.reset(new DupNgramCopyTask(c));
-    else if (c.kind == "text_copy") t.reset(new TextCopyTask(c));
-    else if (c.kind == "phonebook") t.reset(new PhonebookTask(c));
-    else t.reset(new MqarTask(c));
+    if (isMadTask(c.kind)) {
+        t = makeMadTask(c);
+    } else {
+        const auto g = generators.find(c.kind);
+        if (g == generators.end()) throw Error(QString("task.kind: \"%1\" has no token generator").arg(c.kind));
+        t = g->second(c);
+    }
     for (int d : {c.minLen, c.maxLen}) {
         const QString problem = t->checkDifficulty(d);
         if (!problem.isEmpty()) throw Error(QString("task.%1: %2").arg(d == c.minLen ? "min_len" : "max_len", problem));
