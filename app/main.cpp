@@ -2,6 +2,7 @@
 // --version / --diagnostics / --help. The commands, the window among them, are the entries of
 // the command table (app/commands.cpp), which main() dispatches through and `--help` is written
 // from; this file holds the window's entry.
+#include "appsettings.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <QFileInfo>
 #include <QIcon>
-#include <QSettings>
 #include <QTextStream>
 #include <QElapsedTimer>
 #include <QTimer>
@@ -43,7 +43,8 @@ int runWindow(Args& a)
     QApplication::setDesktopFileName("io.github.parrotscope.Parrotscope");  // matches the installed .desktop entry
     QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
-    const int threads = a.integer("--threads", QSettings().value("threads", 0).toInt(), 0, 4096);
+    const AppSettings saved = AppSettings::load();
+    const int threads = a.integer("--threads", saved.threads, 0, 4096);
     const QString device = a.value("--device");
     const QString preset = a.value("--preset");
     const QStringList sets = a.values("--set");
@@ -57,7 +58,7 @@ int runWindow(Args& a)
     const QString inspectFile = a.value("--inspect");
     const QStringList pretrainedFolders = a.values("--pretrained");
     QString theme = a.value("--theme");
-    if (theme.isNull()) theme = QSettings().value("theme", "system").toString();
+    if (theme.isNull()) theme = saved.theme;
     const QString layout = a.value("--layout");
     const bool restore = !a.flag("--fresh-layout");
     const QString stepText = a.value("--screenshot-at-step");
@@ -90,9 +91,8 @@ int runWindow(Args& a)
         setDeviceChoice(device);  // asked for on the command line: refused with its reason
     } else {
         // the one saved in Preferences, unless this machine cannot give it (another GPU count, a CPU-only build)
-        const QString saved = QSettings().value("device", "auto").toString();
-        const QString problem = deviceProblem(saved);
-        if (problem.isEmpty()) setDeviceChoice(saved);
+        const QString problem = deviceProblem(saved.device);
+        if (problem.isEmpty()) setDeviceChoice(saved.device);
         else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
     }
 
@@ -173,7 +173,7 @@ int runWindow(Args& a)
         }
     } else if (train) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
-    } else if (!QSettings().value("welcomed", false).toBool() && qEnvironmentVariableIsEmpty("CI")) {
+    } else if (!saved.welcomed && qEnvironmentVariableIsEmpty("CI")) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
     }
     const int code = QApplication::exec();

@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "appsettings.h"
+#include "preferencesdialog.h"
 #include "config.h"
 #include "device.h"
 #include "diagnostics.h"
@@ -56,7 +58,6 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -495,7 +496,7 @@ void MainWindow::fillLayoutsMenu()
 void MainWindow::fillRecentMenu()
 {
     m_recentMenu->clear();
-    const QStringList recent = QSettings().value("recentCheckpoints").toStringList();
+    const QStringList recent = AppSettings::load().recentCheckpoints;
     if (recent.isEmpty()) m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
     for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openCheckpointInBackground(path); });
 }
@@ -519,9 +520,7 @@ bool MainWindow::busyLoading() const
 
 QString MainWindow::runsFolder() const
 {
-    QSettings s;
-    const QString fallback = QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)).filePath("Parrotscope/runs");
-    return s.value("runsFolder", fallback).toString();
+    return AppSettings::load().runsFolder;
 }
 
 bool MainWindow::loadPreset(const QString& name) { return m_settings->selectPreset(name); }
@@ -862,12 +861,7 @@ void MainWindow::applyCheckpoint(const QString& path, const Model& m)
     m_settings->setCheckpointConfig(m.config(), path, m.step());
     m_trainPanel->startFresh(m.config().task, tr("loaded"));
     log(tr("Opened %1: %2").arg(path, m.summary()));
-    QSettings settings;
-    settings.setValue("lastCheckpoint", path);
-    QStringList recent = settings.value("recentCheckpoints").toStringList();
-    recent.removeAll(QFileInfo(path).absoluteFilePath());
-    recent.prepend(QFileInfo(path).absoluteFilePath());
-    settings.setValue("recentCheckpoints", recent.mid(0, 10));
+    AppSettings::rememberCheckpoint(path);
 }
 
 bool MainWindow::saveCheckpoint(const QString& path)
@@ -910,7 +904,7 @@ void MainWindow::screenshotAtStep(long long step, const QString& path)
 
 void MainWindow::openCheckpointDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QSettings().value("lastCheckpoint").toString(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), AppSettings::load().lastCheckpoint,
                                                       tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
     if (!path.isEmpty()) openCheckpointInBackground(path);
 }
@@ -926,68 +920,17 @@ void MainWindow::saveCheckpointDialog()
 
 QDialog* MainWindow::showPreferences()
 {
-    auto* dialog = new QDialog(this);
-    dialog->setObjectName("preferences");
-    dialog->setWindowTitle(tr("Preferences"));
+    auto* dialog = new PreferencesDialog(this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    auto* form = new QFormLayout(dialog);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    auto* threads = new QSpinBox(dialog);
-    threads->setRange(0, 1024);
-    threads->setSpecialValueText(tr("all cores"));
-    threads->setValue(QSettings().value("threads", 0).toInt());
-    threads->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);  // only the folder's field takes the width
-    // the runs folder whole (a path is read from its end), and a way to pick one
-    auto* runs = new QLineEdit(runsFolder(), dialog);
-    runs->setObjectName("runsFolder");
-    const QFontMetrics fm = runs->fontMetrics();
-    runs->setMinimumWidth(std::clamp(fm.horizontalAdvance(runs->text() + "MMMM"), fm.horizontalAdvance('x') * 50,
-                                     fm.horizontalAdvance('x') * 100));
-    auto* browse = new QPushButton(tr("Browse…"), dialog);
-    browse->setObjectName("browseRuns");
-    connect(browse, &QPushButton::clicked, dialog, [dialog, runs] {
-        const QString dir = QFileDialog::getExistingDirectory(dialog, tr("Runs folder"), runs->text());
-        if (!dir.isEmpty()) runs->setText(dir);
-    });
-    auto* runsRow = new QHBoxLayout;
-    runsRow->addWidget(runs, 1);
-    runsRow->addWidget(browse);
-    auto* theme = new QComboBox(dialog);
-    theme->addItem(tr("Follow the system"), "system");
-    theme->addItem(tr("Light"), "light");
-    theme->addItem(tr("Dark"), "dark");
-    theme->setCurrentIndex(std::max(0, theme->findData(QSettings().value("theme", "system").toString())));
-    theme->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
-    auto* device = new QComboBox(dialog);
-    device->setObjectName("device");
-    for (const DeviceOption& o : deviceOptions()) device->addItem(o.label, o.spec);
-    device->setCurrentIndex(std::max(0, device->findData(deviceChoice())));
-    device->setToolTip(tr("Where models are trained and run. Automatic takes the first GPU when this build's LibTorch has "
-                          "CUDA and one is present. A model keeps the device it was built or opened on; the next one uses this."));
-    device->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
-    form->addRow(tr("Device"), device);
-    form->addRow(tr("CPU threads"), threads);
-    form->addRow(tr("Runs folder"), runsRow);
-    form->addRow(tr("Theme"), theme);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
-    form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    connect(dialog, &QDialog::accepted, this, [this, threads, runs, theme, device] {
-        QSettings s;
-        const QString spec = device->currentData().toString();
-        if (spec != deviceChoice()) {
-            setDeviceChoice(spec);  // one of deviceOptions(): usable here
+    connect(dialog, &PreferencesDialog::chosen, this, [this](const AppSettings& s) {
+        if (s.device != deviceChoice()) {
+            setDeviceChoice(s.device);  // one of deviceOptions(): usable here
             log(tr("Device: %1 for the models built or opened from now on.").arg(deviceDescription()));
         }
-        s.setValue("device", spec);
-        s.setValue("threads", threads->value());
-        s.setValue("runsFolder", runs->text());
-        s.setValue("theme", theme->currentData().toString());
-        applyTheme(theme->currentData().toString());
-        m_runs->setFolder(runsFolder());
-        m_experiments->setRunsFolder(runsFolder());
-        configureThreads(threads->value());
+        applyTheme(s.theme);
+        m_runs->setFolder(s.runsFolder);
+        m_experiments->setRunsFolder(s.runsFolder);
+        configureThreads(s.threads);
         updateStatus();
     });
     dialog->open();  // window-modal, never blocking the event loop
@@ -1059,7 +1002,7 @@ void MainWindow::showWelcome()
         showTrain();
     });
     connect(look, &QPushButton::clicked, this, &MainWindow::showExplorer);
-    QSettings().setValue("welcomed", true);
+    AppSettings::markWelcomed();
     box->open();
 }
 
