@@ -171,7 +171,7 @@ void relayout(QCustomPlot& plot)
         plot.plotLayout()->update(phase);
 }
 
-// The legend below the axes sits in a grid of its own, which lines it up with the axis rect.
+// The legend below or beside the axes sits in a grid of its own, which lines it up with the axis rect.
 QCPLayoutGrid* holderOf(const QCustomPlot& plot)
 {
     QCPLayout* holder = plot.legend->layout();
@@ -183,37 +183,51 @@ void moveInside(QCustomPlot& plot, QCPAxisRect* rect)
     QCPLayoutGrid* holder = holderOf(plot);
     holder->take(plot.legend);
     plot.plotLayout()->remove(holder);
-    plot.plotLayout()->simplify();  // the legend's row
+    plot.plotLayout()->simplify();  // the legend's row or column
     plot.legend->setWrap(0);
     plot.legend->setFillOrder(QCPLayoutGrid::foRowsFirst, true);
     rect->insetLayout()->addElement(plot.legend, Qt::AlignTop | Qt::AlignRight);
 }
 
-// Below the axis rect, as wide as it, in as many columns as that holds. False when the axis
-// rect is not a cell of the plot's own layout (the legend then stays inside).
-bool moveBelow(QCustomPlot& plot, QCPAxisRect* rect)
+// Out of the axis rect into a grid of its own: below it, as wide as it, in as many columns as
+// that holds; or beside it, on its right, in as many columns as its height needs (for a plot much
+// wider than tall, a pane on a laptop screen, where a legend below would leave the data a strip).
+// False when the axis rect is not a cell of the plot's own layout (the legend then stays inside).
+bool moveOut(QCustomPlot& plot, QCPAxisRect* rect, bool beside)
 {
     QCPLayoutGrid* grid = plot.plotLayout();
     QCPLegend* legend = plot.legend;
     for (int row = 0; row < grid->rowCount(); ++row)
         for (int column = 0; column < grid->columnCount(); ++column) {
             if (grid->element(row, column) != rect) continue;
-            int widest = 1;
+            // the legend's cells along the side it lies on: columns below, rows beside
+            int largest = 1;
             for (int i = 0; i < legend->itemCount(); ++i)
-                if (legend->item(i)) widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width());
-            const int room = rect->rect().width() - legend->margins().left() - legend->margins().right();
-            const int columns = std::clamp((room + legend->columnSpacing()) / (widest + legend->columnSpacing()), 1,
-                                           std::max(1, legend->itemCount()));
+                if (const QCPAbstractLegendItem* item = legend->item(i)) {
+                    const QSize hint = item->minimumOuterSizeHint();
+                    largest = std::max(largest, beside ? hint.height() : hint.width());
+                }
+            const QMargins m = legend->margins();
+            const int room = beside ? rect->rect().height() - m.top() - m.bottom() : rect->rect().width() - m.left() - m.right();
+            const int spacing = beside ? legend->rowSpacing() : legend->columnSpacing();
+            const int cells = std::clamp((room + spacing) / (largest + spacing), 1, std::max(1, legend->itemCount()));
             rect->insetLayout()->take(legend);
             auto* holder = new QCPLayoutGrid;
-            grid->insertRow(row + 1);
-            grid->addElement(row + 1, column, holder);
-            grid->setRowStretchFactor(row + 1, 0.001);  // as tall as the legend, the axis rect takes the rest
+            if (beside) {
+                grid->insertColumn(column + 1);
+                grid->addElement(row, column + 1, holder);
+                grid->setColumnStretchFactor(column + 1, 0.001);  // as wide as the legend, the axis rect takes the rest
+                holder->setMargins(QMargins(6, rect->margins().top(), 6, rect->margins().bottom()));
+            } else {
+                grid->insertRow(row + 1);
+                grid->addElement(row + 1, column, holder);
+                grid->setRowStretchFactor(row + 1, 0.001);  // as tall as the legend, the axis rect takes the rest
+                holder->setMargins(QMargins(rect->margins().left(), 6, rect->margins().right(), 6));
+            }
             holder->setAutoMargins(QCP::msNone);
-            holder->setMargins(QMargins(rect->margins().left(), 6, rect->margins().right(), 6));
             holder->addElement(0, 0, legend);
-            legend->setWrap(columns);
-            legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+            legend->setWrap(cells);
+            legend->setFillOrder(beside ? QCPLayoutGrid::foRowsFirst : QCPLayoutGrid::foColumnsFirst, true);
             return true;
         }
     return false;
@@ -255,7 +269,8 @@ void placeLegend(QCustomPlot& plot)
         if (!obstacles.touch(QRectF(legend->outerRect()).adjusted(-2, -2, 2, 2))) return;  // 2 px: half a curve's pen
     }
     inset->setInsetAlignment(index, places[0]);
-    if (moveBelow(plot, rect)) relayout(plot);
+    const bool wideAndShort = rect->rect().height() < 300 && rect->rect().width() > 3 * rect->rect().height();
+    if (moveOut(plot, rect, wideAndShort)) relayout(plot);
     else inset->update(QCPLayoutElement::upLayout);
 }
 
