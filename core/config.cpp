@@ -5,6 +5,7 @@
 #include "tasks/icltask.h"
 #include "tasks/tokentask.h"
 
+#include "configfields.h"
 #include "error.h"
 #include "io/jsonfile.h"
 
@@ -308,12 +309,16 @@ QStringList validate(const ExperimentConfig& c)
 {
     QStringList p;
     auto need = [&](bool ok, const QString& msg) { if (!ok) p << msg; };
+    auto inRange = [&](const char* key, long long value) {  // the range of configfields.h
+        const QString problem = rangeProblem(key, value);
+        if (!problem.isEmpty()) p << problem;
+    };
     const TaskConfig& t = c.task;
-    need(t.minLen >= 1, QString("task.min_len: expected >= 1, got %1").arg(t.minLen));
+    inRange("task.min_len", t.minLen);
     need(t.maxLen >= t.minLen, QString("task.max_len: expected >= task.min_len (%1), got %2").arg(t.minLen).arg(t.maxLen));
     need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
     for (int len : t.evalLengths)
-        need(len >= 1 && len <= 10000, QString("task.eval_lengths: expected lengths in 1..10000, got %1").arg(len));
+        inRange("task.eval_lengths", len);
     if (isTextTask(t.kind)) {
         need(t.vocabSize >= 2 && t.vocabSize <= (1 << 24), QString("task.vocab_size: a language model's vocabulary of 2..16,777,216 tokens, got %1").arg(t.vocabSize));
     } else if (p.isEmpty()) {
@@ -357,15 +362,15 @@ QStringList validate(const ExperimentConfig& c)
     const bool schemes = family && family->positions;  // the Transformer's model.positions
     need(findPositions(m.positions),
          QString("model.positions: expected one of %1, got \"%2\"").arg(positionIds().join(", "), m.positions));
-    need(m.layers >= 1 && m.layers <= 64, QString("model.layers: expected 1..64, got %1").arg(m.layers));
-    need(m.dModel >= 1 && m.dModel <= 8192, QString("model.d_model: expected 1..8192, got %1").arg(m.dModel));
-    need(m.heads >= 1, QString("model.heads: expected >= 1, got %1").arg(m.heads));
+    inRange("model.layers", m.layers);
+    inRange("model.d_model", m.dModel);
+    inRange("model.heads", m.heads);
     if (attention) {
         need(m.heads >= 1 && m.dModel % m.heads == 0,
              QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
         need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
              QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
-        need(m.mlpRatio >= 1 && m.mlpRatio <= 16, QString("model.mlp_ratio: expected 1..16, got %1").arg(m.mlpRatio));
+        inRange("model.mlp_ratio", m.mlpRatio);
     }
     need(m.rotaryFraction > 0 && m.rotaryFraction <= 1,
          QString("model.rotary_fraction: expected 0 < fraction <= 1, got %1").arg(m.rotaryFraction));
@@ -374,39 +379,39 @@ QStringList validate(const ExperimentConfig& c)
              QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
     need(m.layerNormEps > 0 && m.layerNormEps < 1, QString("model.layer_norm_eps: expected 0 < eps < 1, got %1").arg(m.layerNormEps));
     need(m.rotaryBase > 1 && m.rotaryBase <= 1e9, QString("model.rotary_base: expected 1 < base <= 1e9, got %1").arg(m.rotaryBase));
-    need(m.maxPositions >= 1 && m.maxPositions <= 1000000, QString("model.max_positions: expected 1..1000000, got %1").arg(m.maxPositions));
+    inRange("model.max_positions", m.maxPositions);
     if ((schemes && m.positions == "learned") || (family && family->learnedPositions))
         need(m.maxPositions >= c.task.contextLen,
              QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
-    need(m.dState >= 1 && m.dState <= 256, QString("model.d_state: expected 1..256, got %1").arg(m.dState));
-    need(m.dConv >= 1 && m.dConv <= 64, QString("model.d_conv: expected 1..64, got %1").arg(m.dConv));
+    inRange("model.d_state", m.dState);
+    inRange("model.d_conv", m.dConv);
     need(m.shortConv == 0 || (m.shortConv >= 2 && m.shortConv <= 16),
          QString("model.short_conv: expected 0 (none) or a width of 2..16, got %1").arg(m.shortConv));
-    need(m.expand >= 1 && m.expand <= 16, QString("model.expand: expected 1..16, got %1").arg(m.expand));
+    inRange("model.expand", m.expand);
     need(m.init == "default" || m.init == "mimetic", QString("model.init: expected default or mimetic, got \"%1\"").arg(m.init));
     if (m.init == "mimetic")
         need(family && family->options.contains("init"),
              QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
                  .arg(familiesWithOption("init").join(", "), m.kind));
-    need(m.mambaMlpRatio >= 0 && m.mambaMlpRatio <= 16, QString("model.mamba_mlp_ratio: expected 0..16, got %1").arg(m.mambaMlpRatio));
+    inRange("model.mamba_mlp_ratio", m.mambaMlpRatio);
 
     const TrainConfig& r = c.train;
-    need(r.steps >= 1, QString("train.steps: expected >= 1, got %1").arg(r.steps));
-    need(r.batchSize >= 1 && r.batchSize <= 65536, QString("train.batch_size: expected 1..65536, got %1").arg(r.batchSize));
+    inRange("train.steps", r.steps);
+    inRange("train.batch_size", r.batchSize);
     need(std::isfinite(r.lr) && r.lr > 0, QString("train.lr: expected a positive number, got %1").arg(r.lr));
     need(r.schedule == "cosine" || r.schedule == "linear" || r.schedule == "constant",
          QString("train.schedule: expected \"cosine\", \"linear\" or \"constant\", got \"%1\"").arg(r.schedule));
     need(r.minLrRatio >= 0 && r.minLrRatio <= 1, QString("train.min_lr_ratio: expected 0..1, got %1").arg(r.minLrRatio));
-    need(r.warmupSteps >= 0, QString("train.warmup_steps: expected >= 0, got %1").arg(r.warmupSteps));
+    inRange("train.warmup_steps", r.warmupSteps);
     need(r.weightDecay >= 0 && std::isfinite(r.weightDecay), QString("train.weight_decay: expected >= 0, got %1").arg(r.weightDecay));
     need(r.beta1 >= 0 && r.beta1 < 1, QString("train.beta1: expected 0 <= beta1 < 1, got %1").arg(r.beta1));
     need(r.beta2 >= 0 && r.beta2 < 1, QString("train.beta2: expected 0 <= beta2 < 1, got %1").arg(r.beta2));
     need(r.gradClip >= 0 && std::isfinite(r.gradClip), QString("train.grad_clip: expected >= 0, got %1").arg(r.gradClip));
-    need(r.evalEvery >= 0, QString("train.eval_every: expected >= 0, got %1").arg(r.evalEvery));
-    need(r.evalSamples >= 1, QString("train.eval_samples: expected >= 1, got %1").arg(r.evalSamples));
-    need(r.checkpointEvery >= 0, QString("train.checkpoint_every: expected >= 0, got %1").arg(r.checkpointEvery));
-    need(r.logEvery >= 1, QString("train.log_every: expected >= 1, got %1").arg(r.logEvery));
-    need(r.mechanismEvery >= 0, QString("train.mechanism_every: expected >= 0 (0 = off), got %1").arg(r.mechanismEvery));
+    inRange("train.eval_every", r.evalEvery);
+    inRange("train.eval_samples", r.evalSamples);
+    inRange("train.checkpoint_every", r.checkpointEvery);
+    inRange("train.log_every", r.logEvery);
+    inRange("train.mechanism_every", r.mechanismEvery);
     need(r.targetAccuracy >= 0 && r.targetAccuracy <= 1,
          QString("train.target_accuracy: expected 0..1 (0 = off), got %1").arg(r.targetAccuracy));
     need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),
@@ -525,8 +530,8 @@ std::vector<int> parseLengthList(const QString& text, const QString& field)
     for (const QString& part : text.split(separators, Qt::SkipEmptyParts)) {
         bool ok = false;
         const int n = part.toInt(&ok);
-        if (!ok || n < 1 || n > 10000)
-            throw Error(QString("%1: '%2' is not a length in 1..10000 (expected e.g. 10,20,40)").arg(field, part));
+        if (!ok || n < 1 || n > kMaxLength)
+            throw Error(QString("%1: '%2' is not a length in 1..%3 (expected e.g. 10,20,40)").arg(field, part).arg(kMaxLength));
         lengths.push_back(n);
     }
     if (lengths.empty()) throw Error(QString("%1: expected at least one length, e.g. 10,20,40").arg(field));

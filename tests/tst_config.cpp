@@ -1,4 +1,5 @@
 #include "config.h"
+#include "configfields.h"
 #include "error.h"
 #include "presets.h"
 #include "testutil.h"
@@ -7,6 +8,8 @@
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <algorithm>
 
 using namespace parrot;
 
@@ -116,6 +119,39 @@ private slots:
         QCOMPARE(experimentFromJson(toJson(m)).train.mechanismEvery, 0);
         m.train.mechanismEvery = -5;
         QCOMPARE(validate(m), QStringList{"train.mechanism_every: expected >= 0 (0 = off), got -5"});
+    }
+
+    // A whole-number setting's range is its configfields.h entry: validate() accepts its ends and
+    // names the value just outside them in the entry's words.
+    void rangesComeFromTheFieldTable_data()
+    {
+        QTest::addColumn<QString>("key");
+        for (const char* key : {"model.layers", "model.d_model", "model.d_state", "model.expand", "model.mamba_mlp_ratio",
+                                "train.steps", "train.batch_size", "train.warmup_steps", "train.eval_every", "train.log_every"})
+            QTest::newRow(key) << QString(key);
+    }
+    void rangesComeFromTheFieldTable()
+    {
+        QFETCH(QString, key);
+        const IntField& f = intField(qPrintable(key));
+        QVERIFY(f.formMax >= f.lo && f.formMax <= f.hi && *f.tip);
+        auto problemsAt = [&](long long v) {
+            ExperimentConfig c;
+            applyOverride(c, key + "=" + QString::number(v));
+            return validate(c);
+        };
+        const QString range = rangeProblem(f, f.lo - 1).section(", got", 0, 0);  // "KEY: expected LO..HI"
+        QVERIFY2(range.startsWith(key + ": expected "), qPrintable(range));
+        auto refusesAsOutOfRange = [&](long long v) {
+            const QStringList p = problemsAt(v);
+            return std::any_of(p.begin(), p.end(), [&](const QString& m) { return m.startsWith(range); });
+        };
+        QVERIFY(!refusesAsOutOfRange(f.lo));
+        QVERIFY(problemsAt(f.lo - 1).contains(rangeProblem(f, f.lo - 1)));
+        if (f.hi != kUnbounded) {
+            QVERIFY(!refusesAsOutOfRange(f.hi));
+            QVERIFY(problemsAt(f.hi + 1).contains(rangeProblem(f, f.hi + 1)));
+        }
     }
 
     void overridesKeepTypes()

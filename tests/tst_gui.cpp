@@ -1,6 +1,7 @@
 // The window, driven as a user drives it: Train, watch the plots, pause, stop, save,
 // open (a good and a broken checkpoint), evaluate at longer lengths.
 #include "config.h"
+#include "configfields.h"
 #include "device.h"
 #include "experimentspanel.h"
 #include "explorerpanel.h"
@@ -304,6 +305,15 @@ private slots:
         QVERIFY(!w.trainButton()->isEnabled());
         maxLen->setValue(8);
         QVERIFY(w.trainButton()->isEnabled());
+        // the form's spin boxes take their range and tooltip from the settings' one definition
+        for (const char* key : {"model.d_model", "model.layers", "train.steps", "train.batch_size", "task.min_len"}) {
+            const IntField& f = intField(key);
+            auto* box = w.settings()->findChild<QSpinBox*>(QString(key).section('.', 1));
+            QVERIFY2(box, key);
+            QCOMPARE(box->minimum(), int(f.lo));
+            QCOMPARE(box->maximum(), int(f.formMax));
+            QCOMPARE(box->toolTip(), QString(f.tip));
+        }
     }
 
     void trainingUpdatesThePlotsWithoutFreezing()

@@ -1,5 +1,6 @@
 #include "settingspanel.h"
 
+#include "configfields.h"
 #include "error.h"
 #include "model.h"
 #include "modelcatalog.h"
@@ -25,6 +26,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace parrot {
@@ -65,6 +68,12 @@ QString SettingsPanel::checkpointName(const QString& path)
     const QFileInfo f(path);
     // a run's autosave, <run>/checkpoints/last.safetensors: which run it is says more than its name
     return f.dir().dirName() == "checkpoints" ? QFileInfo(f.absolutePath()).dir().dirName() + "/" + f.fileName() : f.fileName();
+}
+
+QSpinBox* SettingsPanel::spin(const char* key)
+{
+    const IntField& f = intField(key);
+    return spin(int(f.lo), int(std::min<long long>(f.formMax, std::numeric_limits<int>::max())), QString(key).section('.', 1), f.tip);
 }
 
 QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
@@ -121,8 +130,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
         showProblems();
     });
     m_vocab = spin(2, 1024, "vocab_size", tr("Letters in the alphabet (the copy paper uses 26; MQAR splits them into keys and values)"));
-    m_minLen = spin(1, 10000, "min_len", tr("Smallest training difficulty (string length, entries or pairs, by task)"));
-    m_maxLen = spin(1, 10000, "max_len", tr("Largest training difficulty"));
+    m_minLen = spin("task.min_len");
+    m_maxLen = spin("task.max_len");
     m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; must hold one example at the largest difficulty"));
     m_ngram = spin(1, 64, "ngram", tr("n of the n-gram: the lookup key's length, or the planted duplicate's"));
     m_answerLen = spin(0, 10000, "answer_len", tr("Letters to answer after the key; 0 = the rest of the string"));
@@ -211,16 +220,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
         updateModelFields();
         if (!m_filling) showProblems();
     });
-    m_layers = spin(1, 64, "layers", tr("Blocks (for the hybrids: attention + Mamba pairs)"));
-    m_dModel = spin(4, 8192, "d_model", tr("Width of the residual stream (the LSTM's hidden size)"));
-    m_heads = spin(1, 256, "heads", tr("Attention heads per layer"));
-    m_masked = spin(0, 256, "num_masked_heads", tr("Hard-ALiBi: head i < this sees only the last i+1 tokens"));
-    m_dState = spin(1, 256, "d_state", tr("State size N per channel of Mamba and S4D layers"));
-    m_shortConv = spin(0, 16, "short_conv",
-                       tr("Transformer: a depthwise causal convolution of this width before each attention layer, as Zoology "
-                          "trains attention on associative recall (Mamba has its own, of width 4); 0: none"));
+    m_layers = spin("model.layers");
+    m_dModel = spin("model.d_model");
+    m_heads = spin("model.heads");
+    m_masked = spin("model.num_masked_heads");
+    m_dState = spin("model.d_state");
+    m_shortConv = spin("model.short_conv");
     m_shortConv->setSpecialValueText(tr("none"));
-    m_expand = spin(1, 16, "expand", tr("Mamba and S4D inner width = expand x d_model"));
+    m_expand = spin("model.expand");
     mf->addRow(tr("Family"), m_kind);
     mf->addRow(tr("Positions"), m_positions);
     mf->addRow(tr("Layers"), m_layers);
@@ -272,8 +279,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
 
     auto* train = new QGroupBox(tr("Training"), this);
     auto* rf = new QFormLayout(train);
-    m_steps = spin(1, 10000000, "steps", tr("Optimiser steps"));
-    m_batch = spin(1, 65536, "batch_size", tr("Rows per step"));
+    m_steps = spin("train.steps");
+    m_batch = spin("train.batch_size");
     m_lr = new QDoubleSpinBox(this);
     m_lr->setObjectName("lr");
     m_lr->setDecimals(5);
@@ -290,7 +297,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_precision->setToolTip(tr("bfloat16: matrix products in bfloat16 under Torch's autocast, the scan's state, norms and loss "
                                "in float32; weights, optimiser and checkpoints stay float32. Pays off on a GPU with bf16 "
                                "units; on a CPU it is no faster (the app's fused float32 kernels step aside)."));
-    m_warmup = spin(0, 1000000, "warmup_steps", tr("Linear warm-up steps"));
+    m_warmup = spin("train.warmup_steps");
     m_weightDecay = new QDoubleSpinBox(this);
     m_weightDecay->setObjectName("weight_decay");
     m_weightDecay->setRange(0, 10);
@@ -301,18 +308,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_gradClip->setRange(0, 1000);
     m_gradClip->setDecimals(2);
     m_gradClip->setToolTip(tr("Global gradient-norm clip; 0 disables"));
-    m_evalEvery = spin(0, 1000000, "eval_every", tr("Steps between accuracy evaluations; 0 = only at the end"));
-    m_checkpointEvery = spin(0, 1000000, "checkpoint_every", tr("Steps between autosaves; 0 = only when the run stops"));
-    m_mechanismEvery = spin(0, 1000000, "mechanism_every",
-                            tr("Token tasks: steps between scorings of every attention head (and Mamba block's implicit attention) "
-                               "on a fixed probe batch, for the lookup-score timeline under the loss and the run's mechanisms.csv "
-                               "and snapshots; 0 = off"));
+    m_evalEvery = spin("train.eval_every");
+    m_checkpointEvery = spin("train.checkpoint_every");
+    m_mechanismEvery = spin("train.mechanism_every");
     m_mechanismEvery->setSpecialValueText(tr("off"));
     m_seed = spin(0, 2147483647, "seed", tr("Seeds the weights and the data"));
     m_curriculumDims = spin(0, 256, "curriculum_dims",
                             tr("In-context tasks (Garg et al. 2022): start training with x on this many coordinates and prompts of "
                                "at most 2 x this + 1 examples, growing to the task's dims and max examples; 0 = no curriculum"));
-    m_curriculumSteps = spin(0, 10000000, "curriculum_steps", tr("Steps over which the curriculum grows to the whole task"));
+    m_curriculumSteps = spin("train.curriculum_steps");
     m_curriculumDims->setSpecialValueText(tr("off"));
     m_curriculumSteps->setSuffix(tr(" steps"));
     for (QDoubleSpinBox* d : {m_lr, m_weightDecay, m_gradClip})

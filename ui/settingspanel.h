@@ -63,6 +63,7 @@ private:
     void showVectorSample(const TaskConfig& t);
     void updateSize();
     QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
+    QSpinBox* spin(const char* key);  // a setting of core/configfields.h: its range, name and tooltip
 
     ExperimentConfig m_base;
     // What the Experiment box describes (a preset, a checkpoint's settings), and in what words;
