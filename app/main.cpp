@@ -15,6 +15,7 @@
 #include "inspectorpanel.h"
 #include "latencyprobe.h"
 #include "mainwindow.h"
+#include "theme.h"
 #include "pretrainedpanel.h"
 #include "presets.h"
 #include "version.h"
@@ -96,7 +97,7 @@ int runWindow(Args& a)
         else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
     }
 
-    MainWindow::applyTheme(theme);
+    applyTheme(theme);
     MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)
     const bool restored = restore && screenshot.isEmpty() && window.restoreSession();

@@ -14,6 +14,7 @@
 #include "figures.h"
 #include "io/runfolder.h"
 #include "mainwindow.h"
+#include "theme.h"
 #include "model.h"
 #include "plotkit.h"
 #include "plots.h"
@@ -734,17 +735,17 @@ private slots:
 
     void themesFollowTheChoice()
     {
-        MainWindow::applyTheme("dark");
+        applyTheme("dark");
         QVERIFY(darkPlots());
         QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 128);
         QCustomPlot plot;
         plot.show();  // polished: takes the theme
         QVERIFY(QTest::qWaitForWindowExposed(&plot));
         QVERIFY(plot.xAxis->tickLabelColor().lightness() > 128);
-        MainWindow::applyTheme("light");
+        applyTheme("light");
         QVERIFY(!darkPlots());
         QCOMPARE(plot.xAxis->tickLabelColor(), QColor(Qt::black));
-        MainWindow::applyTheme("system");
+        applyTheme("system");
     }
 
     // The look-inside figures from the command line (a heatmap with its colour bar and token

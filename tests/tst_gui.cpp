@@ -8,6 +8,7 @@
 #include "exportdialog.h"
 #include "inspectorpanel.h"
 #include "mainwindow.h"
+#include "theme.h"
 #include "mechanismplot.h"
 #include "plots.h"
 #include "runbrowser.h"
@@ -248,7 +249,7 @@ private slots:
             return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
         };
         for (const QString theme : {"dark", "light"}) {
-            MainWindow::applyTheme(theme);
+            applyTheme(theme);
             MainWindow w;
             w.loadPreset(defaultPresetName());
             w.show();
@@ -279,7 +280,7 @@ private slots:
             QVERIFY(band && band->visible());
             atLeast("training-range band", band->brush().color(), accuracy->axisRect()->backgroundBrush().color(), 1.15);
         }
-        MainWindow::applyTheme("system");
+        applyTheme("system");
     }
 
     void opensOnTheDefaultExperiment()
@@ -934,7 +935,7 @@ private slots:
         QCOMPARE(source->currentData().toString(), "run:" + QDir(picked).absolutePath());
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {  // for looking at it by eye, in each theme, the filter wrong
             for (const QString theme : {"light", "dark"}) {
-                MainWindow::applyTheme(theme);
+                applyTheme(theme);
                 MainWindow shown;
                 shown.loadPreset("copy-tiny");
                 shown.runBrowser()->setFolder(dir.path());
@@ -945,7 +946,7 @@ private slots:
                 QTest::qWait(200);
                 shown.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + QString("/runbrowser-%1.png").arg(theme));
             }
-            MainWindow::applyTheme("system");
+            applyTheme("system");
         }
     }
 

@@ -110,8 +110,6 @@ public:
     bool restoreSession();  // false when there is none (or it was saved by another version)
     void showWelcome();  // the first-run welcome (non-blocking)
     QDialog* showPreferences();  // Edit → Preferences (window-modal, non-blocking; applied on OK)
-    // "system" (the platform's palette; plots follow it), "light" or "dark".
-    static void applyTheme(const QString& mode);
     static constexpr int kLayoutVersion = 2;
     // The first start's geometry (the client area): `preferred`, shrunk to what `available` (a
     // screen's, less its panels) holds with the window's frame around it, and centred there.
