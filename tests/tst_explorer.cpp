@@ -111,9 +111,8 @@ private slots:
         QVERIFY(w.saveScreenshot(m_dir.filePath("explore.png")));
     }
 
-    // Issue 17: 35-token maps were squeezed into 160 px with every third query labelled, and the ✗
-    // of a wrong answer showed only on labelled rows. Given the height, each pane's heatmap labels
-    // every row; short of it, the heatmap keeps cells that can be read (half a label's height, every
+    // A 35-token map is readable and every wrong answer's ✗ is shown. Given the height, each
+    // pane's heatmap labels every row; short of it, the heatmap keeps cells that can be read (half a label's height, every
     // other row labelled and every marked one) and the pane scrolls. Numbered columns (Δ's
     // channels) are labelled at round steps a number's width apart.
     void everyQueryIsLabelled()
@@ -504,7 +503,7 @@ private slots:
     }
 
     // `inspect` renders each view without a display; the bundled Transformer has lookup heads.
-    // Issue 18: the explorer on pretrained models and a text prompt. The GPT-NeoX and Mamba
+    // The explorer on pretrained models and a text prompt. The GPT-NeoX and Mamba
     // fixtures (made with transformers) side by side on a phone book: every head of every layer on
     // the prompt's decoded tokens, Mamba's implicit attention on the same text, predictions and
     // continuations as the real library gives them, a prompt past the context refused, text kept

@@ -98,9 +98,9 @@ private slots:
         QSettings().setValue("runsFolder", m_dir.filePath("runs"));
     }
 
-    // Issue 17: the window used to open at 1,824 x 971, half of it off a laptop's screen. On a first
-    // start it opens inside the screen's available area with every dock in view and each tab no
-    // wider than the room it gets; it can be made smaller still, its pages scrolling.
+    // The window fits a laptop's screen. On a first start it opens inside the screen's available
+    // area with every dock in view and each tab no wider than the room it gets; it can be made
+    // smaller still, its pages scrolling.
     void windowFitsALaptopScreen()
     {
         QSettings().remove("window");  // no session to restore: a first start
@@ -950,7 +950,7 @@ private slots:
         }
     }
 
-    // Issue 5's "done when": pick the length-generalisation preset, press Run, get the figure with
+    // An experiment from the window: pick the length-generalisation preset, press Run, get the figure with
     // all six models and seed bands, and the results table. Shrunk to a few steps per run.
     void experimentPresetRunsAndShowsItsFigure()
     {
