@@ -1,6 +1,6 @@
 #include "args.h"
 
-#include "error.h"
+#include "base/error.h"
 
 namespace parrot {
 

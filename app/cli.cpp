@@ -2,32 +2,33 @@
 
 #include "args.h"
 
-#include "analysis/inside.h"
-#include "analysis/lookup.h"
-#include "io/jsonfile.h"
-#include "figurecatalog.h"
-#include "constructionview.h"
-#include "insidefigure.h"
-#include "mechanismplot.h"
-#include "config.h"
-#include "diagnostics.h"
-#include "eval/lmtests.h"
-#include "error.h"
-#include "experiments/sweep.h"
-#include "experiments/results.h"
-#include "experiments/sweeprunner.h"
-#include "figures.h"
-#include "io/checkpointinfo.h"
-#include "io/runfolder.h"
-#include "model.h"
-#include "modelcatalog.h"
-#include "presets.h"
-#include "tasks/icltask.h"
-#include "tasks/tokentask.h"
-#include "text/languagemodel.h"
-#include "train/trainer.h"
-#include "version.h"
-#include "io/textfile.h"
+#include "core/analysis/inside.h"
+#include "base/analysis/lookup.h"
+#include "base/io/jsonfile.h"
+#include "base/figurecatalog.h"
+#include "figures/constructionfigure.h"
+#include "figures/insidefigure.h"
+#include "figures/mechanismplot.h"
+#include "base/config.h"
+#include "base/configfields.h"
+#include "core/diagnostics.h"
+#include "core/eval/lmtests.h"
+#include "base/error.h"
+#include "base/experiments/sweep.h"
+#include "base/experiments/results.h"
+#include "base/experiments/sweeprunner.h"
+#include "figures/figures.h"
+#include "base/io/checkpointinfo.h"
+#include "base/io/runfolder.h"
+#include "core/model.h"
+#include "base/modelcatalog.h"
+#include "base/presets.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
+#include "core/text/languagemodel.h"
+#include "core/train/trainer.h"
+#include "base/version.h"
+#include "base/io/textfile.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -475,7 +476,7 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
 }  // namespace
 
 // Attention heads of a copy model on one input, or of a pretrained language model on a text
-// prompt: n-gram lookup scores and labels (core/analysis/lookup.h).
+// prompt: n-gram lookup scores and labels (base/analysis/lookup.h).
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
@@ -840,8 +841,66 @@ int cmdModels(Args& a)
     return 0;
 }
 
+namespace {
+
+// The numeric settings as base/configfields.h defines them, with the defaults of a config that
+// sets nothing: the reference for --set and config files.
+int describeConfig(bool json)
+{
+    const QJsonObject defaults = toJson(ExperimentConfig{});
+    const auto defaultOf = [&](const QString& key) {
+        QJsonValue v = defaults;
+        for (const QString& part : key.split('.')) v = v.toObject().value(part);
+        return v;
+    };
+    QJsonArray fields;
+    for (const IntField& f : intFieldTable()) {
+        QJsonObject o{{"key", f.key}, {"label", f.label}, {"type", "integer"}, {"min", double(f.lo)}, {"tip", f.tip},
+                      {"default", defaultOf(f.key)}};
+        if (f.hi != kUnbounded) o["max"] = double(f.hi);
+        if (*f.zero) o["zero"] = f.zero;
+        fields.append(o);
+    }
+    for (const RealField& f : realFieldTable()) {
+        QJsonObject o{{"key", f.key}, {"label", f.label}, {"type", "real"}, {"min", f.lo}, {"min_excluded", f.loOpen},
+                      {"range", f.expected}, {"tip", f.tip}, {"default", defaultOf(f.key)}};
+        if (std::isfinite(f.hi)) {
+            o["max"] = f.hi;
+            o["max_excluded"] = f.hiOpen;
+        }
+        fields.append(o);
+    }
+    if (json) {
+        out() << QJsonDocument(QJsonObject{{"fields", fields}}).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    out() << "Numeric settings (--set KEY=VALUE, or the config file's JSON); the others are listed by\n"
+             "`parrotscope models` and `parrotscope tasks`.\n\n";
+    for (const QJsonValue& v : fields) {
+        const QJsonObject o = v.toObject();
+        QString range = o["type"].toString() == "real" ? o["range"].toString()
+                        : o.contains("max") ? QString("%1..%2").arg(o["min"].toInteger()).arg(o["max"].toInteger())
+                                            : QString(">= %1").arg(o["min"].toInteger());
+        if (o.contains("zero")) range += " (" + o["zero"].toString() + ")";
+        const QJsonValue d = o["default"];
+        QStringList items;
+        for (const QJsonValue& x : d.toArray()) items << QString::number(x.toDouble(), 'g', 10);
+        const QString shown = d.isDouble() ? QString::number(d.toDouble(), 'g', 10) : d.isArray() ? items.join(',') : d.toVariant().toString();
+        out() << QString("%1  %2, %3; default %4\n    %5\n").arg(o["key"].toString(), -26).arg(o["label"].toString(), range, shown,
+                                                                                                 o["tip"].toString());
+    }
+    return 0;
+}
+
+}  // namespace
+
 int cmdConfig(Args& a)
 {
+    if (a.flag("--describe")) {
+        const bool json = a.flag("--json");
+        a.done();
+        return describeConfig(json);
+    }
     const ExperimentConfig c = experimentFrom(a);
     a.done();
     out() << QJsonDocument(toJson(c)).toJson(QJsonDocument::Indented);

@@ -3,7 +3,7 @@
 // `a`, calls a.done() so that an option it does not know is an error, and returns the exit code.
 #pragma once
 
-#include "export.h"
+#include "figures/export.h"
 
 #include <QString>
 #include <QTextStream>

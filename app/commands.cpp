@@ -4,17 +4,37 @@
 
 #include "args.h"
 #include "cli.h"
-#include "device.h"
-#include "diagnostics.h"
-#include "error.h"
-#include "figurecatalog.h"
-#include "version.h"
+#include "core/device.h"
+#include "core/diagnostics.h"
+#include "base/error.h"
+#include "base/figurecatalog.h"
+#include "base/version.h"
 
 #include <QTextStream>
 
 #include <algorithm>
 
 namespace parrot {
+
+namespace {
+
+// `prefix`, the choices joined by '|', then `suffix`, broken into lines of at most `width`
+// characters before a choice (or before the suffix); continuation lines start "       |" (or
+// "       " before the suffix), so a catalogue of any size reads as one synopsis.
+QStringList wrappedChoices(const QString& prefix, const QStringList& choices, const QString& suffix, int width = 100)
+{
+    QStringList lines{prefix};
+    for (int i = 0; i < choices.size(); ++i) {
+        const QString word = (i == 0 ? QString() : QString("|")) + choices[i];
+        if (i > 0 && lines.back().size() + word.size() > width) lines << "       " + word;
+        else lines.back() += word;
+    }
+    if (lines.back().size() + suffix.size() > width) lines << "      " + suffix;
+    else lines.back() += suffix;
+    return lines;
+}
+
+}  // namespace
 
 const std::vector<Command>& commands()
 {
@@ -29,7 +49,8 @@ const std::vector<Command>& commands()
          Widgets::None, cmdSample},
         {"config",
          {{{"config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]"},
-           {"print the fully resolved configuration as JSON"}}},
+           {"print the fully resolved configuration as JSON"}},
+          {{"config --describe [--json]"}, {"every numeric setting: its key, label, range, default", "and what it does"}}},
          Widgets::None, cmdConfig},
         {"train",
          {{{"train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]", "      [--set KEY=VALUE]..."},
@@ -76,9 +97,9 @@ const std::vector<Command>& commands()
            {"overlay runs as a figure, without a display"}}},
          Widgets::Figures, cmdCompare},
         {"export",
-         {{{"export --run DIR --figure " + figureIds(ExportFigure).mid(0, 10).join('|'),
-            "       |" + figureIds(ExportFigure).mid(10).join('|') + " --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT]",
-            "       [--line-width PT] [--log x|y|xy]"},
+         {{wrappedChoices("export --run DIR --figure ", figureIds(ExportFigure),
+                          " --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT]")
+               + QStringList{"       [--line-width PT] [--log x|y|xy]"},
            {"a run's (or every run's under DIR) figure for a paper:", "panel = loss beside accuracy in one figure; table = the",
             "graded results table as CSV; mechanisms = one run's loss", "above every head's lookup score (mechanisms.csv),",
             "one step axis. --dpi, --font-size and", "--line-width also work for compare and inspect --figure.",

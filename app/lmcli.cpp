@@ -3,12 +3,12 @@
 #include "cli.h"
 
 #include "args.h"
-#include "config.h"
-#include "error.h"
-#include "eval/lmtests.h"
-#include "figures.h"
-#include "lmfigure.h"
-#include "text/languagemodel.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "core/eval/lmtests.h"
+#include "figures/figures.h"
+#include "figures/lmfigure.h"
+#include "core/text/languagemodel.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -2,23 +2,23 @@
 // --version / --diagnostics / --help. The commands, the window among them, are the entries of
 // the command table (app/commands.cpp), which main() dispatches through and `--help` is written
 // from; this file holds the window's entry.
-#include "appsettings.h"
+#include "ui/window/appsettings.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"
-#include "device.h"
-#include "diagnostics.h"
-#include "error.h"
-#include "settingspanel.h"
-#include "experiments/sweep.h"
-#include "experimentspanel.h"
-#include "inspectorpanel.h"
-#include "latencyprobe.h"
-#include "mainwindow.h"
-#include "theme.h"
-#include "pretrainedpanel.h"
-#include "presets.h"
-#include "version.h"
+#include "core/device.h"
+#include "core/diagnostics.h"
+#include "base/error.h"
+#include "ui/panels/settingspanel.h"
+#include "base/experiments/sweep.h"
+#include "ui/panels/experimentspanel.h"
+#include "ui/panels/inspectorpanel.h"
+#include "ui/jobs/latencyprobe.h"
+#include "ui/window/mainwindow.h"
+#include "ui/window/theme.h"
+#include "ui/panels/pretrainedpanel.h"
+#include "base/presets.h"
+#include "base/version.h"
 
 #include <QApplication>
 

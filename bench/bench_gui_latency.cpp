@@ -1,7 +1,7 @@
 // How long the window's GUI thread stalls while it works: the window, offscreen, is
 // driven through what a user does most (training the default experiment, an evaluation, opening
 // the biggest bundled checkpoint, the Explore tab, a shrunken sweep, exporting a whole tab) while
-// a LatencyProbe (ui/latencyprobe.h) ticks every 5 ms on the GUI thread. Each phase's longest
+// a LatencyProbe (ui/jobs/latencyprobe.h) ticks every 5 ms on the GUI thread. Each phase's longest
 // and 99th-percentile stall is printed; the goal is no stall over 50 ms anywhere.
 //
 // The window runs with a fresh home folder (settings, runs), so nothing of the user's is read or
@@ -9,14 +9,14 @@
 // up as scheduling jitter), and compare runs with each other, not with another machine's.
 //
 // Usage: bench_gui_latency [--steps N] [--threads N] [--app PATH] [--keep DIR] [--trace MS]
-#include "diagnostics.h"
-#include "experimentspanel.h"
-#include "exportdialog.h"
-#include "explorerpanel.h"
-#include "latencyprobe.h"
-#include "mainwindow.h"
-#include "presets.h"
-#include "settingspanel.h"
+#include "core/diagnostics.h"
+#include "ui/panels/experimentspanel.h"
+#include "ui/window/exportdialog.h"
+#include "ui/panels/explorerpanel.h"
+#include "ui/jobs/latencyprobe.h"
+#include "ui/window/mainwindow.h"
+#include "base/presets.h"
+#include "ui/panels/settingspanel.h"
 
 #include <QApplication>
 #include <QDir>
@@ -356,7 +356,12 @@ int main(int argc, char** argv)
             for (const char* ext : {"png", "pdf"}) {
                 d->setPath(QDir(home).filePath(QString("explore.%1").arg(ext)));
                 QString error;
+                QString failure;
+                const auto c = QObject::connect(d, &ExportDialog::failed, [&failure](const QString& m) { failure = m; });
                 check(d->exportNow(&error), QString("the export failed: %1").arg(error));
+                while (d->isWriting()) settle(20);  // the file is written off the GUI thread
+                QObject::disconnect(c);
+                check(failure.isEmpty(), QString("the export failed: %1").arg(failure));
                 settle(300);
             }
             d->close();

@@ -14,11 +14,11 @@
 //
 // Usage: bench_lm pythia|mamba forward|generate|probe [--repeats N] [--tokens T]
 //        [--prompt-tokens P] [--new N] [--threads N]
-#include "blockcache.h"
-#include "diagnostics.h"
-#include "model.h"
-#include "modelimpl.h"
-#include "tasks/taskcatalog.h"
+#include "core/blockcache.h"
+#include "core/diagnostics.h"
+#include "core/model.h"
+#include "core/modelimpl.h"
+#include "base/tasks/taskcatalog.h"
 
 #include <algorithm>
 #include <chrono>

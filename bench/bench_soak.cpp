@@ -6,11 +6,11 @@
 // steady growth after that).
 //
 // Usage: bench_soak [--runs N] [--steps N] [--app PATH]   (PATH: the parrotscope to run sweeps with)
-#include "config.h"
-#include "experiments/sweep.h"
-#include "experiments/sweeprunner.h"
-#include "presets.h"
-#include "train/trainworker.h"
+#include "base/config.h"
+#include "base/experiments/sweep.h"
+#include "base/experiments/sweeprunner.h"
+#include "base/presets.h"
+#include "core/train/trainworker.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,7 +1,7 @@
 // What the benchmarks share: medians, functions timed in turn round by round, random scan inputs.
 #pragma once
 
-#include "kernels/selectivescan.h"
+#include "core/kernels/selectivescan.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,7 @@
-#include "blockcache.h"
+#include "core/blockcache.h"
 
-#include "kernels/fastpaths.h"
-#include "torchcompat.h"
+#include "core/kernels/fastpaths.h"
+#include "core/torchcompat.h"
 
 #include <c10/core/CPUAllocator.h>
 

@@ -1,7 +1,7 @@
-#include "device.h"
+#include "core/device.h"
 
-#include "error.h"
-#include "modelimpl.h"
+#include "base/error.h"
+#include "core/modelimpl.h"
 
 #include <QRegularExpression>
 
@@ -13,9 +13,6 @@
 namespace parrot {
 
 namespace {
-
-std::mutex g_mutex;
-QString g_choice = "auto";
 
 // A GPU's name and memory from the CUDA driver (libcuda.so.1, there wherever a GPU is usable),
 // asked directly: Torch's C++ API has no call for them without its CUDA headers, which Debian's
@@ -117,14 +114,7 @@ void setDeviceChoice(const QString& spec)
 {
     const QString problem = deviceProblem(spec);
     if (!problem.isEmpty()) throw Error(problem);
-    std::lock_guard lock(g_mutex);
-    g_choice = spec;
-}
-
-QString deviceChoice()
-{
-    std::lock_guard lock(g_mutex);
-    return g_choice;
+    storeDeviceChoice(spec);
 }
 
 QString deviceDescription()

@@ -3,6 +3,8 @@
 // (or loaded) and keeps it. Torch-free, for the UI and the command line.
 #pragma once
 
+#include "base/devicechoice.h"
+
 #include <QString>
 
 #include <vector>
@@ -14,8 +16,7 @@ namespace parrot {
 QString deviceProblem(const QString& spec);
 // Makes `spec` the choice; throws parrot::Error with deviceProblem()'s message when it cannot be used.
 void setDeviceChoice(const QString& spec);
-// The choice as set ("auto" until then).
-QString deviceChoice();
+// deviceChoice() (base/devicechoice.h): the choice as set, "auto" until then.
 // The device the choice resolves to, in words, for the status bar, --diagnostics and Help → About:
 // "CPU" or "CUDA:0, NVIDIA H200, 139.8 GB" ("auto" is the first GPU when this LibTorch has CUDA
 // and a GPU is present, else the CPU).

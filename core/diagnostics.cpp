@@ -1,9 +1,9 @@
-#include "diagnostics.h"
+#include "core/diagnostics.h"
 
-#include "blockcache.h"
-#include "device.h"
-#include "version.h"
-#include "kernels/fastpaths.h"
+#include "core/blockcache.h"
+#include "core/device.h"
+#include "base/version.h"
+#include "core/kernels/fastpaths.h"
 
 #include <QFile>
 #include <QSysInfo>
@@ -107,9 +107,9 @@ namespace {
 
 // OpenMP's worker threads spin between parallel regions (libgomp: 300,000 rounds) before they
 // sleep. With torch on every core, any other work on the machine (the window's own thread,
-// plot updates, a compiler) takes a core from a spinning thread and each region waits for it:
-// a default training step measured 300-470 ms with two compiles running against 130-140 ms with
-// spinning cut short, and no slower on a quiet machine.
+// plot updates, a compiler) takes a core from a spinning thread and each region waits for it;
+// cutting the spinning short keeps a loaded machine's steps near a quiet one's and costs a quiet
+// machine nothing (docs/CONTRIBUTING.md, trap 13, has the measurement).
 bool shortenOpenMpSpin()
 {
     if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return false;

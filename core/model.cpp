@@ -1,15 +1,15 @@
-#include "modelimpl.h"
+#include "core/modelimpl.h"
 
-#include "device.h"
-#include "error.h"
-#include "eval/evaluate.h"
-#include "eval/generate.h"
-#include "io/importers.h"
-#include "io/safetensors.h"
-#include "modelcatalog.h"
-#include "tasks/taskcatalog.h"
-#include "train/losses.h"
-#include "version.h"
+#include "core/device.h"
+#include "base/error.h"
+#include "core/eval/evaluate.h"
+#include "core/eval/generate.h"
+#include "base/io/importers.h"
+#include "base/io/safetensors.h"
+#include "base/modelcatalog.h"
+#include "base/tasks/taskcatalog.h"
+#include "core/train/losses.h"
+#include "base/version.h"
 
 #include <QFile>
 #include <QFileInfo>

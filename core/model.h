@@ -2,8 +2,8 @@
 // so the UI and the command line can hold a model without compiling LibTorch.
 #pragma once
 
-#include "config.h"
-#include "types.h"
+#include "base/config.h"
+#include "base/types.h"
 
 #include <QString>
 
@@ -98,5 +98,8 @@ private:
     friend struct ModelAccess;  // the trainer's and the benchmarks' way in (modelimpl.h)
     std::shared_ptr<Impl> d;    // shared: copies of a Model are handles to the same weights
 };
+
+// Whether the factory (core/models/factory.cpp) builds the catalogue's family `id`.
+bool canBuild(const QString& family);
 
 }  // namespace parrot

@@ -2,12 +2,12 @@
 // evaluators) and the benchmarks; the UI and the command line see only model.h.
 #pragma once
 
-#include "io/safetensors.h"
-#include "model.h"
-#include "models/factory.h"
-#include "models/sequencemodel.h"
-#include "tasks/icltask.h"
-#include "tasks/tokentask.h"
+#include "base/io/safetensors.h"
+#include "core/model.h"
+#include "core/models/factory.h"
+#include "core/models/sequencemodel.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
 
 #include <mutex>
 

@@ -3,11 +3,11 @@
 // to build and run in CI. Exit 0 when every file was read or refused with a parrot::Error; the
 // sanitizers abort on any out-of-bounds access, leak or undefined behaviour.
 // Usage: fuzz_asan [MUTATIONS] (default 5000).
-#include "error.h"
+#include "base/error.h"
 #include "fuzzmutations.h"
-#include "io/checkpointinfo.h"
-#include "io/importers.h"
-#include "io/safetensors.h"
+#include "base/io/checkpointinfo.h"
+#include "base/io/importers.h"
+#include "base/io/safetensors.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>

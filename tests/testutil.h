@@ -1,9 +1,9 @@
 // Small helpers shared by the tests.
 #pragma once
 
-#include "config.h"
-#include "io/safetensors.h"
-#include "presets.h"
+#include "base/config.h"
+#include "base/io/safetensors.h"
+#include "base/presets.h"
 
 #include <QFile>
 #include <QProcess>
@@ -15,6 +15,26 @@
 namespace parrot::test {
 
 // A copy experiment small enough to train in seconds on 2 cores.
+// An export dialog's export (ui/window/exportdialog.h) from start to a written file: it draws,
+// then writes off the GUI thread; this waits (at most 60 s) for the write to end. False, with
+// `error` set, when it did not start or the write failed.
+template <typename Dialog>
+bool exportAndWait(Dialog& d, QString* error)
+{
+    QString failure;
+    const auto c = QObject::connect(&d, &Dialog::failed, [&failure](const QString& m) { failure = m; });
+    bool ok = d.exportNow(error);
+    QDeadlineTimer deadline(60000);
+    while (ok && d.isWriting() && !deadline.hasExpired()) QTest::qWait(10);
+    QObject::disconnect(c);
+    if (ok && d.isWriting()) failure = "the export did not finish within 60 s";
+    if (ok && !failure.isEmpty()) {
+        if (error) *error = failure;
+        ok = false;
+    }
+    return ok;
+}
+
 inline ExperimentConfig tinyConfig(int steps = 20)
 {
     ExperimentConfig c = loadPreset("copy-tiny");

@@ -1,7 +1,7 @@
 // The UI's one way to run work off the GUI thread: results and errors come back on the GUI
 // thread, stale jobs (replaced or cancelled) deliver nothing, progress is coalesced and in
 // order, and an owner going away waits for the work and hears nothing afterwards.
-#include "backgroundjob.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QtTest>
 

@@ -1,8 +1,8 @@
 // Safetensors checkpoints: the file layout, exact round trips, and malformed files
 // rejected with a message that names the problem.
-#include "error.h"
-#include "io/safetensors.h"
-#include "model.h"
+#include "base/error.h"
+#include "base/io/safetensors.h"
+#include "core/model.h"
 #include "testutil.h"
 
 #include <QJsonDocument>

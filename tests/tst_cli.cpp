@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
+#include <QSet>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -211,6 +212,37 @@ private slots:
         const Result again = run({"config", "--config", file});
         QCOMPARE(again.code, 0);
         QCOMPARE(again.out, r.out);
+    }
+
+    // config --describe lists the numeric settings from their one definition: each key is one
+    // --set takes, and a value just outside its range is refused with that range.
+    void configDescribesEveryNumericSetting()
+    {
+        const Result r = run({"config", "--describe", "--json"});
+        QCOMPARE(r.code, 0);
+        const QJsonArray fields = QJsonDocument::fromJson(r.out.toUtf8()).object()["fields"].toArray();
+        QVERIFY(fields.size() > 30);
+        QSet<QString> keys;
+        for (const QJsonValue& v : fields) {
+            const QJsonObject f = v.toObject();
+            keys << f["key"].toString();
+            QVERIFY2(!f["label"].toString().isEmpty() && !f["tip"].toString().isEmpty(), qPrintable(f["key"].toString()));
+        }
+        for (const char* key : {"model.d_model", "train.lr", "train.grad_clip", "task.noise_fraction", "seed"})
+            QVERIFY2(keys.contains(key), key);
+        for (const QJsonValue& v : fields) {
+            const QJsonObject f = v.toObject();
+            const QString key = f["key"].toString();
+            if (key == "task.eval_lengths" || key.startsWith("task.")) continue;  // a task's own options apply to it only
+            const bool real = f["type"].toString() == "real";
+            const double below = real ? f["min"].toDouble() - (f["min_excluded"].toBool() ? 0 : 1e-3) : f["min"].toDouble() - 1;
+            const Result bad = run({"config", "--preset", "copy-tiny", "--set",
+                                    QString("%1=%2").arg(key, real ? QString::number(below, 'g', 10) : QString::number(qint64(below)))});
+            QVERIFY2(bad.code != 0 && bad.err.contains(key), qPrintable(key + ": " + bad.err));
+        }
+        const Result text = run({"config", "--describe"});
+        QCOMPARE(text.code, 0);
+        QVERIFY(text.out.contains("train.lr") && text.out.contains("Learning rate, a positive number"));
     }
 
     // --match-params picks the width; the printed config has it, and the model is that size.

@@ -1,7 +1,7 @@
-#include "config.h"
-#include "configfields.h"
-#include "error.h"
-#include "presets.h"
+#include "base/config.h"
+#include "base/configfields.h"
+#include "base/error.h"
+#include "base/presets.h"
 #include "testutil.h"
 
 #include <QJsonArray>

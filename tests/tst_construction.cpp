@@ -1,9 +1,9 @@
 // The copy paper's two-layer construction: hand-set weights that copy by n-gram lookup, and
 // fail only where the bound says they may.
-#include "analysis/construction.h"
-#include "analysis/lookup.h"
-#include "error.h"
-#include "tasks/tokentask.h"
+#include "core/analysis/construction.h"
+#include "base/analysis/lookup.h"
+#include "base/error.h"
+#include "base/tasks/tokentask.h"
 
 #include <QtTest>
 

@@ -3,13 +3,13 @@
 // the direction of two robust findings after short training.
 #include "testutil.h"
 
-#include "error.h"
-#include "experimentspanel.h"
-#include "experiments/results.h"
-#include "experiments/sweep.h"
-#include "experiments/sweeprunner.h"
-#include "io/runfolder.h"
-#include "model.h"
+#include "base/error.h"
+#include "ui/panels/experimentspanel.h"
+#include "base/experiments/results.h"
+#include "base/experiments/sweep.h"
+#include "base/experiments/sweeprunner.h"
+#include "base/io/runfolder.h"
+#include "core/model.h"
 
 #include <QComboBox>
 #include <QDir>

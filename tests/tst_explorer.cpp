@@ -1,17 +1,17 @@
 // The Explore tab and `parrotscope inspect`: the bundled models at start-up, the heatmap's hover,
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
-#include "analysis/inside.h"
-#include "eval/lmtests.h"
-#include "constructionview.h"
-#include "explorerpanel.h"
-#include "heatmap.h"
-#include "inspectorpanel.h"
-#include "mainwindow.h"
-#include "tasks/tokentask.h"
-#include "io/runfolder.h"
-#include "text/languagemodel.h"
-#include "train/trainer.h"
+#include "core/analysis/inside.h"
+#include "core/eval/lmtests.h"
+#include "ui/panels/constructionview.h"
+#include "ui/panels/explorerpanel.h"
+#include "figures/heatmap.h"
+#include "ui/panels/inspectorpanel.h"
+#include "ui/window/mainwindow.h"
+#include "base/tasks/tokentask.h"
+#include "base/io/runfolder.h"
+#include "core/text/languagemodel.h"
+#include "core/train/trainer.h"
 #include "testutil.h"
 
 #include <QJsonArray>

@@ -6,19 +6,19 @@
 // one figure and can be cancelled, File → Export drives the dialog and starts in a folder that
 // exists, `parrotscope export` writes every figure of a run, and window layouts survive a save /
 // restore round trip and a restart.
-#include "analysis/construction.h"
-#include "constructionview.h"
-#include "error.h"
-#include "export.h"
-#include "exportdialog.h"
-#include "figures.h"
-#include "io/runfolder.h"
-#include "mainwindow.h"
-#include "theme.h"
-#include "model.h"
-#include "plotkit.h"
-#include "plots.h"
-#include "settingspanel.h"
+#include "core/analysis/construction.h"
+#include "ui/panels/constructionview.h"
+#include "base/error.h"
+#include "figures/export.h"
+#include "ui/window/exportdialog.h"
+#include "figures/figures.h"
+#include "base/io/runfolder.h"
+#include "ui/window/mainwindow.h"
+#include "ui/window/theme.h"
+#include "core/model.h"
+#include "figures/plotkit.h"
+#include "figures/plots.h"
+#include "ui/panels/settingspanel.h"
 #include "testutil.h"
 
 #include <QAction>
@@ -582,7 +582,7 @@ private slots:
         QVERIFY2(QFileInfo(QFileInfo(d.path()).absolutePath()).isDir(), qPrintable(d.path()));
         d.setPath(QDir(m_dir.path()).filePath("first.pdf"));
         QString error;
-        QVERIFY2(d.exportNow(&error), qPrintable(error));
+        QVERIFY2(test::exportAndWait(d, &error), qPrintable(error));
         QCOMPARE(exportFolder(), QFileInfo(m_dir.path()).absoluteFilePath());  // kept for the next export
         QVERIFY(d.findChild<QLabel*>("pixelSize")->text().contains("points (1/72 inch)"));
     }
@@ -615,11 +615,11 @@ private slots:
             w.grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("export-window.png"));
         }
         QString error;
-        QVERIFY2(d->exportNow(&error), qPrintable(error));
+        QVERIFY2(test::exportAndWait(*d, &error), qPrintable(error));
         checkSvg(path("gui-loss.svg"), 700, 420, {"Training loss", "step", "loss per step", "moving average"});
         d->setTarget(2);  // the whole Train tab
         d->setPath(path("gui-train.pdf"));
-        QVERIFY2(d->exportNow(&error), qPrintable(error));
+        QVERIFY2(test::exportAndWait(*d, &error), qPrintable(error));
         checkPdf(path("gui-train.pdf"), 700, 420);
         if (qEnvironmentVariableIsSet("PARROT_SHOTS")) {
             QFile::copy(path("gui-train.pdf"), QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.pdf"));
@@ -627,10 +627,10 @@ private slots:
             png.dpi = 192;
             d->setOptions(png);
             d->setPath(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("whole-train.png"));
-            QVERIFY2(d->exportNow(&error), qPrintable(error));
+            QVERIFY2(test::exportAndWait(*d, &error), qPrintable(error));
         }
         d->setPath(path("gui-train.txt"));
-        QVERIFY(!d->exportNow(&error));
+        QVERIFY(!test::exportAndWait(*d, &error));
         QVERIFY(error.contains(".png, .pdf, .svg or .csv"));
         QVERIFY(d->copyToClipboard());
         QVERIFY(!QGuiApplication::clipboard()->image().isNull());

@@ -5,16 +5,16 @@
 // clip_grad_norm_; a batch split into row blocks on two threads against the whole batch; and
 // the default experiment trained 50 steps both ways; and the block cache that replaces Torch's
 // CPU allocator (blockcache.h) against what it promises.
-#include "blockcache.h"
-#include "kernels/attention.h"
-#include "kernels/fastpaths.h"
-#include "models/factory.h"
-#include "models/transformer.h"
-#include "train/adamw.h"
-#include "train/splitbackward.h"
-#include "train/trainer.h"
+#include "core/blockcache.h"
+#include "core/kernels/attention.h"
+#include "core/kernels/fastpaths.h"
+#include "core/models/factory.h"
+#include "core/models/transformer.h"
+#include "core/train/adamw.h"
+#include "core/train/splitbackward.h"
+#include "core/train/trainer.h"
 
-#include "model.h"
+#include "core/model.h"
 #include "testutil.h"
 
 #include <QTemporaryDir>

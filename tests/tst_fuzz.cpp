@@ -3,10 +3,10 @@
 // bad JSON, huge or negative lengths, overlapping or out-of-range offsets, wrong dtypes) neither
 // crash nor hang `inspectCheckpoint` and `Model::load`: each either loads or throws parrot::Error
 // with a message.
-#include "error.h"
-#include "io/checkpointinfo.h"
-#include "io/safetensors.h"
-#include "model.h"
+#include "base/error.h"
+#include "base/io/checkpointinfo.h"
+#include "base/io/safetensors.h"
+#include "core/model.h"
 #include "fuzzmutations.h"
 #include "testutil.h"
 

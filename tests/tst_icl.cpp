@@ -1,11 +1,11 @@
 // The in-context-learning tasks and their baselines: generators against their definitions,
 // baselines against closed forms, the batch layout, and every family reading vectors.
-#include "error.h"
-#include "model.h"
-#include "models/factory.h"
-#include "tasks/iclbaselines.h"
-#include "tasks/icltask.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "core/model.h"
+#include "core/models/factory.h"
+#include "core/tasks/iclbaselines.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
 #include "testutil.h"
 
 #include <QtTest>

@@ -4,11 +4,11 @@
 // the app must reproduce them to 1e-4 from every form of the file (safetensors in F32 / F16 /
 // BF16, a sharded index, a torch.save zip holding a plain dict), and refuse the forms it does not
 // read with a message that says what to do.
-#include "error.h"
-#include "io/checkpointinfo.h"
-#include "io/importers.h"
-#include "io/torchzip.h"
-#include "model.h"
+#include "base/error.h"
+#include "base/io/checkpointinfo.h"
+#include "base/io/importers.h"
+#include "base/io/torchzip.h"
+#include "core/model.h"
 #include "testutil.h"
 
 #include <QDir>

@@ -1,8 +1,8 @@
-// The GUI-thread latency probe (ui/latencyprobe.h): a deliberate stall is seen, at its length and
+// The GUI-thread latency probe (ui/jobs/latencyprobe.h): a deliberate stall is seen, at its length and
 // in its phase; a probe that is off has no timer and records nothing; the window's option prints
 // its summary on close. (The app's own latency is measured by bench/bench_gui_latency, not here:
 // timings of the whole window would make a flaky test.)
-#include "latencyprobe.h"
+#include "ui/jobs/latencyprobe.h"
 #include "testutil.h"
 
 #include <QApplication>

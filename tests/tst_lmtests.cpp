@@ -3,12 +3,12 @@
 // (phone book, copy text, shuffled text: prompt layout and scoring) and the `generate` and
 // `lm-eval` commands, on the tiny GPT-NeoX and Mamba folders that tests/data/make_hf_refs.py
 // wrote with HuggingFace's own libraries.
-#include "error.h"
-#include "eval/lmtests.h"
-#include "io/safetensors.h"
-#include "tasks/taskcatalog.h"
+#include "base/error.h"
+#include "core/eval/lmtests.h"
+#include "base/io/safetensors.h"
+#include "base/tasks/taskcatalog.h"
 #include "testutil.h"
-#include "text/languagemodel.h"
+#include "core/text/languagemodel.h"
 
 #include <QDir>
 #include <QJsonArray>

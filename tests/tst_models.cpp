@@ -1,16 +1,16 @@
 // Every model family: shapes, causality, recurrent step mode, probes, sizes, the positional
 // schemes' definitions, and that each one learns a tiny copy task above chance.
-#include "error.h"
-#include "modelcatalog.h"
-#include "modelimpl.h"
-#include "train/losses.h"
-#include "models/hybrid.h"
-#include "models/lstm.h"
-#include "models/mamba.h"
-#include "models/transformer.h"
-#include "tasks/taskcatalog.h"
+#include "base/error.h"
+#include "base/modelcatalog.h"
+#include "core/modelimpl.h"
+#include "core/train/losses.h"
+#include "core/models/hybrid.h"
+#include "core/models/lstm.h"
+#include "core/models/mamba.h"
+#include "core/models/transformer.h"
+#include "base/tasks/taskcatalog.h"
 #include "testutil.h"
-#include "train/trainer.h"
+#include "core/train/trainer.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,11 +1,11 @@
 // The window's Pretrained tab on the tiny HuggingFace folders: folders load one after the other
 // off the GUI thread, a broken one says why and keeps what was loaded, the prompt box shows the
 // reference continuation, and a zero-shot run draws one curve per model and can be stopped.
-#include "eval/lmtests.h"
-#include "explorerpanel.h"
-#include "export.h"
-#include "mainwindow.h"
-#include "pretrainedpanel.h"
+#include "core/eval/lmtests.h"
+#include "ui/panels/explorerpanel.h"
+#include "figures/export.h"
+#include "ui/window/mainwindow.h"
+#include "ui/panels/pretrainedpanel.h"
 #include "testutil.h"
 
 #include "qcustomplot.h"

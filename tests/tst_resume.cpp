@@ -3,12 +3,12 @@
 // folders stay readable after every kill; a sweep run again finishes exactly what is missing; a
 // full disk leaves the last checkpoint intact; a divergence is resumed only with a change; a model
 // too large for memory is refused at the boundary with both figures.
-#include "error.h"
-#include "io/runfolder.h"
-#include "io/safetensors.h"
-#include "model.h"
+#include "base/error.h"
+#include "base/io/runfolder.h"
+#include "base/io/safetensors.h"
+#include "core/model.h"
 #include "testutil.h"
-#include "train/trainer.h"
+#include "core/train/trainer.h"
 
 #include <QDateTime>
 #include <QDir>

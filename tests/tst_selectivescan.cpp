@@ -5,10 +5,10 @@
 // Also the rest of the Mamba block's fast path: the fused causal convolution + SiLU against
 // conv1d and silu, the fused RMS norm against its torch ops, the channel-last mixer against its
 // explicit twin, and the Mamba families' logits at some rows against their full forward.
-#include "kernels/fastpaths.h"
-#include "kernels/selectivescan.h"
-#include "models/factory.h"
-#include "models/mamba.h"
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
+#include "core/models/factory.h"
+#include "core/models/mamba.h"
 
 #include "testutil.h"
 

@@ -1,9 +1,9 @@
 // Every token task: the formats of both papers' generators, determinism, uniqueness of lookup
 // keys, masks only on answers, and clear errors for what cannot be generated.
-#include "error.h"
-#include "tasks/madtasks.h"
-#include "tasks/taskcatalog.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "base/tasks/madtasks.h"
+#include "base/tasks/taskcatalog.h"
+#include "base/tasks/tokentask.h"
 
 #include <QtTest>
 

@@ -1,9 +1,9 @@
-// The byte-level BPE tokenizer (core/text/tokenizer.h) against HuggingFace's `tokenizers`: the
+// The byte-level BPE tokenizer (base/text/tokenizer.h) against HuggingFace's `tokenizers`: the
 // reference ids and decoded texts of a few hundred strings (ASCII, Unicode, white-space runs,
 // digits, phone books, added tokens) made by tests/data/make_hf_refs.py; and tokenizer.json
 // files the app cannot read refused by name.
-#include "error.h"
-#include "text/tokenizer.h"
+#include "base/error.h"
+#include "base/text/tokenizer.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,18 +1,18 @@
 // The trainer: it really learns copy, writes its run folder, pauses, resumes, cancels
 // within a step, and stops cleanly on divergence.
-#include "error.h"
-#include "io/safetensors.h"
-#include "model.h"
+#include "base/error.h"
+#include "base/io/safetensors.h"
+#include "core/model.h"
 #include "testutil.h"
-#include "train/trainer.h"
+#include "core/train/trainer.h"
 
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
-#include "io/runfolder.h"
-#include "tasks/tokentask.h"
+#include "base/io/runfolder.h"
+#include "base/tasks/tokentask.h"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
 // The Transformer through the core's facade: causality, attention maps, Hard-ALiBi windows.
-#include "error.h"
-#include "model.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "core/model.h"
+#include "base/tasks/tokentask.h"
 #include "testutil.h"
 
 #include <QtTest>

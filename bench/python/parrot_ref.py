@@ -1,7 +1,7 @@
 """Plain-PyTorch reference of Parrotscope's copy experiment, for side-by-side benchmarks.
 
 Written from the app's definitions (core/models/transformer.cpp, core/models/mamba.cpp,
-core/tasks/tokentask.cpp, core/model.cpp, core/train/trainer.cpp), the way one would write
+base/tasks/tokentask.cpp, core/model.cpp, core/train/trainer.cpp), the way one would write
 them in a notebook: nanoGPT-style Transformer with an explicit additive attention bias
 (NoPE / ALiBi / Hard-ALiBi), Mamba with the selective scan as a loop over time, the copy
 task's packed training rows and one-example-per-row evaluation, AdamW with two parameter
@@ -302,7 +302,7 @@ def build_model(cfg):
     return MambaLM(vocab_size(cfg), m)
 
 
-# ---- the copy task (core/tasks/tokentask.cpp) -----------------------------------------------
+# ---- the copy task (base/tasks/tokentask.cpp) -----------------------------------------------
 
 class CopyTask:
     """`$ s | s .` with s uniform over the letters; roles mark what is scored."""

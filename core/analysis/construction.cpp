@@ -1,7 +1,7 @@
-#include "construction.h"
+#include "core/analysis/construction.h"
 
-#include "error.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "base/tasks/tokentask.h"
 
 #include <torch/torch.h>
 

@@ -28,7 +28,7 @@
 // C(L, 2) / |V|^n, under the bound L^2 / |V|^n the paper states.
 #pragma once
 
-#include "types.h"
+#include "base/types.h"
 
 #include <functional>
 #include <memory>

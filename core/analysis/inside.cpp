@@ -1,10 +1,10 @@
-#include "analysis/inside.h"
+#include "core/analysis/inside.h"
 
-#include "modelcatalog.h"
-#include "error.h"
-#include "analysis/lookup.h"
-#include "tasks/tokentask.h"
-#include "text/languagemodel.h"
+#include "base/modelcatalog.h"
+#include "base/error.h"
+#include "base/analysis/lookup.h"
+#include "base/tasks/tokentask.h"
+#include "core/text/languagemodel.h"
 
 #include <QFileInfo>
 

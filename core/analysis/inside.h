@@ -6,8 +6,8 @@
 // of those the predictions get right.
 #pragma once
 
-#include "analysis/construction.h"
-#include "model.h"
+#include "core/analysis/construction.h"
+#include "core/model.h"
 
 #include <functional>
 #include <memory>

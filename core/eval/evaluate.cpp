@@ -1,10 +1,10 @@
-#include "eval/evaluate.h"
+#include "core/eval/evaluate.h"
 
-#include "blockcache.h"
-#include "diagnostics.h"
-#include "error.h"
-#include "tasks/iclbaselines.h"
-#include "train/losses.h"
+#include "core/blockcache.h"
+#include "core/diagnostics.h"
+#include "base/error.h"
+#include "core/tasks/iclbaselines.h"
+#include "core/train/losses.h"
 
 #include <algorithm>
 #include <cmath>

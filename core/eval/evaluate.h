@@ -4,7 +4,7 @@
 // vector MQAR's accuracy against the number of pairs).
 #pragma once
 
-#include "modelimpl.h"
+#include "core/modelimpl.h"
 
 #include <functional>
 

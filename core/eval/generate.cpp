@@ -1,7 +1,7 @@
-#include "eval/generate.h"
+#include "core/eval/generate.h"
 
-#include "diagnostics.h"
-#include "train/losses.h"
+#include "core/diagnostics.h"
+#include "core/train/losses.h"
 
 namespace parrot {
 

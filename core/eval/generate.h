@@ -4,7 +4,7 @@
 // each token, which generateReference does for every family (the twin the tests compare).
 #pragma once
 
-#include "modelimpl.h"
+#include "core/modelimpl.h"
 
 #include <functional>
 

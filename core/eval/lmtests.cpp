@@ -1,7 +1,7 @@
-#include "eval/lmtests.h"
+#include "core/eval/lmtests.h"
 
-#include "error.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "base/tasks/tokentask.h"
 
 #include <QRegularExpression>
 

@@ -12,8 +12,8 @@
 // answer tokens right in place, with binomial standard errors.
 #pragma once
 
-#include "text/languagemodel.h"
-#include "types.h"
+#include "core/text/languagemodel.h"
+#include "base/types.h"
 
 #include <QString>
 

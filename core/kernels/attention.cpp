@@ -1,8 +1,8 @@
-#include "attention.h"
+#include "core/kernels/attention.h"
 
-#include "attnkernel.h"
-#include "fastpaths.h"
-#include "torchcompat.h"
+#include "core/kernels/attnkernel.h"
+#include "core/kernels/fastpaths.h"
+#include "core/torchcompat.h"
 
 #include <ATen/Parallel.h>
 

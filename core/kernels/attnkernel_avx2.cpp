@@ -1,3 +1,3 @@
 // Compiled with -mavx2 -mfma (see core/CMakeLists.txt); only called when the CPU has both.
 #define PARROT_ATTN_SUFFIX Avx2
-#include "attnkernel.inc"
+#include "core/kernels/attnkernel.inc"

@@ -1,6 +1,6 @@
 #define PARROT_ATTN_SUFFIX Generic
 #define PARROT_ATTN_DOUBLE
-#include "attnkernel.inc"
+#include "core/kernels/attnkernel.inc"
 
 namespace parrot::attn {
 

@@ -8,7 +8,7 @@
 // chunk's states are recomputed into a small local array and the reverse recurrence runs over it.
 #pragma once
 
-#include "scankernel.h"
+#include "core/kernels/scankernel.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // The selective scan on the GPU: one thread per (batch row, channel), running the per-channel
 // code of scanchannel.h (the same code the host tests run). The state lives in registers for
 // d_state <= 16 and in local memory above.
-#include "scancuda.h"
-#include "scanchannel.h"
+#include "core/kernels/scancuda.h"
+#include "core/kernels/scanchannel.h"
 
 #include <cuda_runtime.h>
 

@@ -2,7 +2,7 @@
 // (PARROT_HAVE_CUDA_SCAN). Torch-free: device pointers in scan::Args, the legacy default stream.
 #pragma once
 
-#include "scankernel.h"
+#include "core/kernels/scankernel.h"
 
 #include <string>
 

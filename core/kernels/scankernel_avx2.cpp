@@ -3,7 +3,7 @@
 // scalef) as "maybe uninitialized"; the warning points into the header, so it is off from here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define PARROT_SCAN_SUFFIX Avx2
-#include "scankernel.inc"
+#include "core/kernels/scankernel.inc"
 #undef PARROT_SCAN_SUFFIX
 #undef PARROT_SCAN_VBYTES
 
@@ -13,5 +13,5 @@
 #pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl")
 #define PARROT_SCAN_SUFFIX Avx512
 #define PARROT_SCAN_VBYTES 64
-#include "scankernel.inc"
+#include "core/kernels/scankernel.inc"
 #pragma GCC pop_options

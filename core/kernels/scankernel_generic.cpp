@@ -1,6 +1,6 @@
 #define PARROT_SCAN_SUFFIX Generic
 #define PARROT_SCAN_DOUBLE
-#include "scankernel.inc"
+#include "core/kernels/scankernel.inc"
 
 namespace parrot::scan {
 

@@ -1,9 +1,9 @@
-#include "selectivescan.h"
+#include "core/kernels/selectivescan.h"
 
-#include "scanchannel.h"
-#include "scankernel.h"
+#include "core/kernels/scanchannel.h"
+#include "core/kernels/scankernel.h"
 #ifdef PARROT_HAVE_CUDA_SCAN
-#include "scancuda.h"
+#include "core/kernels/scancuda.h"
 #endif
 
 #include <ATen/Parallel.h>

@@ -1,15 +1,19 @@
-#include "factory.h"
+#include "core/models/factory.h"
 
-#include "modelcatalog.h"
-#include "models/builders.h"
+#include "core/model.h"
 
-#include "models/hybrid.h"
-#include "models/lstm.h"
-#include "models/mamba.h"
-#include "models/s4d.h"
-#include "models/transformer.h"
-#include "tasks/icltask.h"
-#include "tasks/tokentask.h"
+#include "base/error.h"
+#include "base/modelcatalog.h"
+
+#include "core/models/hybrid.h"
+#include "core/models/lstm.h"
+#include "core/models/mamba.h"
+#include "core/models/s4d.h"
+#include "core/models/transformer.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
+
+#include <map>
 
 namespace parrot {
 
@@ -25,8 +29,6 @@ MambaOptions mixerOptions(const ModelConfig& m)
     mamba.mimetic = m.init == "mimetic";
     return mamba;
 }
-
-}  // namespace
 
 SequenceModel buildTransformer(const ExperimentConfig& c)
 {
@@ -50,8 +52,6 @@ SequenceModel buildTransformer(const ExperimentConfig& c)
     return std::make_shared<TransformerImpl>(o);
 }
 
-namespace {
-
 // Mamba's blocks with the selective scan, or (S4-Mamba) with a time-invariant S4D kernel.
 SequenceModel buildMambaBlocks(const ExperimentConfig& c, bool selective)
 {
@@ -65,8 +65,6 @@ SequenceModel buildMambaBlocks(const ExperimentConfig& c, bool selective)
     o.tieEmbeddings = m.tieEmbeddings;
     return std::make_shared<MambaLMImpl>(o);
 }
-
-}  // namespace
 
 SequenceModel buildMamba(const ExperimentConfig& c) { return buildMambaBlocks(c, true); }
 SequenceModel buildS4Mamba(const ExperimentConfig& c) { return buildMambaBlocks(c, false); }
@@ -111,9 +109,28 @@ SequenceModel buildHybrid(const ExperimentConfig& c)
     return std::make_shared<HybridLMImpl>(o);
 }
 
+using Builder = SequenceModel (*)(const ExperimentConfig&);
+
+// The network of each family in the catalogue (base/modelcatalog.cpp), by its id.
+const std::map<QString, Builder>& builders()
+{
+    static const std::map<QString, Builder> table{
+        {"transformer", buildTransformer}, {"mamba", buildMamba}, {"lstm", buildLstm},        {"s4d", buildS4d},
+        {"s4_mamba", buildS4Mamba},        {"hybrid", buildHybrid}, {"mambaformer", buildHybrid},
+    };
+    return table;
+}
+
+}  // namespace
+
+bool canBuild(const QString& family) { return builders().count(family) > 0; }
+
 SequenceModel buildModel(const ExperimentConfig& c)
 {
-    SequenceModel net = familyOf(c.model).build(c);
+    const ModelFamily& family = familyOf(c.model);
+    const auto builder = builders().find(family.id);
+    if (builder == builders().end()) throw Error(QString("model family '%1' has no builder (core/models/factory.cpp)").arg(family.id));
+    SequenceModel net = builder->second(c);
     // In-context learning on vectors: no vocabulary (an empty embedding), a linear read-in of
     // the d-dim x and y tokens and a read-out of the prediction.
     if (isVectorTask(c.task.kind)) net->addVectorIO(c.task.dims, IclTask::create(c.task)->outputDims(), c.model.dModel);

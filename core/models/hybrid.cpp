@@ -1,4 +1,4 @@
-#include "hybrid.h"
+#include "core/models/hybrid.h"
 
 namespace parrot {
 

@@ -5,8 +5,8 @@
 // Every sub-block is residual and pre-norm. Legend: B batch, T time, C d_model, V vocab.
 #pragma once
 
-#include "mamba.h"
-#include "transformer.h"
+#include "core/models/mamba.h"
+#include "core/models/transformer.h"
 
 namespace parrot {
 

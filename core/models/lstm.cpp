@@ -1,4 +1,4 @@
-#include "lstm.h"
+#include "core/models/lstm.h"
 
 namespace parrot {
 

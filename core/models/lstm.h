@@ -2,7 +2,7 @@
 // Legend: B batch, T time, C hidden = d_model, V vocab, L layers.
 #pragma once
 
-#include "sequencemodel.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

@@ -1,8 +1,8 @@
-#include "mamba.h"
+#include "core/models/mamba.h"
 
-#include "kernels/fastpaths.h"
-#include "kernels/selectivescan.h"
-#include "error.h"
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
+#include "base/error.h"
 
 #include <ATen/Parallel.h>
 

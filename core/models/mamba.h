@@ -3,9 +3,9 @@
 // Legend: B batch, T time, C d_model, Di d_inner = expand * C, N d_state, R dt_rank, K d_conv.
 #pragma once
 
-#include "kernels/selectivescan.h"
-#include "s4d.h"
-#include "sequencemodel.h"
+#include "core/kernels/selectivescan.h"
+#include "core/models/s4d.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

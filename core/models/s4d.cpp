@@ -1,7 +1,7 @@
-#include "s4d.h"
+#include "core/models/s4d.h"
 
-#include "kernels/fastpaths.h"
-#include "kernels/selectivescan.h"
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
 
 #include <cmath>
 

@@ -4,7 +4,7 @@
 // Legend: B batch, D channels, T time, N state size.
 #pragma once
 
-#include "sequencemodel.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

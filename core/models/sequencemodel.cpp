@@ -1,4 +1,4 @@
-#include "sequencemodel.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

@@ -1,7 +1,7 @@
-#include "transformer.h"
+#include "core/models/transformer.h"
 
-#include "kernels/fastpaths.h"
-#include "torchcompat.h"
+#include "core/kernels/fastpaths.h"
+#include "core/torchcompat.h"
 
 #include <cmath>
 #include <limits>

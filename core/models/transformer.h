@@ -3,9 +3,9 @@
 // Legend: B batch, T time, C channels (d_model), V vocab, H heads, D head size (C / H).
 #pragma once
 
-#include "sequencemodel.h"
+#include "core/models/sequencemodel.h"
 
-#include "kernels/attention.h"
+#include "core/kernels/attention.h"
 
 namespace parrot {
 

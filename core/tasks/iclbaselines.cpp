@@ -1,4 +1,4 @@
-#include "iclbaselines.h"
+#include "core/tasks/iclbaselines.h"
 
 #include <torch/torch.h>
 

@@ -7,7 +7,7 @@
 //   zero           always 0
 #pragma once
 
-#include "tasks/icltask.h"
+#include "base/tasks/icltask.h"
 
 #include <QString>
 

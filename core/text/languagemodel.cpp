@@ -1,7 +1,7 @@
-#include "text/languagemodel.h"
+#include "core/text/languagemodel.h"
 
-#include "error.h"
-#include "tasks/taskcatalog.h"
+#include "base/error.h"
+#include "base/tasks/taskcatalog.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,6 +1,6 @@
-#include "adamw.h"
+#include "core/train/adamw.h"
 
-#include "adamwkernel.h"
+#include "core/train/adamwkernel.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,4 +1,4 @@
-#include "adamwkernel.h"
+#include "core/train/adamwkernel.h"
 
 #include <cmath>
 

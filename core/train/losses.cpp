@@ -1,6 +1,6 @@
-#include "train/losses.h"
+#include "core/train/losses.h"
 
-#include "kernels/fastpaths.h"
+#include "core/kernels/fastpaths.h"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
-#include "train/mechanismprobe.h"
+#include "core/train/mechanismprobe.h"
 
-#include "analysis/mechanisms.h"
-#include "error.h"
-#include "modelcatalog.h"
-#include "modelimpl.h"
-#include "train/losses.h"
+#include "base/analysis/mechanisms.h"
+#include "base/error.h"
+#include "base/modelcatalog.h"
+#include "core/modelimpl.h"
+#include "core/train/losses.h"
 
 namespace parrot {
 

@@ -1,7 +1,7 @@
-#include "train/splitbackward.h"
+#include "core/train/splitbackward.h"
 
-#include "kernels/fastpaths.h"
-#include "train/losses.h"
+#include "core/kernels/fastpaths.h"
+#include "core/train/losses.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,20 +1,20 @@
-#include "trainer.h"
+#include "core/train/trainer.h"
 
-#include "tasks/icltask.h"
+#include "base/tasks/icltask.h"
 
-#include "adamw.h"
-#include "analysis/mechanisms.h"
-#include "io/jsonfile.h"
-#include "blockcache.h"
-#include "diagnostics.h"
-#include "error.h"
-#include "kernels/fastpaths.h"
-#include "io/runfolder.h"
-#include "modelimpl.h"
-#include "train/losses.h"
-#include "train/mechanismprobe.h"
-#include "train/splitbackward.h"
-#include "torchcompat.h"
+#include "core/train/adamw.h"
+#include "base/analysis/mechanisms.h"
+#include "base/io/jsonfile.h"
+#include "core/blockcache.h"
+#include "core/diagnostics.h"
+#include "base/error.h"
+#include "core/kernels/fastpaths.h"
+#include "base/io/runfolder.h"
+#include "core/modelimpl.h"
+#include "core/train/losses.h"
+#include "core/train/mechanismprobe.h"
+#include "core/train/splitbackward.h"
+#include "core/torchcompat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -209,8 +209,6 @@ struct TrainState {
     double activeSeconds = 0, wallSeconds = 0;
     std::string dataRng;
 };
-
-QString resumeFilePath(const QString& runDir) { return QDir(runDir).filePath("checkpoints/resume.safetensors"); }
 
 namespace {
 

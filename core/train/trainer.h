@@ -2,8 +2,9 @@
 // Plain types at its edges: no torch in this header.
 #pragma once
 
-#include "model.h"
-#include "types.h"
+#include "core/model.h"
+#include "base/io/runfolder.h"
+#include "base/types.h"
 
 #include <atomic>
 #include <functional>
@@ -68,7 +69,6 @@ struct ResumePlan {
     QString description;                 // one line for the log
     std::shared_ptr<const TrainState> state;
 };
-QString resumeFilePath(const QString& runDir);  // <runDir>/checkpoints/resume.safetensors
 // Reads a run folder for resuming. Throws parrot::Error naming what stops it: not a run folder, a
 // run another process is training, no resume file (a run from before resuming existed, or killed
 // before its first autosave: train.checkpoint_every), a damaged one, a finished run without more

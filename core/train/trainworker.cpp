@@ -1,4 +1,4 @@
-#include "trainworker.h"
+#include "core/train/trainworker.h"
 
 namespace parrot {
 

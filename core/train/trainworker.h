@@ -3,9 +3,9 @@
 // thread-safe pause/resume/cancel from the GUI thread.
 #pragma once
 
-#include "model.h"
-#include "trainer.h"
-#include "types.h"
+#include "core/model.h"
+#include "core/train/trainer.h"
+#include "base/types.h"
 
 #include <QObject>
 

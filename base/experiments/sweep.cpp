@@ -1,0 +1,253 @@
+#include "base/experiments/sweep.h"
+
+
+#include "base/devicechoice.h"
+#include "base/error.h"
+#include "base/figurecatalog.h"
+#include "base/io/jsonfile.h"
+#include "base/io/runfolder.h"
+#include "base/io/textfile.h"
+#include "base/presets.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QSet>
+
+#include <cmath>
+
+namespace parrot {
+
+namespace {
+
+QStringList overridesOf(const QJsonObject& set, const QString& where)
+{
+    QStringList out;
+    for (auto it = set.begin(); it != set.end(); ++it) {
+        if (it.value().isObject() || it.value().isNull())
+            throw Error(QString("%1.%2: expected a number, string, boolean or list").arg(where, it.key()));
+        out << it.key() + "=" + overrideText(it.value());
+    }
+    return out;
+}
+
+// A file-name-safe token for a value.
+QString token(const QString& s)
+{
+    QString t = s;
+    t.replace(QRegularExpression("[^A-Za-z0-9.]+"), "-");
+    return t;
+}
+
+}  // namespace
+
+SweepPlan loadSweep(const QString& file, const QString& outDir)
+{
+    const QJsonObject o = readJsonObject(file, "the sweep file");
+    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure"};
+    for (const QString& k : o.keys())
+        if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
+    const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
+    if (bases != 1) throw Error(QString("%1: give exactly one of \"preset\", \"experiment\" or \"config\"").arg(file));
+
+    ExperimentConfig base;
+    try {
+        if (o.contains("preset")) base = loadPreset(o["preset"].toString());
+        else if (o.contains("config")) base = loadConfigFile(QFileInfo(file).dir().filePath(o["config"].toString()));
+        else base = experimentFromJson(o["experiment"].toObject(), "experiment");
+    } catch (const Error& e) {
+        throw Error(QString("%1: %2").arg(file, e.message()));
+    }
+    const QStringList common = overridesOf(o["set"].toObject(), "set");
+
+    // One axis of named variants (or a single unnamed one), then the grid's axes.
+    std::vector<std::pair<QString, QStringList>> variants;
+    for (const auto v : o["variants"].toArray()) {
+        const QJsonObject vo = v.toObject();
+        const QString label = vo["label"].toString();
+        if (label.isEmpty()) throw Error(QString("%1: variants: every variant needs a \"label\"").arg(file));
+        variants.push_back({token(label), overridesOf(vo["set"].toObject(), "variants." + label + ".set")});
+    }
+    if (variants.empty()) variants.push_back({QString(), {}});
+    std::vector<std::pair<QString, std::vector<QString>>> axes;
+    const QJsonObject grid = o["grid"].toObject();
+    for (auto it = grid.begin(); it != grid.end(); ++it) {
+        if (!it.value().isArray() || it.value().toArray().isEmpty())
+            throw Error(QString("%1: grid.%2: expected a non-empty list of values").arg(file, it.key()));
+        std::vector<QString> values;
+        for (const auto v : it.value().toArray()) values.push_back(overrideText(v));
+        axes.push_back({it.key(), values});
+    }
+
+    SweepPlan plan;
+    plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
+    plan.description = o["description"].toString();
+    plan.figure = o["figure"].toString("length");
+    plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
+    checkFigure(plan.figure, SweepFigure, file + ": figure");
+    plan.outDir = QDir(outDir).absolutePath();
+    QSet<QString> names;
+    for (const auto& [label, variantSets] : variants) {
+        std::vector<size_t> index(axes.size(), 0);
+        while (true) {
+            SweepRun run;
+            QStringList nameParts;
+            if (!label.isEmpty()) nameParts << label;
+            run.overrides = common + variantSets;
+            for (size_t a = 0; a < axes.size(); ++a) {
+                const QString& key = axes[a].first;
+                const QString& value = axes[a].second[index[a]];
+                run.overrides << key + "=" + value;
+                if (axes[a].second.size() > 1)  // "seed-2", "lr-0.003"; a grid of kinds by the kind alone ("mamba")
+                    nameParts << (key.endsWith(".kind") ? token(value) : token(key.section('.', -1)) + "-" + token(value));
+            }
+            run.name = nameParts.isEmpty() ? QString("run") : nameParts.join('_');
+            if (names.contains(run.name)) throw Error(QString("%1: two runs would both be named %2").arg(file, run.name));
+            names.insert(run.name);
+            run.config = base;
+            try {
+                applyOverrides(run.config, run.overrides);
+            } catch (const Error& e) {
+                throw Error(QString("%1: run %2: %3").arg(file, run.name, e.message()));
+            }
+            run.config.name = plan.name + "/" + run.name;
+            run.configPath = QDir(plan.outDir).filePath("configs/" + run.name + ".json");
+            run.runDir = QDir(plan.outDir).filePath("runs/" + run.name);
+            plan.runs.push_back(run);
+            // next grid point
+            size_t a = 0;
+            while (a < axes.size() && ++index[a] == axes[a].second.size()) index[a++] = 0;
+            if (a == axes.size()) break;
+        }
+    }
+    return plan;
+}
+
+void writeSweepFiles(const SweepPlan& plan)
+{
+    QDir out(plan.outDir);
+    if (!out.mkpath("configs") || !out.mkpath("runs")) throw Error(QString("%1: cannot create the sweep folder").arg(plan.outDir));
+    for (const SweepRun& r : plan.runs) {
+        // A config already written as it is now is left alone: each QSaveFile commit waits for the
+        // disk (fsync), and a sweep run again rewrote every one (the window's Run waited on them).
+        const QByteArray json = QJsonDocument(toJson(r.config)).toJson();
+        QFile existing(r.configPath);
+        if (existing.open(QIODevice::ReadOnly) && existing.readAll() == json) continue;
+        writeFileAtomically(r.configPath, json, "a run's config");
+    }
+    writeSweepIndex(plan);
+}
+
+void writeSweepIndex(const SweepPlan& plan)
+{
+    QDir out(plan.outDir);
+    QJsonArray runs;
+    for (const SweepRun& r : plan.runs) {
+        QJsonArray overrides;
+        for (const QString& s : r.overrides) overrides.append(s);
+        runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
+                                {"overrides", overrides}, {"status", runStatus(r.runDir)}});
+    }
+    const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
+                          {"figure", plan.figure}, {"source", plan.source},
+                          {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
+    writeFileAtomically(out.filePath("index.json"), QJsonDocument(doc).toJson(), "the sweep's index");
+}
+
+void overrideSweep(SweepPlan& plan, const QStringList& overrides)
+{
+    for (SweepRun& run : plan.runs) {
+        const QString name = run.config.name;
+        try {
+            applyOverrides(run.config, overrides);
+        } catch (const Error& e) {
+            throw Error(QString("run %1: %2").arg(run.name, e.message()));
+        }
+        run.config.name = name;
+        run.overrides += overrides;
+    }
+    plan.overrides += overrides;
+}
+
+QStringList quickLookOverrides(const SweepPlan& plan, int divisor)
+{
+    if (divisor <= 1 || plan.runs.empty()) return {};
+    const TrainConfig& first = plan.runs.front().config.train;
+    for (const SweepRun& r : plan.runs) {
+        const TrainConfig& t = r.config.train;
+        if (t.steps != first.steps || t.warmupSteps != first.warmupSteps || t.evalEvery != first.evalEvery
+            || t.checkpointEvery != first.checkpointEvery)
+            throw Error(QString("quick look: the runs differ in train.steps or its intervals (%1: %2 steps, %3: %4); "
+                                "shrink this sweep with --set instead")
+                            .arg(plan.runs.front().name).arg(first.steps).arg(r.name).arg(t.steps));
+    }
+    // The intervals shrink with the steps but stay at least 1; one of 0 (never) stays as it is, unnamed,
+    // so the description lists only what changed.
+    auto scaled = [divisor](int n) { return std::max(1, int(std::lround(double(n) / divisor))); };
+    QStringList sets{QString("train.steps=%1").arg(scaled(first.steps))};
+    if (first.warmupSteps > 0) sets << QString("train.warmup_steps=%1").arg(first.warmupSteps / divisor);
+    if (first.evalEvery > 0) sets << QString("train.eval_every=%1").arg(scaled(first.evalEvery));
+    if (first.checkpointEvery > 0) sets << QString("train.checkpoint_every=%1").arg(scaled(first.checkpointEvery));
+    return sets;
+}
+
+std::optional<SweepPlan> readSweepIndex(const QString& outDir)
+{
+    const QString path = QDir(outDir).filePath("index.json");
+    if (!QFileInfo::exists(path)) return std::nullopt;  // a folder no sweep has written to yet
+    const QJsonObject o = readJsonObject(path, "the sweep's index");
+    if (!o.contains("parrotscope_sweep")) return std::nullopt;
+    SweepPlan plan;
+    plan.name = o["name"].toString();
+    plan.description = o["description"].toString();
+    plan.figure = o["figure"].toString("length");
+    plan.source = o["source"].toString();
+    plan.outDir = QDir(outDir).absolutePath();
+    for (const auto v : o["set"].toArray()) plan.overrides << v.toString();
+    for (const auto v : o["runs"].toArray()) {
+        SweepRun r;
+        r.name = v.toObject()["name"].toString();
+        if (r.name.isEmpty() || r.name.contains('/') || r.name.startsWith('.')) continue;  // only folders under runs/
+        r.runDir = QDir(plan.outDir).filePath("runs/" + r.name);
+        r.configPath = QDir(plan.outDir).filePath("configs/" + r.name + ".json");
+        plan.runs.push_back(r);
+    }
+    return plan;
+}
+
+QStringList sweepPresetNames()
+{
+    QStringList names;
+    for (const QString& f : QDir(":/sweeps").entryList({"*.json"}, QDir::Files, QDir::Name)) names << QFileInfo(f).completeBaseName();
+    return names;
+}
+
+QString sweepPresetFile(const QString& name)
+{
+    const QString file = ":/sweeps/" + name + ".json";
+    if (!QFileInfo::exists(file))
+        throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(name, sweepPresetNames().join(", ")));
+    return file;
+}
+
+bool sweepRunResumable(const SweepRun& run)
+{
+    const QString status = runStatus(run.runDir);
+    if ((!status.isEmpty() && status != "cancelled") || !QFileInfo::exists(resumeFilePath(run.runDir))) return false;
+    const auto made = readJsonObjectIfValid(QDir(run.runDir).filePath("config.json"));
+    return made && made->value("experiment").toObject() == toJson(run.config);
+}
+
+QStringList sweepRunArguments(const SweepRun& run, int threads)
+{
+    // each run on the device this process uses (a GPU is shared by the jobs)
+    const QString t = QString::number(std::max(1, threads));
+    if (sweepRunResumable(run)) return {"train", "--resume", run.runDir, "--threads", t, "--device", deviceChoice()};
+    return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", t, "--device", deviceChoice()};
+}
+
+}  // namespace parrot

@@ -1,0 +1,84 @@
+// Sweeps: a grid of runs from one file, resumable, spread over local processes or printed as
+// one independent command per run for a cluster scheduler.
+//
+//   {
+//     "name": "positions",                       // optional; names the index
+//     "preset": "copy-tiny"                       // or "experiment": { ...a config... } or "config": "file.json"
+//     "set": {"train.steps": 600},                // optional overrides for every run
+//     "variants": [                               // optional named override sets (one axis)
+//       {"label": "nope", "set": {"model.positions": "nope"}},
+//       {"label": "mamba", "set": {"model.kind": "mamba"}}
+//     ],
+//     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]},  // optional: every combination
+//     "figure": "length"                          // optional: the comparison figure that shows it
+//   }
+//
+// Runs are variants x grid points, named "<label>[_key-value...]"; each gets <out>/configs/NAME.json
+// (the resolved experiment) and the run folder <out>/runs/NAME. <out>/index.json lists them.
+#pragma once
+
+#include "base/config.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+namespace parrot {
+
+struct SweepRun {
+    QString name;
+    QStringList overrides;  // KEY=VALUE, in order, over the base
+    ExperimentConfig config;
+    QString configPath;     // <out>/configs/NAME.json
+    QString runDir;         // <out>/runs/NAME
+};
+
+struct SweepPlan {
+    QString name;
+    QString description;
+    QString figure = "length";  // length | efficiency | efficiency-time | icl (figures/figures.h)
+    QString source;             // the sweep file it was read from (":/sweeps/NAME.json" for a bundled one)
+    QString outDir;
+    // --set over the sweep file for every run (a shrunken sweep), recorded in index.json ("set")
+    // so the folder resumes with the settings it was made with.
+    QStringList overrides;
+    std::vector<SweepRun> runs;
+};
+
+// Reads and expands a sweep file; every run's config is validated. Throws parrot::Error
+// naming the file and field (unknown keys, bad values, an empty grid axis, duplicate names).
+SweepPlan loadSweep(const QString& file, const QString& outDir);
+
+// Adds KEY=VALUE overrides to every run of a loaded plan (e.g. a shrunken preset:
+// train.steps=40) and to plan.overrides. Throws parrot::Error naming the run and the override.
+void overrideSweep(SweepPlan& plan, const QStringList& overrides);
+
+// The overrides of a quick look: every run's train.steps divided by `divisor` (at least 1), its
+// warm-up, evaluation and autosave intervals with it, so the curves keep their number of points
+// (intervals of 0, never, are left out). Empty for 1. Throws parrot::Error when the runs do not
+// share these settings.
+QStringList quickLookOverrides(const SweepPlan& plan, int divisor);
+
+// What index.json says of a sweep folder: its name, description, figure, source, overrides and
+// runs (names and folders; their configs are not read), or nullopt when there is no readable index.
+std::optional<SweepPlan> readSweepIndex(const QString& outDir);
+
+// Writes <out>/configs/*.json and <out>/index.json (with each run's status from result.json).
+void writeSweepFiles(const SweepPlan& plan);
+// index.json alone (the runs' statuses as they are now), when the configs are already written.
+void writeSweepIndex(const SweepPlan& plan);
+
+// Sweeps bundled with the app (resources/sweeps/*.json), by name; the file of one (":/sweeps/...").
+QStringList sweepPresetNames();
+QString sweepPresetFile(const QString& name);  // throws parrot::Error for an unknown name
+
+// The command that runs one run on its own (for --print-commands and for local jobs): `train
+// --resume` for a run stopped or killed part way (sweepRunResumable), else a fresh `train`.
+QStringList sweepRunArguments(const SweepRun& run, int threads);
+// A run that stopped or was killed part way with a resume file and the settings the sweep gives
+// now: running the sweep again goes on with it rather than starting it over.
+bool sweepRunResumable(const SweepRun& run);
+
+}  // namespace parrot

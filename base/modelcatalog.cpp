@@ -1,0 +1,214 @@
+#include "base/modelcatalog.h"
+
+#include "base/cataloguelookup.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/tasks/tokentask.h"
+
+#include <QJsonObject>
+
+namespace parrot {
+
+namespace {
+
+// Per-layer parameters at width C: attention 4 C^2 (c_attn, c_proj), an MLP 2 r C^2, a Mamba
+// mixer about 3 expand C^2 (in_proj 2 expand C^2, out_proj expand C^2).
+double attentionParameters(const ModelConfig& m, double C) { return 4 * C * C + (m.kind == "transformer" ? m.shortConv * C : 0); }
+double mambaMixerParameters(const ModelConfig& m, double C) { return 3 * m.expand * C * C; }
+
+QString ssmText(const ModelConfig& m)
+{
+    return QString("d_state %1, expand %2%3").arg(m.dState).arg(m.expand).arg(m.init == "mimetic" ? ", mimetic init" : "");
+}
+
+QString describeTransformer(const ModelConfig& m)
+{
+    const PositionScheme* scheme = findPositions(m.positions);
+    QString pos = scheme ? scheme->brief : m.positions;
+    if (m.positions == "hard_alibi") pos += QString(", %1 masked heads").arg(m.numMaskedHeads);
+    if (m.positions == "rope") pos += QString(", %1 of each head rotated").arg(m.rotaryFraction);
+    if (m.repeatPassDims) pos += ", copy paper's attention";
+    return QString("Transformer (%1), %2 layers, d_model %3, %4 heads%5%6")
+        .arg(pos).arg(m.layers).arg(m.dModel).arg(m.heads).arg(m.parallelResidual ? ", parallel residual" : "")
+        .arg(m.shortConv > 0 ? QString(", short conv %1").arg(m.shortConv) : QString());
+}
+
+// "Mamba, 2 layers, d_model 64, d_state 16, expand 2", with the family's label.
+QString describeStateSpace(const ModelConfig& m)
+{
+    return QString("%1, %2 layers, d_model %3, %4").arg(familyOf(m).label).arg(m.layers).arg(m.dModel).arg(ssmText(m));
+}
+
+QString describeHybrid(const ModelConfig& m)
+{
+    const QString name = familyOf(m).learnedPositions ? "Hybrid (attention + Mamba, learned positions)" : familyOf(m).label;
+    return QString("%1, %2 layer pairs, d_model %3, %4 heads, %5").arg(name).arg(m.layers).arg(m.dModel).arg(m.heads).arg(ssmText(m));
+}
+
+}  // namespace
+
+const std::vector<ModelFamily>& modelFamilies()
+{
+    static const QStringList common = {"layers", "d_model", "tie_embeddings"};
+    static const QStringList ssm = {"d_state", "d_conv", "expand"};
+    static const std::vector<ModelFamily> families = [] {
+        std::vector<ModelFamily> f;
+        ModelFamily transformer{"transformer", "Transformer",
+                                "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen by model.positions.",
+                                common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction",
+                                                     "max_positions", "parallel_residual", "layer_norm_eps", "rotary_base",
+                                                     "repeat_pass_dims", "short_conv"}};
+        transformer.attention = transformer.positions = true;
+        transformer.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + 2 * m.mlpRatio * C * C; };
+        transformer.describe = describeTransformer;
+        f.push_back(transformer);
+
+        ModelFamily mamba{"mamba", "Mamba",
+                          "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
+                          common + ssm + QStringList{"mamba_mlp_ratio", "init"}};
+        mamba.stateSpace = mamba.selectiveScan = true;
+        mamba.colour = 0xD55E00;
+        mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };
+        mamba.describe = describeStateSpace;
+        f.push_back(mamba);
+
+        ModelFamily lstm{"lstm", "LSTM",
+                         "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.", common};
+        lstm.colour = 0x787878;
+        lstm.layerParameters = [](const ModelConfig&, double C) { return 8 * C * C; };
+        lstm.describe = [](const ModelConfig& m) { return QString("LSTM, %1 layers, hidden %2").arg(m.layers).arg(m.dModel); };
+        f.push_back(lstm);
+
+        ModelFamily s4d{"s4d", "S4D", "Diagonal, time-invariant state space layers (S4D-real) with GELU and projections.",
+                        common + QStringList{"d_state", "expand"}};
+        s4d.stateSpace = true;
+        s4d.colour = 0x8C564B;
+        s4d.layerParameters = [](const ModelConfig& m, double C) { return 2 * m.expand * C * C; };
+        s4d.describe = describeStateSpace;
+        f.push_back(s4d);
+
+        ModelFamily s4Mamba{"s4_mamba", "S4-Mamba",
+                            "The Mamba block with a time-invariant S4D kernel in place of the selective scan (Park et al.).",
+                            common + ssm + QStringList{"mamba_mlp_ratio"}};
+        s4Mamba.stateSpace = true;
+        s4Mamba.colour = 0xBCBD22;
+        s4Mamba.layerParameters = mamba.layerParameters;
+        s4Mamba.describe = describeStateSpace;
+        f.push_back(s4Mamba);
+
+        ModelFamily hybrid{"hybrid", "Hybrid",
+                           "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
+                           common + ssm + QStringList{"heads", "max_positions", "init"}};
+        hybrid.attention = hybrid.stateSpace = hybrid.learnedPositions = hybrid.selectiveScan = true;
+        hybrid.colour = 0x9467BD;
+        hybrid.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + mambaMixerParameters(m, C); };
+        hybrid.describe = describeHybrid;
+        f.push_back(hybrid);
+
+        ModelFamily mambaFormer{"mambaformer", "MambaFormer",
+                                "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
+                                common + ssm + QStringList{"heads", "init"}};
+        mambaFormer.attention = mambaFormer.stateSpace = mambaFormer.selectiveScan = true;
+        mambaFormer.colour = 0x000000;
+        mambaFormer.layerParameters = hybrid.layerParameters;
+        mambaFormer.describe = describeHybrid;
+        f.push_back(mambaFormer);
+        return f;
+    }();
+    return families;
+}
+
+const std::vector<PositionScheme>& positionSchemes()
+{
+    static const std::vector<PositionScheme> schemes = {
+        {"hard_alibi", "Hard-ALiBi", "Hard-ALiBi",
+         "Copy paper: head i < masked heads sees only the last i+1 tokens; the others see everything before.", 0x0072B2},
+        {"nope", "NoPE (causal mask only)", "NoPE", "No positional information beyond the causal mask.", 0xE69F00},
+        {"learned", "Learned absolute", "learned positions",
+         "GPT-2 style position embeddings added to the tokens; limited to max_positions.", 0x56B4E9},
+        {"rope", "RoPE", "RoPE", "Rotary embeddings (GPT-NeoX style) on a fraction of each head's dimensions (rotary_fraction).",
+         0x009E73},
+        {"alibi", "ALiBi", "ALiBi", "Linear distance penalties with slopes 2^(-8h/H), h = 1..H.", 0xCC79A7},
+    };
+    return schemes;
+}
+
+const ModelFamily* findFamily(const QString& id) { return findById(modelFamilies(), id); }
+
+const PositionScheme* findPositions(const QString& id) { return findById(positionSchemes(), id); }
+
+const ModelFamily& familyOf(const ModelConfig& m)
+{
+    if (const ModelFamily* f = findFamily(m.kind)) return *f;
+    throw Error(QString("model.kind: expected one of %1, got \"%2\"").arg(familyIds().join(", "), m.kind));
+}
+
+double estimatedParameters(const ExperimentConfig& c)
+{
+    const ModelConfig& m = c.model;
+    const ModelFamily& f = familyOf(m);
+    const double C = m.dModel, V = taskVocabSize(c.task);
+    const bool positionTable = f.learnedPositions || (f.positions && m.positions == "learned");
+    const double readOut = isReadOutTask(c.task.kind) ? 2 * (C * C + C) + 3 * 2 * C : 0.0;  // the decoder's 2 linears, 3 norms
+    return V * C * (m.tieEmbeddings ? 1 : 2) + (positionTable ? m.maxPositions * C : 0.0) + m.layers * f.layerParameters(m, C) + readOut;
+}
+
+QStringList familyIds() { return idsOf(modelFamilies()); }
+
+QStringList familiesWithOption(const QString& option)
+{
+    QStringList ids;
+    for (const ModelFamily& f : modelFamilies())
+        if (f.options.contains(option)) ids << f.id;
+    return ids;
+}
+
+QStringList positionIds() { return idsOf(positionSchemes()); }
+
+QString architectureKey(const ModelConfig& m)
+{
+    const ModelFamily* f = findFamily(m.kind);
+    return f && f->positions ? m.kind + "/" + m.positions : m.kind;
+}
+
+unsigned architectureRgb(const QString& key)
+{
+    const qsizetype slash = key.indexOf('/');
+    const ModelFamily* f = findFamily(slash < 0 ? key : key.left(slash));
+    if (!f) return 0x646464;
+    if (!f->positions) return f->colour;
+    const PositionScheme* p = slash < 0 ? nullptr : findPositions(key.mid(slash + 1));
+    return p ? p->colour : f->colour;
+}
+
+QJsonObject familyModelJson(const QJsonObject& model)
+{
+    const ModelFamily* f = findFamily(model["kind"].toString());
+    if (!f) return model;
+    QJsonObject out{{"kind", model["kind"]}};
+    for (const QString& key : f->options)
+        if (model.contains(key) && (key != "num_masked_heads" || model["positions"].toString() == "hard_alibi"))
+            out.insert(key, model[key]);
+    return out;
+}
+
+QJsonArray modelCatalogJson()
+{
+    const QJsonObject defaults = toJson(ExperimentConfig{})["model"].toObject();
+    QJsonArray out;
+    for (const ModelFamily& f : modelFamilies()) {
+        QJsonObject options;
+        for (const QString& key : f.options) options.insert(key, defaults.value(key));
+        QJsonObject entry{{"kind", f.id}, {"name", f.label}, {"description", f.tip}, {"options", options}};
+        if (f.positions) {
+            QJsonArray positions;
+            for (const PositionScheme& p : positionSchemes())
+                positions.append(QJsonObject{{"positions", p.id}, {"name", p.label}, {"description", p.tip}});
+            entry.insert("positions", positions);
+        }
+        out.append(entry);
+    }
+    return out;
+}
+
+}  // namespace parrot

@@ -1,0 +1,568 @@
+#include "figures/figures.h"
+
+#include "figures/export.h"
+#include "figures/plotkit.h"
+
+#include "base/analysis/capacity.h"
+#include "base/error.h"
+#include "base/figurecatalog.h"
+#include "base/experiments/results.h"
+#include "core/model.h"
+#include "base/modelcatalog.h"
+#include "base/tasks/taskcatalog.h"
+#include "base/tasks/tokentask.h"
+#include "base/io/textfile.h"
+
+#include <qcustomplot.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace parrot {
+
+QColor architectureColour(const QString& a) { return QColor::fromRgb(QRgb(architectureRgb(a))); }
+
+namespace {
+
+struct Series {
+    QString label, architecture;
+    std::vector<const RunRecord*> runs;
+};
+
+// Runs whose experiments differ only in seed (and name) form one series. A sweep's series is
+// named by its run name without the seed ("hard-alibi", "mamba-suffix"), others by their model,
+// with the task when the series do not all share one.
+std::vector<Series> group(const std::vector<RunRecord>& runs)
+{
+    std::vector<Series> out;
+    std::vector<QByteArray> keys;
+    QStringList tasks;
+    for (const RunRecord& r : runs) {
+        ExperimentConfig c = r.config;
+        c.seed = 0;
+        c.name.clear();
+        c.description.clear();
+        const QByteArray key = QJsonDocument(toJson(c)).toJson(QJsonDocument::Compact);
+        size_t i = 0;
+        while (i < keys.size() && keys[i] != key) ++i;
+        if (i == keys.size()) {
+            keys.push_back(key);
+            QString label = describeModel(r.config.model);
+            const QString run = r.config.name.section('/', 1);
+            if (!run.isEmpty() && run != "run") {
+                QStringList parts = run.split('_');
+                parts.removeIf([](const QString& p) { return p.startsWith("seed-"); });
+                if (!parts.isEmpty()) label = parts.join(' ');
+            }
+            out.push_back({label, r.architecture(), {}});
+        }
+        out[i].runs.push_back(&r);
+        const QString task = evaluationTask(r.config.task).kind;
+        if (!tasks.contains(task)) tasks << task;
+    }
+    for (Series& s : out) {
+        if (tasks.size() > 1 && !s.runs.front()->config.name.contains('/'))
+            s.label += " \u00b7 " + evaluationTask(s.runs.front()->config.task).kind;
+        if (s.runs.size() > 1) s.label += QString(" (%1 seeds)").arg(s.runs.size());
+    }
+    return out;
+}
+
+// Series of one architecture share its hue, told apart by lightness and dashes, in the order they
+// come (`seen` counts them per architecture).
+struct SeriesStyle {
+    QColor colour;
+    Qt::PenStyle dash;
+};
+SeriesStyle seriesStyle(const QString& architecture, std::map<QString, int>& seen)
+{
+    static const Qt::PenStyle dashes[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+    static const int shades[] = {100, -150, 140, -210, 170};  // darker(-x) or lighter(x), in percent
+    const int k = seen[architecture]++ % 5;
+    const QColor base = architectureColour(architecture);
+    return {shades[k] < 0 ? base.darker(-shades[k]) : base.lighter(shades[k]), dashes[k]};
+}
+
+struct Points {
+    std::vector<double> x, mean, sd;
+};
+
+// Mean and standard deviation over the series' runs of y(x), at the x values of the first run.
+template <class F> Points average(const Series& s, F valuesOf)
+{
+    Points p;
+    std::vector<std::vector<std::pair<double, double>>> all;
+    for (const RunRecord* r : s.runs) all.push_back(valuesOf(*r));
+    if (all.empty() || all[0].empty()) return p;
+    for (const auto& [x, y0] : all[0]) {
+        double sum = 0, sumSq = 0;
+        int n = 0;
+        for (const auto& run : all)
+            for (const auto& [xx, y] : run)
+                if (xx == x) {
+                    sum += y;
+                    sumSq += y * y;
+                    ++n;
+                    break;
+                }
+        const double mean = sum / n;
+        p.x.push_back(x);
+        p.mean.push_back(mean);
+        p.sd.push_back(n > 1 ? std::sqrt(std::max(0.0, (sumSq - n * mean * mean) / (n - 1))) : 0.0);
+    }
+    return p;
+}
+
+std::vector<std::pair<double, double>> finalCurve(const RunRecord& r, bool error)
+{
+    std::vector<std::pair<double, double>> v;
+    if (r.curves.empty()) return v;
+    const LengthCurve& c = r.curves.back();
+    if (c.isError() != error) return v;
+    // accuracies as the results table grades them (per answer token for MAD's tasks and MQAR)
+    for (size_t i = 0; i < c.lengths.size(); ++i)
+        v.push_back({double(c.lengths[i]), error ? c.valueAt(i) : gradedAccuracy(r, c, i)});
+    return v;
+}
+
+// Seeds see different numbers of examples and take different times per step: evaluations are
+// averaged by step, then placed at the step's mean examples seen or wall time.
+std::vector<std::pair<double, double>> efficiencyByStep(const RunRecord& r)
+{
+    std::vector<std::pair<double, double>> v;
+    for (const RunRecord::Row& row : r.metrics)
+        if (row.target >= 0) v.push_back({double(row.step), row.target});
+    return v;
+}
+
+std::vector<std::pair<double, double>> lossByStep(const RunRecord& r)
+{
+    std::vector<std::pair<double, double>> v;
+    for (const RunRecord::Row& row : r.metrics) v.push_back({double(row.step), row.loss});
+    return v;
+}
+
+// The capacity view: bits against string length, log-log. The string's bits L log2|V| (black),
+// each series' state in bits at 32-bit floats (solid) and at the effective precision (dashed;
+// a Transformer's KV cache grows with L), the crossing where the string outgrows the state
+// (marked), the longest length each series copied (>= 90% strings, seeds averaged; a filled
+// dot on its effective-precision line), and on the right axis the bound on the copy error,
+// 1 - 2^m / |V|^L, for the smallest state.
+QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+{
+    const int vocab = series.front().runs.front()->config.task.vocabSize;
+    const int p = std::clamp(options.precision, 1, 64);
+    QString csv = "series,kind,x,y\n";
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    struct Row {
+        const Series* s;
+        ModelSize size;
+        double copied;
+    };
+    std::vector<Row> rows;
+    double maxLen = 8, smallest = std::numeric_limits<double>::infinity();
+    for (const Series& s : series) {
+        const ModelSize size = Model::measure(s.runs.front()->config);
+        double copied = 0;
+        int n = 0;
+        for (const RunRecord* r : s.runs)
+            if (!r->curves.empty()) {
+                copied += longestCopied(r->curves.back());
+                ++n;
+                for (int L : r->curves.back().lengths) maxLen = std::max(maxLen, double(L));
+            }
+        rows.push_back({&s, size, n > 0 ? copied / n : -1});
+        if (size.stateFloatsPerToken == 0 && size.stateFloats > 0) {
+            smallest = std::min(smallest, double(size.stateFloats) * p);
+            maxLen = std::max(maxLen, crossingLength(double(size.stateFloats) * 32, vocab) * 1.5);
+        }
+    }
+    maxLen = std::min(maxLen, 1e7);
+    QVector<double> xs;
+    for (double L = 1; L <= maxLen * 1.0001; L *= 1.05) xs << L;
+    auto addLine = [&](const QString& name, const QVector<double>& x, const QVector<double>& y, const QPen& pen, bool legend, QCPAxis* valueAxis = nullptr) {
+        QCPGraph* g = plot.addGraph(plot.xAxis, valueAxis ? valueAxis : plot.yAxis);
+        g->setData(x, y, true);
+        g->setPen(pen);
+        g->setName(legendName(name));
+        if (!legend) g->removeFromLegend();
+        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 40)) csv += QString("\"%1\",line,%2,%3\n").arg(name).arg(x[i]).arg(y[i], 0, 'g', 6);
+        return g;
+    };
+    QVector<double> bits;
+    for (double L : xs) bits << L * std::log2(double(vocab));
+    addLine(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
+    std::map<QString, int> perColour;
+    auto sameState = [](const Row& a, const Row& b) {
+        return a.size.stateFloats == b.size.stateFloats && a.size.stateFloatsPerToken == b.size.stateFloatsPerToken;
+    };
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const QColor colour = seriesStyle(r.s->architecture, perColour).colour;
+        const QString label = r.s->label;
+        // Series with the same state (Transformers with any positions: the same KV cache) share one
+        // line, named by all of them, instead of lines drawn over each other with one colour showing.
+        const bool drawn = std::any_of(rows.begin(), rows.begin() + ptrdiff_t(i), [&](const Row& o) { return sameState(o, r); });
+        if (!drawn) {
+            QStringList sharing;
+            for (const Row& o : rows)
+                if (sameState(o, r)) sharing << o.s->label;
+            QVector<double> y32, yp;
+            for (double L : xs) {
+                const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
+                y32 << floats * 32;
+                yp << floats * p;
+            }
+            addLine(sharing.join(", ") + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
+            QPen dashed(colour, 1.5, Qt::DashLine);
+            addLine(QString("%1: at %2 bits").arg(sharing.join(", ")).arg(p), xs, yp, dashed, false);
+        }
+        if (!drawn && r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
+            const double cross = crossingLength(double(r.size.stateFloats) * p, vocab);
+            QCPGraph* mark = addLine(QString(), {cross}, {double(r.size.stateFloats) * p}, Qt::NoPen, false);
+            mark->setLineStyle(QCPGraph::lsNone);
+            mark->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, colour, 9));
+            csv += QString("\"%1\",crossing,%2,%3\n").arg(label).arg(cross).arg(double(r.size.stateFloats) * p);
+        }
+        if (r.copied > 0) {  // measured: the longest copied length, on the effective-precision line
+            const double m = (double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * r.copied) * p;
+            QCPGraph* dot = addLine(label + ": longest copied (\u2265 90%)", {r.copied}, {m}, Qt::NoPen, false);
+            dot->setLineStyle(QCPGraph::lsNone);
+            dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, colour, 10));
+            csv += QString("\"%1\",measured,%2,%3\n").arg(label).arg(r.copied).arg(m);
+        }
+    }
+    if (std::isfinite(smallest)) {  // the probability bound, for the smallest fixed state
+        QVector<double> err;
+        for (double L : xs) err << minimumCopyError(smallest, int(std::lround(L)), vocab);
+        plot.yAxis2->setVisible(true);
+        plot.yAxis2->setLabel("minimum copy error (smallest state)");
+        plot.yAxis2->setRange(0, 1.05);
+        addLine(QString("copy error bound, %1 bits").arg(smallest, 0, 'g', 4), xs, err, QPen(QColor(120, 120, 120), 1.5, Qt::DotLine), true,
+                plot.yAxis2);
+    }
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) axis->setScaleType(QCPAxis::stLogarithmic);
+    plot.xAxis->setTicker(integerTicker(true));  // lengths
+    plot.yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot.yAxis->setNumberFormat("eb");  // every bit count as a power of ten, not 10000 below 10^6
+    plot.yAxis->setNumberPrecision(0);
+    plot.xAxis->setLabel(QString("string length L (alphabet of %1)").arg(vocab));
+    plot.yAxis->setLabel(QString("bits (dashed: state at %1 bits per float)").arg(p));
+    plot.xAxis->setRange(1, maxLen);
+    plot.yAxis->rescale();
+    plot.yAxis->setRange(std::max(1.0, plot.yAxis->range().lower / 2), plot.yAxis->range().upper * 2);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "State capacity against the bits of the string", QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+    return csv;
+}
+
+// Zoology / Based (Arora et al. 2023, 2024): recall accuracy against the state a model carries,
+// one point per series (mean over seeds) at the largest number of key-value pairs evaluated.
+// A Transformer's state is its KV cache at that prompt's length; a fixed state is counted at
+// 32 bits a float. The bound: P values of log2|values| bits each cannot all be kept in fewer
+// bits, so at most m / (P log2|values|) of them are recalled and the rest guessed; drawn at 32
+// bits a float and at the effective precision.
+QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+{
+    const TaskConfig task = evaluationTask(series.front().runs.front()->config.task);
+    if (!isRecallTask(task.kind))
+        throw Error(QString("--figure frontier: needs associative-recall runs (%1), not %2").arg(recallTaskIds().join(" or "), task.kind));
+    const int p = std::clamp(options.precision, 1, 64);
+    const int values = task.vocabSize - task.vocabSize / 2;
+    QString csv = "series,state_bits,accuracy,pairs\n";
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    std::map<QString, int> perColour;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    int pairs = 0;
+    for (const Series& s : series) {
+        double acc = 0;
+        int n = 0, at = 0;
+        for (const RunRecord* r : s.runs) {
+            if (r->curves.empty() || r->curves.back().lengths.empty()) continue;
+            const LengthCurve& c = r->curves.back();
+            const size_t last = c.lengths.size() - 1;
+            acc += c.charAccuracy.size() > last ? c.charAccuracy[last] : c.stringAccuracy[last];
+            at = c.lengths[last];
+            ++n;
+        }
+        if (n == 0) continue;
+        pairs = std::max(pairs, at);
+        const RunRecord& r = *s.runs.front();
+        const ModelSize size = Model::measure(r.config);
+        const int tokens = TokenTask::create(evaluationTask(r.config.task))->maxTokens(at);
+        const double bits = (double(size.stateFloats) + double(size.stateFloatsPerToken) * tokens) * 32;
+        lo = std::min(lo, bits);
+        hi = std::max(hi, bits);
+        const QColor colour = seriesStyle(s.architecture, perColour).colour;
+        QCPGraph* dot = plot.addGraph();
+        dot->setName(legendName(s.label));  // (the pairs are on the axis: short entries, more legend columns)
+        dot->setLineStyle(QCPGraph::lsNone);
+        dot->setScatterStyle(QCPScatterStyle(size.stateFloatsPerToken > 0 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour,
+                                             colour, 10));
+        dot->setData(QVector<double>{bits}, QVector<double>{acc / n});
+        csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(bits, 0, 'g', 8).arg(acc / n, 0, 'g', 6).arg(at);
+    }
+    if (pairs == 0) throw Error("--figure frontier: the runs have no evaluation yet");
+    const double need = pairs * std::log2(double(values));  // bits to hold every value
+    lo = std::max(1.0, std::min(lo, need) / 4);  // the bound's knee in view, however far above it the models are
+    hi = std::max(lo * 16, hi * 4);
+    for (const int bitsPerFloat : {32, p}) {
+        QVector<double> x, y;
+        for (double m = lo; m <= hi * 1.0001; m *= 1.1) {
+            const double kept = std::min(1.0, m * bitsPerFloat / 32.0 / need);
+            x << m;
+            y << kept + (1 - kept) / values;
+        }
+        QCPGraph* g = plot.addGraph();
+        g->setData(x, y, true);
+        g->setPen(QPen(QColor(90, 90, 90), 1.5, bitsPerFloat == 32 ? Qt::SolidLine : Qt::DashLine));
+        g->setName(QString("bound (%1 \u00d7 %2 bits), %3-bit floats").arg(pairs).arg(std::log2(double(values)), 0, 'g', 3).arg(bitsPerFloat));
+        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 30))
+            csv += QString("\"bound at %1 bits\",%2,%3,%4\n").arg(bitsPerFloat).arg(x[i], 0, 'g', 6).arg(y[i], 0, 'g', 6).arg(pairs);
+        if (p == 32) break;
+    }
+    plot.xAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot.xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot.xAxis->setNumberFormat("eb");
+    plot.xAxis->setNumberPrecision(0);
+    plot.xAxis->setLabel("recurrent state at the prompt's end (bits, float32; squares: a KV cache)");
+    plot.yAxis->setLabel(QString("accuracy at %1 pairs").arg(pairs));
+    plot.xAxis->setRange(lo, hi);
+    plot.yAxis->setRange(0, 1.05);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "Recall against state size", QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+    return csv;
+}
+
+}  // namespace
+
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
+{
+    if (runs.empty()) throw Error("compare: no runs given");
+    checkFigure(figure, CompareFigure);
+    plot.clearPlottables();  // graphs, and the training range's legend key
+    plot.clearItems();
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
+        axis->setScaleType(QCPAxis::stLinear);
+        axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        axis->setNumberFormat("gb");  // QCustomPlot's defaults (the capacity figure writes powers of ten)
+        axis->setNumberPrecision(6);
+    }
+    plot.yAxis2->setVisible(false);
+    for (QCPLayoutElement* e : plot.plotLayout()->elements(false))  // a title from an earlier drawing
+        if (qobject_cast<QCPTextElement*>(e)) plot.plotLayout()->remove(e);
+    plot.plotLayout()->simplify();
+    keepLegendOffData(plot);
+    const std::vector<Series> series = group(runs);
+    if (figure == "capacity") return drawCapacity(plot, series, options);
+    if (figure == "frontier") return drawFrontier(plot, series, options);
+    std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 8));
+    plot.legend->setBrush(QColor(255, 255, 255, 215));  // curves under it stay visible
+    QString csv = "series,x,y,std\n";
+    const bool error = figure == "icl";
+    int drawn = 0;
+    for (const Series& s : series) {
+        Points p = figure.startsWith("efficiency") ? average(s, efficiencyByStep)
+                   : figure == "loss"              ? average(s, lossByStep)
+                                                   : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+        if (figure.startsWith("efficiency")) {  // steps -> the runs' mean examples seen or wall time at that step
+            for (double& x : p.x) {
+                double sum = 0;
+                int n = 0;
+                for (const RunRecord* r : s.runs)
+                    for (const RunRecord::Row& row : r->metrics)
+                        if (double(row.step) == x) {
+                            sum += figure == "efficiency" ? double(row.examples) : row.wallSeconds;
+                            ++n;
+                            break;
+                        }
+                x = n > 0 ? sum / n : x;
+            }
+        }
+        if (p.x.empty()) continue;
+        ++drawn;
+        const auto [colour, dash] = seriesStyle(s.architecture, perColour);
+        QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
+        for (size_t i = 0; i < p.x.size(); ++i) {
+            // accuracies stay in [0, 1]; errors above 0
+            lo << std::max(0.0, p.mean[i] - p.sd[i]);
+            hi << (error || figure == "loss" ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
+            csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(p.x[i]).arg(p.mean[i], 0, 'g', 6).arg(p.sd[i], 0, 'g', 6);
+        }
+        if (s.runs.size() > 1) {  // the seed band: between mean - std and mean + std
+            QColor fill = colour;
+            fill.setAlpha(45);
+            QCPGraph* low = plot.addGraph();
+            low->setData(x, lo, true);
+            low->setPen(Qt::NoPen);
+            low->removeFromLegend();
+            QCPGraph* high = plot.addGraph();
+            high->setData(x, hi, true);
+            high->setPen(Qt::NoPen);
+            high->setBrush(fill);
+            high->setChannelFillGraph(low);
+            high->removeFromLegend();
+        }
+        QCPGraph* g = plot.addGraph();
+        g->setName(legendName(s.label));
+        g->setData(x, y, true);
+        QPen pen(colour, 2);
+        pen.setStyle(dash);
+        g->setPen(pen);
+        if (figure != "loss") g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
+    }
+    if (drawn == 0)
+        throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)")
+                        .arg(figure, figure.startsWith("efficiency") ? "evaluations during training"
+                                     : figure == "icl"              ? "an in-context error curve"
+                                     : figure == "loss"             ? "metrics.csv rows"
+                                                                    : "a final accuracy curve"));
+    const RunRecord& first = runs.front();
+    if (error && !first.curves.empty()) {  // the first run's baselines, grey
+        const LengthCurve& c = first.curves.back();
+        for (size_t b = 0; b < c.baselineNames.size(); ++b) {
+            QCPGraph* g = plot.addGraph();
+            QPen pen(QColor(70 + 35 * int(b), 70 + 35 * int(b), 70 + 35 * int(b)), 1.2);
+            pen.setStyle(b % 2 ? Qt::DashLine : Qt::DotLine);
+            g->setPen(pen);
+            g->setName(c.baselineNames[b]);
+            QVector<double> x, y;
+            for (size_t i = 0; i < c.lengths.size(); ++i) {
+                x << c.lengths[i];
+                y << c.baselineError[b][i];
+                csv += QString("\"%1\",%2,%3,\n").arg(c.baselineNames[b]).arg(c.lengths[i]).arg(c.baselineError[b][i], 0, 'g', 6);
+            }
+            g->setData(x, y, true);
+        }
+    }
+    const TaskConfig& t = first.config.task;
+    QCPItemRect* band = nullptr;
+    if (figure == "length") {
+        // What the x axis counts (string length, entries, pairs), and the task when it is only one.
+        QStringList kinds;
+        for (const RunRecord& r : runs)
+            if (!kinds.contains(evaluationTask(r.config.task).kind)) kinds << evaluationTask(r.config.task).kind;
+        const TaskInfo* info = findTask(kinds.front());
+        const QString counts = info ? info->difficulty : QString("length");
+        plot.xAxis->setLabel(kinds.size() == 1 ? QString("%1 (task %2)").arg(counts, kinds.front()) : counts);
+        plot.yAxis->setLabel("answer accuracy");
+        plot.yAxis->setRange(-0.02, 1.02);
+        band = new QCPItemRect(&plot);  // the first run's training range
+        band->setPen(Qt::NoPen);
+        band->setBrush(QColor(0, 0, 0, 22));
+        band->setLayer("background");
+        band->topLeft->setCoords(t.minLen - 0.5, 1.02);
+        band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
+        addBandKey(plot, band, "training range");
+    } else if (figure == "efficiency" || figure == "efficiency-time") {
+        plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
+        plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
+        plot.yAxis->setRange(-0.02, 1.02);
+    } else if (figure == "loss") {
+        plot.xAxis->setLabel("training step");
+        plot.yAxis->setLabel("training loss (cross-entropy, nats)");
+    } else {
+        plot.xAxis->setLabel("in-context examples");
+        plot.yAxis->setLabel("squared error / d");
+    }
+    plot.rescaleAxes(true);
+    if (figure == "loss") plot.yAxis->setRange(0, plot.yAxis->range().upper * 1.05);
+    else if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
+    else plot.yAxis->setRange(0, std::min(plot.yAxis->range().upper, 4.0) * 1.05);
+    plot.xAxis->setRange(figure.startsWith("efficiency") || figure == "loss" ? 0 : plot.xAxis->range().lower - 0.5,
+                         plot.xAxis->range().upper * 1.03 + 0.5);
+    if (band)  // inside the axes: SVG has no clipping, so the band must not reach past them
+        band->topLeft->setCoords(std::max(t.minLen - 0.5, plot.xAxis->range().lower), 1.02);
+    // Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
+    const double chance = chanceLevel(t);
+    if (figure != "icl" && figure != "loss" && chance > 0.005) {
+        auto* line = new QCPItemStraightLine(&plot);
+        line->point1->setCoords(0, chance);
+        line->point2->setCoords(1, chance);
+        line->setPen(QPen(QColor(90, 90, 90), 1, Qt::DotLine));
+        auto* label = new QCPItemText(&plot);
+        label->position->setType(QCPItemPosition::ptPlotCoords);
+        label->position->setCoords(plot.xAxis->range().upper, chance);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->setText(QString("chance %1%").arg(100 * chance, 0, 'g', 3));
+        label->setFont(QFont("sans", 8));
+        label->setColor(QColor(90, 90, 90));
+    }
+    // Log axes: from just below the smallest positive value drawn (zeros and negatives are not drawn).
+    const bool counts = figure != "efficiency-time";  // lengths, examples, steps: whole numbers
+    auto logAxis = [&](QCPAxis* axis, bool keys) {
+        double lo = std::numeric_limits<double>::infinity(), hi = 0;
+        for (int g = 0; g < plot.graphCount(); ++g)
+            for (auto it = plot.graph(g)->data()->constBegin(); it != plot.graph(g)->data()->constEnd(); ++it) {
+                const double v = keys ? it->key : it->value;
+                if (v > 0) {
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+            }
+        if (!(hi > 0)) return;
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(keys && counts ? integerTicker(true) : QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+        axis->setRange(std::max(lo * 0.8, hi * 1e-6), hi * 1.25);
+    };
+    if (counts) plot.xAxis->setTicker(integerTicker());
+    if (options.logX) logAxis(plot.xAxis, true);
+    if (options.logY) logAxis(plot.yAxis, false);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
+                                                                  : figure.startsWith("efficiency") ? "Training efficiency"
+                                                                  : figure == "loss"                ? "Training loss"
+                                                                                           : "In-context error against examples",
+                                                           QFont("sans", 11, QFont::Bold)));
+    plot.replot();
+    return csv;
+}
+
+void checkFigureFile(const QString& outFile, int width, int height)
+{
+    ExportOptions o;
+    o.width = width;
+    o.height = height;
+    checkExport(outFile, o);
+}
+
+void savePlot(QCustomPlot& plot, const QString& outFile, int width, int height, const QString& title, const QString& csv,
+              const ExportOptions& style)
+{
+    ExportOptions o = style;
+    o.width = width;
+    o.height = height;
+    checkExport(outFile, o);
+    if (QFileInfo(outFile).suffix().toLower() != "csv") return exportPlot(plot, outFile, o, title);
+    writeTextFile(outFile, csv, "the figure");
+}
+
+void renderComparison(const std::vector<RunRecord>& runs, const QString& figure, const QString& outFile, int width, int height,
+                      const FigureOptions& options, const ExportOptions& style)
+{
+    checkFigureFile(outFile, width, height);
+    QCustomPlot plot;
+    plot.setBackground(Qt::white);
+    plot.resize(layoutSize(width, height));
+    const QString csv = drawComparison(plot, runs, figure, options);
+    savePlot(plot, outFile, width, height, figure, csv, style);
+}
+
+}  // namespace parrot

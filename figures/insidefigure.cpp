@@ -1,0 +1,180 @@
+#include "figures/insidefigure.h"
+
+#include "base/error.h"
+#include "figures/figures.h"
+
+#include <qcustomplot.h>
+#include "base/tasks/tokentask.h"
+
+#include <algorithm>
+
+namespace parrot {
+
+QStringList viewsOf(const ModelProbes& p)
+{
+    QStringList v;
+    if (p.attention.layers > 0) v << "attention";
+    if (p.implicitAttention.layers > 0) v << "implicit";
+    if (!p.stateNorm.empty()) v << "state";
+    if (!p.delta.empty()) v << "delta";
+    return v;
+}
+
+QString viewTitle(const QString& view)
+{
+    if (view == "attention") return "Attention";
+    if (view == "implicit") return "Implicit attention";
+    if (view == "state") return "State norm";
+    if (view == "delta") return "Step size Δ";
+    return view;
+}
+
+namespace {
+
+QStringList tokenLabels(const std::vector<QString>& tokens, const std::vector<bool>& wrong = {})
+{
+    QStringList l;
+    for (size_t i = 0; i < tokens.size(); ++i) l << (i < wrong.size() && wrong[i] ? tokens[i] + " ✗" : tokens[i]);
+    return l;
+}
+
+HeatmapData attentionMap(const AttentionMaps& a, int layer, int head, const QStringList& rows, const QStringList& cols,
+                         const std::vector<int>& markedRows)
+{
+    HeatmapData d;
+    d.rows = d.cols = a.length;
+    d.values.assign(a.weights.begin() + ptrdiff_t((size_t(layer) * a.heads + head) * a.length * a.length),
+                    a.weights.begin() + ptrdiff_t((size_t(layer) * a.heads + head + 1) * a.length * a.length));
+    d.rowLabels = rows;
+    d.colLabels = cols;
+    d.markedRows = markedRows;
+    return d;
+}
+
+}  // namespace
+
+InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<bool>& marked)
+{
+    if (!viewsOf(p).contains(view)) throw Error(QString("this model has no %1 view").arg(viewTitle(view).toLower()));
+    InsideView v;
+    v.view = view;
+    // marks made for another input (a pane whose input changed while it was loading) mark nothing
+    const std::vector<bool> wrong = marked.size() == p.tokens.size() ? marked : std::vector<bool>{};
+    const QStringList rows = tokenLabels(p.tokens, wrong), cols = tokenLabels(p.tokens);
+    std::vector<int> wrongRows;
+    for (size_t i = 0; i < wrong.size(); ++i)
+        if (wrong[i]) wrongRows.push_back(int(i));
+    if (view == "attention" || view == "implicit") {
+        const AttentionMaps& a = view == "attention" ? p.attention : p.implicitAttention;
+        const std::vector<int>& blocks = view == "attention" ? p.attentionLayers : p.implicitLayers;
+        for (int l = 0; l < a.layers; ++l)
+            for (int h = 0; h < a.heads; ++h) {
+                HeatmapData d = attentionMap(a, l, h, rows, cols, wrongRows);
+                if (std::all_of(d.values.begin(), d.values.end(), [](float x) { return x == 0; })) continue;  // an unused head
+                const int block = l < int(blocks.size()) ? blocks[size_t(l)] : l;
+                QString caption = view == "attention" ? QString("L%1 H%2").arg(block).arg(h) : QString("block %1").arg(block);
+                bool lookup = false;
+                if (analysis && view == "attention") {
+                    const HeadLookup& hl = analysis->heads[size_t(l) * a.heads + h];
+                    caption += "\n" + hl.label;
+                    lookup = hl.kind == HeadKind::NgramLookup;
+                }
+                d.title = view == "attention" ? QString("attention, layer %1 head %2").arg(block).arg(h)
+                                              : QString("implicit attention of block %1 (mean |α| over channels)").arg(block);
+                v.maps.push_back(std::move(d));
+                v.captions.push_back(caption);
+                v.layers.push_back(l);
+                v.heads.push_back(h);
+                v.blocks.push_back(block);
+                v.highlighted.push_back(lookup);
+            }
+    } else {
+        const std::vector<ProbeMatrix>& ms = view == "state" ? p.stateNorm : p.delta;
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const ProbeMatrix& m = ms[i];
+            HeatmapData d;
+            d.rows = m.rows;
+            d.cols = m.cols;
+            d.values = m.values;
+            d.rowLabels = rows;
+            d.markedRows = wrongRows;
+            d.rowTitle = "position";
+            d.colTitle = "channel";
+            d.title = QString("%1 of block %2").arg(view == "state" ? "hidden-state norm" : "step size Δ").arg(m.layer);
+            v.maps.push_back(std::move(d));
+            v.captions.push_back(QString("block %1").arg(m.layer));
+            v.layers.push_back(int(i));
+            v.heads.push_back(0);
+            v.blocks.push_back(m.layer);
+            v.highlighted.push_back(false);
+        }
+    }
+    return v;
+}
+
+QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile)
+{
+    checkFigureFile(outFile, r.width, r.height);
+    const QString problem = subject.inputProblem(subject.readsText());
+    if (!problem.isEmpty()) throw Error(problem);
+    const ModelProbes p = subject.probe(tokens);
+    const QStringList views = viewsOf(p);
+    QString view = r.figure, note;
+    if (view == "attention" && !views.contains("attention") && views.contains("implicit")) {
+        view = "implicit";
+        note = QString(" (%1 has no attention heads: its implicit attention instead)").arg(subject.architecture());
+    }
+    if (!views.contains(view))
+        throw Error(QString("%1 has no %2 view (it has: %3)").arg(subject.name(), view, views.isEmpty() ? "none" : views.join(", ")));
+    std::unique_ptr<LookupAnalysis> analysis;
+    const auto [begin, end] = subject.lookupQueries(tokens);
+    if (view == "attention") analysis = std::make_unique<LookupAnalysis>(analyseLookup(p.attention, tokens, begin, end));
+    const std::vector<int> predictions = p.predictions.size() == tokens.size() ? p.predictions : subject.predictions(tokens);
+    const InsideView v = buildView(p, view, analysis.get(), subject.score(tokens, predictions).wrong);
+    // which map: the one asked for, else the strongest lookup head, else the last block
+    int index = -1;
+    if (r.layer >= 0 || r.head >= 0) {
+        const int heads = view == "attention" ? p.attention.heads : 1;
+        for (size_t i = 0; i < v.maps.size(); ++i)
+            if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
+        if (index < 0) throw Error(QString("no %1 map at layer %2, head %3 (%4 heads per layer)").arg(view).arg(r.layer).arg(std::max(0, r.head)).arg(heads));
+    } else if (analysis) {
+        std::vector<int> shown;  // the maps' heads, as indices into the analysis
+        for (size_t i = 0; i < v.maps.size(); ++i) shown.push_back(v.layers[i] * p.attention.heads + v.heads[i]);
+        index = int(std::find(shown.begin(), shown.end(), strongestLookupHead(*analysis, shown)) - shown.begin());
+    } else {
+        index = int(v.maps.size()) - 1;
+    }
+    HeatmapView heatmap;
+    heatmap.resize(layoutSize(r.width, r.height));
+    HeatmapStyle style;
+    style.logScale = r.logScale;
+    heatmap.setStyle(style);
+    heatmap.setData(v.maps[size_t(index)]);
+    int order = 0;
+    bool match = false;
+    if (analysis) {
+        const HeadLookup& h = analysis->heads[size_t(v.layers[size_t(index)]) * p.attention.heads + size_t(v.heads[size_t(index)])];
+        order = h.order;
+        match = h.kind == HeadKind::NgramMatch;
+    }
+    if (view == "attention" || view == "implicit") {
+        std::vector<std::pair<int, int>> marks, warnings;
+        lookupMarksIn(tokens, begin, end, order > 0 ? order : 2, match, marks, warnings);
+        heatmap.setMarks(marks, warnings);
+    }
+    const HeatmapData& d = v.maps[size_t(index)];
+    QString csv = QString("%1/%2").arg(d.rowTitle, d.colTitle);
+    for (int c = 0; c < d.cols; ++c) csv += "," + (c < d.colLabels.size() ? d.colLabels[c] : QString::number(c));
+    csv += "\n";
+    for (int row = 0; row < d.rows; ++row) {
+        csv += row < d.rowLabels.size() ? d.rowLabels[row] : QString::number(row);
+        for (int c = 0; c < d.cols; ++c) csv += "," + QString::number(double(d.at(row, c)), 'g', 6);
+        csv += "\n";
+    }
+    heatmap.plot()->replot();
+    savePlot(*heatmap.plot(), outFile, r.width, r.height, d.title, csv, r.style);
+    return QString("%1: %2%3 -> %4").arg(subject.name(), d.title + (order > 0 ? QString(" [%1]").arg(v.captions[size_t(index)].section('\n', 1)) : QString()), note, outFile);
+}
+
+}  // namespace parrot

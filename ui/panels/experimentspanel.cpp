@@ -1,0 +1,630 @@
+#include "ui/panels/experimentspanel.h"
+
+#include "base/error.h"
+#include "base/experiments/results.h"
+#include "base/experiments/sweeprunner.h"
+#include "ui/window/exportdialog.h"
+#include "base/figurecatalog.h"
+#include "figures/figures.h"
+#include "base/io/runfolder.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include <optional>
+
+namespace parrot {
+
+namespace {
+
+constexpr int kSourceRole = Qt::UserRole + 1;     // the Experiment box's entry for a file: its path
+constexpr int kFolderRole = Qt::UserRole + 2;     // ... for a sweep folder: the folder
+constexpr int kOverridesRole = Qt::UserRole + 1;  // the Steps box's custom entry: its --set list
+
+QString minutes(double seconds)
+{
+    if (seconds < 0) return QObject::tr("estimating…");
+    if (seconds < 90) return QObject::tr("%1 s").arg(std::lround(seconds));
+    return QObject::tr("%1 min").arg(seconds / 60, 0, 'f', 1);
+}
+
+}  // namespace
+
+ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCoreApplication::applicationFilePath())
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    auto* presetRow = new QHBoxLayout;
+    m_preset = new QComboBox(this);
+    m_preset->setObjectName("sweepPreset");
+    for (const QString& name : sweepPresetNames()) m_preset->addItem(name, name);
+    m_preset->setToolTip(tr("Bundled experiments: each reproduces one finding of the papers at laptop scale"));
+    auto* open = new QPushButton(tr("Open sweep file…"), this);
+    open->setToolTip(tr("A sweep JSON file of your own (see the README for its format)"));
+    auto* openFolder = new QPushButton(tr("Open sweep folder…"), this);
+    openFolder->setToolTip(tr("A folder a sweep wrote (with index.json): its runs as one group"));
+    presetRow->addWidget(m_preset, 1);
+    presetRow->addWidget(open);
+    presetRow->addWidget(openFolder);
+    form->addRow(tr("Experiment"), presetRow);
+    m_description = new QLabel(this);
+    m_description->setObjectName("sweepDescription");
+    m_description->setWordWrap(true);
+    m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // a long description scrolls in a box of about six lines, so the figure keeps its room on a laptop
+    auto* descriptionBox = new QScrollArea(this);
+    descriptionBox->setObjectName("sweepDescriptionBox");
+    descriptionBox->setWidget(m_description);
+    descriptionBox->setWidgetResizable(true);
+    descriptionBox->setFrameShape(QFrame::NoFrame);
+    descriptionBox->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    descriptionBox->setMinimumHeight(60);
+    descriptionBox->setMaximumHeight(m_description->fontMetrics().lineSpacing() * 6 + 6);
+    form->addRow(descriptionBox);
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    form->addRow(m_summary);
+    auto* outRow = new QHBoxLayout;
+    m_out = new QLineEdit(this);
+    m_out->setObjectName("sweepOut");
+    m_out->setToolTip(tr("The sweep's folder: configs/, runs/, logs/ and index.json. Finished runs in it are kept and skipped."));
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    outRow->addWidget(m_out, 1);
+    outRow->addWidget(browse);
+    form->addRow(tr("Folder"), outRow);
+    auto* runRow = new QHBoxLayout;
+    m_jobs = new QSpinBox(this);
+    m_jobs->setRange(1, 64);
+    m_jobs->setValue(std::clamp(QThread::idealThreadCount(), 1, 4));
+    m_jobs->setToolTip(tr("Runs trained at the same time, each in its own process; the cores are shared between them"));
+    m_run = new QPushButton(tr("Run"), this);
+    m_run->setObjectName("runSweep");
+    m_stop = new QPushButton(tr("Stop"), this);
+    m_stop->setObjectName("stopSweep");
+    m_stop->setToolTip(tr("Stop the running runs; finished runs are kept, and Run again redoes the rest"));
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progressText = new QLabel(this);
+    m_steps = new QComboBox(this);
+    m_steps->setObjectName("sweepSteps");
+    m_steps->addItem(tr("×1 (full sweep)"), 1);
+    m_steps->addItem(tr("×1/4 (quick look)"), 4);
+    m_steps->addItem(tr("×1/10 (quick look)"), 10);
+    m_steps->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long custom entry does not widen the tab
+    m_steps->setMinimumContentsLength(16);
+    m_steps->setToolTip(tr("Every run's training steps: the full sweep, or a quick look with a quarter or a tenth of them "
+                           "(warm-up, evaluations and autosaves scaled alike), in its own folder; its figure is a preview, "
+                           "not the measured outcome"));
+    runRow->addWidget(new QLabel(tr("Steps"), this));
+    runRow->addWidget(m_steps);
+    runRow->addWidget(new QLabel(tr("Jobs"), this));
+    runRow->addWidget(m_jobs);
+    runRow->addWidget(m_run);
+    runRow->addWidget(m_stop);
+    runRow->addWidget(m_progress, 1);
+    runRow->addWidget(m_progressText);
+    form->addRow(runRow);
+    layout->addLayout(form);
+
+    auto* tabs = m_tabs = new QTabWidget(this);
+    auto* figurePage = new QWidget(this);
+    auto* fv = new QVBoxLayout(figurePage);
+    auto* fh = new QHBoxLayout;
+    m_figure = new QComboBox(this);
+    m_figure->setObjectName("sweepFigure");
+    for (const FigureKind& f : figureCatalog())
+        if (f.scopes & SweepFigure) m_figure->addItem(f.title, f.id);
+    m_precision = new QSpinBox(this);
+    m_precision->setRange(1, 64);
+    m_precision->setValue(8);
+    m_precision->setSuffix(tr(" bits/float"));
+    m_precision->setToolTip(tr("Capacity figure: the effective precision of a state float (dashed lines); 32 is drawn solid"));
+    m_export = new QPushButton(tr("Export…"), this);
+    m_export->setToolTip(tr("Save the figure as PNG, PDF, SVG or its data as CSV"));
+    m_logX = new QCheckBox(tr("log x"), this);
+    m_logY = new QCheckBox(tr("log y"), this);
+    m_logX->setToolTip(tr("Logarithmic x axis (examples seen, wall time, lengths)"));
+    m_logY->setToolTip(tr("Logarithmic y axis (in-context error); zeros are not drawn"));
+    m_figureNote = new QLabel(this);
+    fh->addWidget(new QLabel(tr("Figure"), this));
+    fh->addWidget(m_figure);
+    fh->addWidget(m_precision);
+    fh->addWidget(m_logX);
+    fh->addWidget(m_logY);
+    fh->addWidget(m_export);
+    fh->addWidget(m_figureNote, 1);
+    fv->addLayout(fh);
+    m_plot = new QCustomPlot(this);
+    m_plot->setMinimumHeight(160);  // the tab fits a laptop's screen without scrolling
+    fv->addWidget(m_plot, 1);
+    tabs->addTab(figurePage, tr("Figure"));
+
+    auto* tablePage = new QWidget(this);
+    auto* tv = new QVBoxLayout(tablePage);
+    auto* th = new QHBoxLayout;
+    m_point = new QComboBox(this);
+    m_point->addItem(tr("at the longest training length"), int(ResultPoint::InRange));
+    m_point->addItem(tr("at the longest length evaluated"), int(ResultPoint::Longest));
+    auto* rules = new QLabel(tr("Grades: ✓ pass  ▲ partial  ✗ fail (hover a cell for the value and the rule)"), this);
+    rules->setToolTip(gradeRules());
+    th->addWidget(new QLabel(tr("Accuracy"), this));
+    th->addWidget(m_point);
+    th->addWidget(rules, 1);
+    tv->addLayout(th);
+    m_table = new QTableWidget(this);
+    m_table->setObjectName("resultsTable");
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setToolTip(gradeRules());
+    tv->addWidget(m_table, 1);
+    tabs->addTab(tablePage, tr("Results table"));
+    layout->addWidget(tabs, 1);
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_preset->currentIndex() < 0 || isRunning()) return;
+        const QString name = m_preset->currentData().toString();
+        const QString file = m_preset->currentData(kSourceRole).toString();
+        const QString folder = m_preset->currentData(kFolderRole).toString();
+        if (!name.isEmpty()) selectPreset(name);
+        else if (!folder.isEmpty()) openSweepFolder(folder);  // the folder again, not its sweep file's default one
+        else if (!file.isEmpty() && file != m_source) openSweepFile(file);
+    });
+    connect(m_steps, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_customOut.isEmpty()) m_out->setText(defaultOutDir());  // a quick look never mixes with the full sweep's runs
+        updateDescription();
+        refreshResults();
+    });
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
+        if (!f.isEmpty()) openSweepFile(f);
+    });
+    connect(openFolder, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Open sweep folder"), m_out->text());
+        if (!d.isEmpty()) openSweepFolder(d);
+    });
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Sweep folder"), m_out->text());
+        if (!d.isEmpty()) m_out->setText(d);
+    });
+    connect(m_out, &QLineEdit::editingFinished, this, [this] {
+        m_customOut = m_out->text() == defaultOutDir() ? QString() : m_out->text();
+        adoptFolderOverrides();
+        refreshResults();
+    });
+    connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
+    connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
+    connect(m_figure, &QComboBox::currentIndexChanged, this, [this] {
+        m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
+        refreshResults();
+    });
+    connect(m_point, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_logX, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
+    connect(m_precision, &QSpinBox::valueChanged, this, &ExperimentsPanel::refreshResults);
+    connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
+    connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
+    m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
+    if (m_preset->count() > 0) {
+        const int lg = m_preset->findData("length-generalisation");
+        m_preset->setCurrentIndex(lg >= 0 ? lg : 0);
+        if (m_plan.name.isEmpty()) selectPreset(m_preset->currentData().toString());
+    }
+    updateState();
+}
+
+ExperimentsPanel::~ExperimentsPanel() = default;  // the runner kills its children
+
+void ExperimentsPanel::setRunsFolder(const QString& dir)
+{
+    m_runsFolder = dir;
+    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) {
+        m_out->setText(defaultOutDir());
+        adoptFolderOverrides();
+    }
+    refreshResults();
+}
+
+QString ExperimentsPanel::defaultOutDir() const
+{
+    const int divisor = m_steps->currentData().toInt();
+    const QString suffix = divisor > 1 ? QString("-quick%1").arg(divisor) : divisor == 0 ? QString("-custom") : QString();
+    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + suffix);
+}
+
+void ExperimentsPanel::setExtraOverrides(const QStringList& sets)
+{
+    setCustomOverrides(sets);
+    if (m_customOut.isEmpty() && !m_plan.name.isEmpty()) m_out->setText(defaultOutDir());
+    updateDescription();
+    refreshResults();
+}
+
+void ExperimentsPanel::setStepsDivisor(int divisor)
+{
+    const int i = m_steps->findData(divisor);
+    if (i >= 0) m_steps->setCurrentIndex(i);
+}
+
+void ExperimentsPanel::setCustomOverrides(const QStringList& sets)
+{
+    const QSignalBlocker block(m_steps);  // the callers move the folder and the text themselves
+    int i = m_steps->findData(0);
+    if (i < 0) {
+        m_steps->addItem(QString(), 0);
+        i = m_steps->count() - 1;
+    }
+    m_steps->setItemText(i, tr("custom: %1").arg(sets.join(", ")));
+    m_steps->setItemData(i, sets, kOverridesRole);
+    m_steps->setItemData(i, sets.join("\n"), Qt::ToolTipRole);
+    m_steps->setCurrentIndex(i);
+}
+
+QStringList ExperimentsPanel::overrides() const
+{
+    const int divisor = m_steps->currentData().toInt();
+    return divisor == 0 ? m_steps->currentData(kOverridesRole).toStringList() : quickLookOverrides(m_plan, divisor);
+}
+
+void ExperimentsPanel::adoptFolderOverrides()
+{
+    std::optional<SweepPlan> index;
+    try {
+        index = readSweepIndex(m_out->text());
+    } catch (const Error& e) {  // a damaged index: the folder's settings are not adopted, and the user is told why
+        emit message(e.message());
+        return;
+    }
+    if (!index || index->name != m_plan.name) return;
+    QStringList current;
+    try {
+        current = overrides();
+    } catch (const Error&) {  // a quick look this sweep cannot take: anything else is a change
+    }
+    if (index->overrides == current) return;
+    int match = -1;
+    for (int i = 0; i < m_steps->count() && match < 0; ++i) {
+        const int divisor = m_steps->itemData(i).toInt();
+        try {
+            if (divisor > 0 && quickLookOverrides(m_plan, divisor) == index->overrides) match = i;
+        } catch (const Error&) {
+        }
+    }
+    if (match >= 0) {
+        const QSignalBlocker block(m_steps);
+        m_steps->setCurrentIndex(match);
+    } else {
+        setCustomOverrides(index->overrides);
+    }
+    m_customOut = m_out->text();  // the folder stays; the Steps box follows it
+    updateDescription();
+    emit message(tr("%1 was made with %2; Run resumes it with those settings")
+                     .arg(m_out->text(), index->overrides.isEmpty() ? tr("the sweep file's own settings")
+                                                                     : "--set " + index->overrides.join(" --set ")));
+}
+
+void ExperimentsPanel::updateDescription()
+{
+    const QString text = m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description;
+    try {
+        m_description->setText(describeChanged(text, overrides()));
+    } catch (const Error& e) {
+        m_description->setText(text + "\n" + e.message());
+    }
+}
+
+void ExperimentsPanel::showOtherSource(const QString& label, const QString& source, const QString& folder)
+{
+    const QSignalBlocker block(m_preset);  // shown, not reloaded
+    int i = m_preset->findData(QString());
+    if (i < 0) {
+        m_preset->addItem(label, QString());
+        i = m_preset->count() - 1;
+    }
+    m_preset->setItemText(i, label);
+    m_preset->setItemData(i, source, kSourceRole);
+    m_preset->setItemData(i, folder, kFolderRole);
+    m_preset->setCurrentIndex(i);
+}
+
+QString ExperimentsPanel::outDir() const { return m_out->text(); }
+
+void ExperimentsPanel::showResultsTable(bool table) { m_tabs->setCurrentIndex(table ? 1 : 0); }
+
+void ExperimentsPanel::setOutDir(const QString& dir)
+{
+    m_out->setText(QDir(dir).absolutePath());
+    m_customOut = m_out->text();
+    adoptFolderOverrides();
+    refreshResults();
+}
+
+bool ExperimentsPanel::selectPreset(const QString& name)
+{
+    try {
+        const int i = m_preset->findData(name);
+        if (i >= 0 && i != m_preset->currentIndex()) {
+            m_preset->setCurrentIndex(i);  // comes back here
+            return m_plan.name == name;
+        }
+        setPlan(loadSweep(sweepPresetFile(name), "."), sweepPresetFile(name));
+        return true;
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+}
+
+bool ExperimentsPanel::openSweepFile(const QString& file)
+{
+    try {
+        setPlan(loadSweep(file, "."), file);
+        showOtherSource(tr("File: %1").arg(QFileInfo(file).fileName()), file);
+        return true;
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+}
+
+bool ExperimentsPanel::openSweepFolder(const QString& dir)
+{
+    if (isRunning()) return false;
+    std::optional<SweepPlan> index;
+    try {
+        index = readSweepIndex(dir);
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        return false;
+    }
+    if (!index) {
+        emit errorMessage(tr("%1: not a sweep folder (no readable index.json)").arg(dir));
+        return false;
+    }
+    SweepPlan plan = *index;
+    QString source = plan.source;
+    if (!source.isEmpty() && QFileInfo::exists(source)) {
+        try {
+            plan = loadSweep(source, dir);  // Run resumes it
+        } catch (const Error& e) {
+            emit message(tr("%1 no longer reads (%2); showing the folder's runs only").arg(source, e.message()));
+            source.clear();
+        }
+    } else {
+        source.clear();
+    }
+    setPlan(std::move(plan), source);
+    if (const int bundled = m_preset->findData(m_plan.name); bundled >= 0 && source == sweepPresetFile(m_plan.name)) {
+        const QSignalBlocker block(m_preset);
+        m_preset->setCurrentIndex(bundled);
+    } else {
+        showOtherSource(tr("Folder: %1").arg(QFileInfo(dir).fileName()), source, QDir(dir).absolutePath());
+    }
+    setOutDir(dir);
+    emit message(source.isEmpty() ? tr("Opened sweep %1 (%2 runs); its sweep file is gone, so it cannot be resumed from here").arg(m_plan.name).arg(m_plan.runs.size())
+                                   : tr("Opened sweep %1 (%2 runs) from %3").arg(m_plan.name).arg(m_plan.runs.size()).arg(dir));
+    updateState();
+    return true;
+}
+
+void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)
+{
+    m_plan = std::move(plan);
+    m_source = source;
+    m_customOut.clear();
+    // A quick look needs runs that share their steps; a folder without its sweep file cannot run.
+    auto* steps = qobject_cast<QStandardItemModel*>(m_steps->model());
+    for (int i = 0; i < m_steps->count(); ++i) {
+        const int divisor = m_steps->itemData(i).toInt();
+        if (divisor <= 1) continue;
+        QString why = source.isEmpty() ? tr("this folder's sweep file is gone: it cannot run") : QString();
+        try {
+            quickLookOverrides(m_plan, divisor);
+        } catch (const Error& e) {
+            why = e.message();
+        }
+        steps->item(i)->setEnabled(why.isEmpty());
+        steps->item(i)->setToolTip(why);
+        if (!why.isEmpty() && m_steps->currentIndex() == i) {
+            const QSignalBlocker block(m_steps);
+            m_steps->setCurrentIndex(0);
+        }
+    }
+    m_out->setText(defaultOutDir());
+    updateDescription();
+    const int fi = m_figure->findData(m_plan.figure);
+    if (fi >= 0) m_figure->setCurrentIndex(fi);
+    adoptFolderOverrides();
+    refreshResults();
+}
+
+bool ExperimentsPanel::isRunning() const { return m_runner && m_runner->isRunning(); }
+
+bool ExperimentsPanel::run()
+{
+    if (isRunning() || m_source.isEmpty()) return false;
+    if (m_out->text().trimmed().isEmpty()) {
+        emit errorMessage(tr("Choose a folder for the sweep first"));
+        return false;
+    }
+    try {
+        SweepPlan plan = loadSweep(m_source, m_out->text().trimmed());
+        overrideSweep(plan, overrides());
+        m_runner = std::make_unique<SweepRunner>(std::move(plan), m_exe, m_jobs->value());
+        const int todo = m_runner->prepare();
+        emit message(tr("Sweep %1: %2 runs, %3 already finished; %4 at a time, in %5")
+                         .arg(m_runner->plan().name).arg(m_runner->plan().runs.size()).arg(m_runner->plan().runs.size() - size_t(todo))
+                         .arg(m_jobs->value()).arg(m_runner->plan().outDir));
+    } catch (const Error& e) {
+        m_runner.reset();
+        emit errorMessage(e.message());
+        return false;
+    }
+    connect(m_runner.get(), &SweepRunner::progress, this, [this](double fraction, double eta) {
+        m_progress->setValue(int(1000 * fraction));
+        m_progressText->setText(tr("%1 of %2 runs · ETA %3").arg(m_runner->finishedCount()).arg(m_runner->toDo()).arg(minutes(eta)));
+    });
+    connect(m_runner.get(), &SweepRunner::runFinished, this, [this](const QString& name, const QString& status, double seconds) {
+        emit message(tr("Sweep run %1: %2 in %3 s").arg(name, status.isEmpty() ? tr("failed (see logs/%1.log)").arg(name) : status)
+                         .arg(seconds, 0, 'f', 1));
+        emit runsChanged();
+        refreshResults();
+    });
+    connect(m_runner.get(), &SweepRunner::finished, this, [this](int failed, bool cancelled) {
+        const int total = m_runner->toDo();
+        emit message(cancelled ? tr("Sweep stopped; %1 of %2 runs done. Run again to finish the rest.").arg(m_runner->finishedCount()).arg(total)
+                               : tr("Sweep %1 done in %2: %3 of %4 runs finished%5").arg(m_runner->plan().name)
+                                     .arg(minutes(m_runner->elapsedSeconds())).arg(total - failed).arg(total)
+                                     .arg(failed ? tr(" (the failed runs' logs are in %1/logs)").arg(m_runner->plan().outDir) : QString()));
+        if (!cancelled) {
+            m_progress->setValue(1000);
+            m_progressText->setText(tr("done in %1").arg(minutes(m_runner->elapsedSeconds())));
+        } else {
+            m_progressText->setText(tr("stopped"));
+        }
+        updateState();  // the runner is done (isRunning() is false) when it says so
+        refreshResults();
+        emit sweepFinished(failed, cancelled);
+    });
+    m_progress->setValue(0);
+    m_progressText->setText(tr("starting…"));
+    m_runner->start();
+    updateState();
+    refreshResults();  // the folder's finished runs, or a frame that says the figure is coming
+    return true;
+}
+
+void ExperimentsPanel::cancel()
+{
+    if (isRunning()) m_runner->cancel();
+}
+
+void ExperimentsPanel::updateState()
+{
+    const bool running = isRunning();
+    m_run->setEnabled(!running && !m_source.isEmpty());
+    m_stop->setEnabled(running);
+    m_preset->setEnabled(!running);
+    m_steps->setEnabled(!running);
+    m_out->setEnabled(!running);
+    m_jobs->setEnabled(!running);
+}
+
+std::vector<RunRecord> ExperimentsPanel::finishedRuns(int* finished) const
+{
+    std::vector<RunRecord> runs;
+    for (const SweepRun& r : m_plan.runs) {
+        const QString dir = QDir(m_out->text()).filePath("runs/" + r.name);
+        if (runStatus(dir) != "finished") continue;
+        if (finished) ++*finished;
+        try {
+            runs.push_back(loadRun(dir));
+        } catch (const Error&) {  // unreadable: left out of the figure and the table
+        }
+    }
+    return runs;
+}
+
+void ExperimentsPanel::refreshResults()
+{
+    int finished = 0;
+    const std::vector<RunRecord> runs = finishedRuns(&finished);
+    m_resultRuns = int(runs.size());
+    m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_figureNote->clear();
+    m_figureCsv.clear();
+    if (!runs.empty()) {
+        try {
+            m_plot->xAxis->setVisible(true);
+            m_plot->yAxis->setVisible(true);
+            m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(),
+                                         {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
+            applyPlotTheme(*m_plot, darkPlots());  // the figure draws itself for paper (white): the screen's theme again
+        } catch (const Error& e) {
+            m_figureNote->setText(e.message());
+            showEmptyFigure(QString());
+        }
+    } else {
+        showEmptyFigure(isRunning() ? tr("No run of this sweep has finished yet: the figure fills in as they do")
+                                    : tr("No finished runs in this folder yet: press Run"));
+    }
+    m_plot->replot();
+    m_export->setEnabled(!runs.empty());
+
+    const ResultsTable t = tabulate(runs, ResultPoint(m_point->currentData().toInt()));
+    m_table->clear();
+    m_table->setRowCount(int(t.tasks.size()));
+    m_table->setColumnCount(int(t.models.size()));
+    m_table->setHorizontalHeaderLabels(t.models);
+    m_table->setVerticalHeaderLabels(t.tasks);
+    for (int i = 0; i < t.tasks.size(); ++i)
+        for (int j = 0; j < t.models.size(); ++j) {
+            const ResultCell& c = t.cells[size_t(i)][size_t(j)];
+            auto* item = new QTableWidgetItem(c.runs == 0 ? QString("–") : gradeSymbol(c.grade).isEmpty() ? QString("?") : gradeSymbol(c.grade));
+            item->setTextAlignment(Qt::AlignCenter);
+            item->setToolTip(c.runs == 0 ? tr("no finished run") : c.detail);
+            item->setData(Qt::UserRole, c.value);
+            if (c.grade == Grade::Pass) item->setForeground(QColor(0, 130, 60));
+            else if (c.grade == Grade::Partial) item->setForeground(QColor(200, 130, 0));
+            else if (c.grade == Grade::Fail) item->setForeground(QColor(200, 30, 30));
+            QFont f = item->font();
+            f.setPointSize(f.pointSize() + 3);
+            item->setFont(f);
+            m_table->setItem(i, j, item);
+        }
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+}
+
+// Nothing to draw: a frame that says so, not the axes, title and (empty) legend of what was drawn before.
+void ExperimentsPanel::showEmptyFigure(const QString& text)
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_plot->legend->setVisible(false);
+    while (m_plot->plotLayout()->rowCount() > 1) {  // a figure's title
+        m_plot->plotLayout()->removeAt(0);
+        m_plot->plotLayout()->simplify();
+    }
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis, m_plot->yAxis2}) axis->setVisible(false);
+    auto* note = new QCPItemText(m_plot);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.5);
+    note->setText(text);
+    note->setColor(palette().color(QPalette::PlaceholderText));
+}
+
+// The figure as shown, through the dialog File → Export opens (size, DPI, font, line width);
+// as CSV, the figure's own table with its standard deviations.
+void ExperimentsPanel::exportFigure()
+{
+    auto* dialog = new ExportDialog(this, tr("Experiments"), m_plot, false, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileStem(m_plan.name + "-" + m_figure->currentData().toString());
+    dialog->setCsvSource(m_plot, [this] { return m_figureCsv; });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) { emit message(tr("Figure saved to %1").arg(path)); });
+    connect(dialog, &ExportDialog::failed, this, [this](const QString& why) { emit message(tr("Export failed: %1").arg(why)); });
+    dialog->open();  // window-modal, never blocking the event loop
+}
+
+}  // namespace parrot

@@ -1,0 +1,276 @@
+#include "ui/panels/explorerpanel.h"
+
+#include "ui/panels/constructionview.h"
+#include "base/error.h"
+
+#include "core/eval/lmtests.h"
+#include "base/tasks/tokentask.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace parrot {
+
+ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* tabs = m_tabs = new QTabWidget(this);
+    auto* inside = new QWidget(tabs);
+    auto* il = new QVBoxLayout(inside);
+    auto* bar = new QHBoxLayout;
+    m_inputLabel = new QLabel("Copy input:", inside);
+    bar->addWidget(m_inputLabel);
+    m_input = new QLineEdit(inside);
+    m_input->setObjectName("input");
+    m_input->setPlaceholderText("type letters and press Enter, or draw a random string");
+    bar->addWidget(m_input, 1);
+    // a text prompt has lines (a phone book): a box of its own, applied with the button or Ctrl+Enter
+    m_promptBox = new QPlainTextEdit(inside);
+    m_promptBox->setObjectName("prompt");
+    m_promptBox->setPlaceholderText("type a prompt (Ctrl+Enter), or draw a phone book or a passage");
+    m_promptBox->setFixedHeight(m_promptBox->fontMetrics().lineSpacing() * 3 + 12);
+    m_promptBox->setTabChangesFocus(true);
+    bar->addWidget(m_promptBox, 1);
+    m_apply = new QPushButton("Look", inside);
+    m_apply->setObjectName("apply");
+    m_apply->setToolTip("Look inside both panes' models on this prompt (Ctrl+Enter)");
+    bar->addWidget(m_apply);
+    m_kind = new QComboBox(inside);
+    m_kind->setObjectName("inputKind");
+    m_kind->addItem("random string", "copy");
+    m_kind->addItem("with a repeated 3-gram", "copy_dup_ngram");
+    m_kind->insertSeparator(m_kind->count());
+    for (const LmTestInfo& t : lmTests()) m_kind->addItem(t.label + " (text)", t.id);
+    m_kind->addItem("my own text", "text");
+    m_kind->setToolTip("Copy inputs for the copy models; text prompts (the copy paper's zero-shot tests, or your own) for "
+                       "pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where the crosses "
+                       "are and where copying fails");
+    m_length = new QSpinBox(inside);
+    m_length->setRange(1, 400);
+    m_length->setValue(16);
+    m_length->setPrefix("L = ");
+    m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+    m_seed = new QSpinBox(inside);
+    m_seed->setRange(0, 1000000);
+    m_seed->setValue(1);
+    m_seed->setPrefix("seed ");
+    auto* random = new QPushButton("Random", inside);
+    random->setObjectName("random");
+    bar->addWidget(m_kind);
+    bar->addWidget(m_length);
+    bar->addWidget(m_seed);
+    bar->addWidget(random);
+    il->addLayout(bar);
+    m_inputStatus = new QLabel(inside);
+    m_inputStatus->setObjectName("inputStatus");
+    m_inputStatus->setTextFormat(Qt::RichText);
+    il->addWidget(m_inputStatus);
+    auto* split = new QSplitter(Qt::Horizontal, inside);
+    m_left = new InsidePane(split);
+    m_right = new InsidePane(split);
+    split->addWidget(m_left);
+    split->addWidget(m_right);
+    il->addWidget(split, 1);
+    tabs->addTab(inside, "Inside two models");
+    m_construction = new ConstructionView(tabs);
+    tabs->addTab(m_construction, "Copy construction");
+    layout->addWidget(tabs);
+
+    connect(m_input, &QLineEdit::returnPressed, this, [this] { setInputText(m_input->text()); });
+    connect(m_apply, &QPushButton::clicked, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
+    auto* submit = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), m_promptBox, nullptr, nullptr, Qt::WidgetShortcut);
+    connect(submit, &QShortcut::activated, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
+    connect(random, &QPushButton::clicked, this, [this] {
+        m_seed->setValue(m_seed->value() + 1);
+        randomInput();
+    });
+    connect(m_kind, &QComboBox::activated, this, [this] {
+        applyKind();
+        if (inputKind() != "text") randomInput();
+    });
+    m_left->chooseBundled("hard-alibi");
+    m_right->chooseBundled("mamba");
+    applyKind();
+    randomInput();
+}
+
+void ExplorerPanel::showCheckpoint(const QString& path)
+{
+    m_right->chooseCheckpoint(path);
+    m_tabs->setCurrentIndex(0);  // the panes, whichever sub-tab was in front
+}
+
+void ExplorerPanel::showRun(const QString& runDir)
+{
+    m_right->chooseRun(runDir);
+    m_tabs->setCurrentIndex(0);
+}
+
+bool ExplorerPanel::panesShown() const { return m_tabs->currentIndex() == 0; }
+
+void ExplorerPanel::setCurrentModelProvider(const std::function<Model()>& provider)
+{
+    m_left->setCurrentModelProvider(provider);
+    m_right->setCurrentModelProvider(provider);
+}
+
+bool ExplorerPanel::isCopyKind(const QString& kind) { return kind == "copy" || kind == "copy_dup_ngram"; }
+
+QString ExplorerPanel::inputKind() const { return m_kind->currentData().toString(); }
+
+void ExplorerPanel::setInputKind(const QString& kind)
+{
+    const int i = m_kind->findData(kind);
+    if (i >= 0) m_kind->setCurrentIndex(i);
+    applyKind();
+}
+
+void ExplorerPanel::applyKind()
+{
+    // the input's widgets follow the kind: a line of letters, or a prompt box
+    const QString kind = inputKind();
+    const bool text = !isCopyKind(kind);
+    m_inputLabel->setText(text ? "Text prompt:" : "Copy input:");
+    m_input->setVisible(!text);
+    m_promptBox->setVisible(text);
+    m_apply->setVisible(text);
+    m_length->setEnabled(kind != "text");
+    m_length->setRange(1, text ? 2000 : 400);
+    if (const LmTestInfo* t = findLmTest(kind)) m_length->setToolTip(QString("Size of the %1: %2").arg(t->label.toLower(), t->size));
+    else m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+}
+
+void ExplorerPanel::inputFailed(const QString& message)
+{
+    m_inputError = message;
+    m_inputStatus->setText("<span style='color:#b00'>" + m_inputError.toHtmlEscaped() + "</span>");
+}
+
+void ExplorerPanel::setInputText(const QString& letters)
+{
+    try {
+        applyInput(copyInput(letters, 52));
+    } catch (const Error& e) {
+        inputFailed(e.message());
+    }
+}
+
+const LanguageModel* ExplorerPanel::anyLanguageModel() const
+{
+    for (InsidePane* p : {m_left, m_right})
+        if (const LanguageModel* lm = p->subject().languageModel()) return lm;
+    return m_pretrained.empty() ? nullptr : m_pretrained.front().get();
+}
+
+void ExplorerPanel::randomInput()
+{
+    const QString kind = inputKind();
+    try {
+        if (isCopyKind(kind)) {
+            applyInput(randomCopyInput(m_length->value(), 26, static_cast<unsigned long long>(m_seed->value()), kind, 3));
+            return;
+        }
+        if (kind == "text") return;  // typed
+        // the zero-shot tests' prompts, counted in a language model's tokens
+        const LanguageModel* lm = anyLanguageModel();
+        if (!lm)
+            throw Error("a text prompt is read by a pretrained language model: open one in a pane first (its source list: "
+                        "Open pretrained model folder…, or a model of the Pretrained tab)");
+        drawPrompt(kind, *lm);
+    } catch (const Error& e) {
+        inputFailed(e.message());
+    }
+}
+
+void ExplorerPanel::drawPrompt(const QString& kind, const LanguageModel& lm)
+{
+    std::mt19937_64 rng(static_cast<unsigned long long>(m_seed->value()));
+    const LmPrompt p = makeLmPrompt(kind, m_length->value(), lm.tokenizer, rng);
+    setTextPrompt(lm.tokenizer.decode(p.ids));
+    m_inputStatus->setText(m_inputStatus->text() + QString(" — expected answer: <b>%1</b>").arg(p.answer.left(80).toHtmlEscaped()));
+}
+
+void ExplorerPanel::setTextPrompt(const QString& prompt)
+{
+    if (prompt.trimmed().isEmpty()) return inputFailed("the prompt is empty: type one, or draw a phone book or a passage");
+    m_inputError.clear();
+    m_textInput = true;
+    m_promptText = prompt;
+    m_tokens.clear();
+    if (isCopyKind(inputKind())) setInputKind("text");
+    if (m_promptBox->toPlainText() != prompt) m_promptBox->setPlainText(prompt);
+    m_inputStatus->setText(QString("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
+                               .arg(prompt.size()).arg(prompt.count('\n') + 1));
+    m_left->setTextInput(prompt);
+    m_right->setTextInput(prompt);
+}
+
+void ExplorerPanel::applyInput(const std::vector<int>& tokens)
+{
+    m_inputError.clear();
+    m_textInput = false;
+    m_tokens = tokens;
+    if (!isCopyKind(inputKind())) setInputKind("copy");
+    // the letters typed or drawn, shown back without the specials
+    const CopyVocab v{52};
+    QString s;
+    const auto sep = std::find(tokens.begin(), tokens.end(), int(CopyVocab::Sep));
+    for (auto it = tokens.begin(); it != sep; ++it)
+        if (v.isLetter(*it)) s += v.text(*it);
+    m_input->setText(s);
+    m_inputStatus->setText(QString("%1 tokens: %2").arg(tokens.size()).arg(v.text(tokens).toHtmlEscaped()));
+    m_left->setInput(tokens);
+    m_right->setInput(tokens);
+}
+
+void ExplorerPanel::setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models)
+{
+    m_pretrained = models;
+    m_left->setPretrainedModels(models);
+    m_right->setPretrainedModels(models);
+}
+
+void ExplorerPanel::showLanguageModels(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b,
+                                       const QString& prompt)
+{
+    if (!a) return;
+    m_tabs->setCurrentIndex(0);
+    m_left->chooseLanguageModel(a);
+    m_right->chooseLanguageModel(b ? b : a);
+    if (!prompt.trimmed().isEmpty()) {
+        setInputKind("text");
+        setTextPrompt(prompt);
+        return;
+    }
+    // no prompt: the paper's phone book, small enough to read every token
+    setInputKind("phonebook");
+    m_length->setValue(10);
+    try {
+        drawPrompt("phonebook", *a);
+    } catch (const Error& e) {
+        inputFailed(e.message());
+    }
+}
+
+}  // namespace parrot

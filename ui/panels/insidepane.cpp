@@ -1,0 +1,679 @@
+#include "ui/panels/insidepane.h"
+
+#include "ui/panels/constructionview.h"
+#include "base/error.h"
+
+#include "core/eval/lmtests.h"
+#include "base/tasks/tokentask.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace parrot {
+
+InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
+{
+    // Short rows of controls, so that two panes fit side by side on a laptop's screen.
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    m_source = new QComboBox(this);
+    m_source->setObjectName("source");
+    for (const BundledCheckpoint& b : bundledCheckpoints()) m_source->addItem(b.label, b.id);
+    m_source->addItem("Two-layer construction (no training)", "construction");
+    m_source->addItem("Model in the Train tab", "current");
+    m_source->addItem("Open checkpoint…", "open");
+    m_source->addItem("Open run folder…", "openrun");
+    m_source->addItem("Open pretrained model folder…", "openlm");
+    m_source->setToolTip("What this pane looks inside");
+    m_source->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // a long file name does not widen the pane
+    m_source->setMinimumContentsLength(14);
+    top->addWidget(m_source, 1);
+    m_n = new QSpinBox(this);
+    m_n->setRange(1, 8);
+    m_n->setValue(3);
+    m_n->setPrefix("n = ");
+    m_n->setToolTip("The construction's n-gram order");
+    m_letters = new QSpinBox(this);
+    m_letters->setRange(2, 52);
+    m_letters->setValue(26);
+    m_letters->setPrefix("|V| = ");
+    m_letters->setToolTip("The construction's alphabet");
+    top->addWidget(m_n);
+    top->addWidget(m_letters);
+    m_viewBox = new QComboBox(this);
+    m_viewBox->setObjectName("view");
+    for (const char* v : {"attention", "implicit", "state", "delta"}) m_viewBox->addItem(viewTitle(v), v);
+    top->addWidget(m_viewBox);
+    layout->addLayout(top);
+
+    // a run's snapshots, stepped through with the arrows or picked from the list
+    m_steps = new QWidget(this);
+    auto* steps = new QHBoxLayout(m_steps);
+    steps->setContentsMargins(0, 0, 0, 0);
+    m_earlier = new QToolButton(m_steps);
+    m_earlier->setObjectName("earlierSnapshot");
+    m_earlier->setArrowType(Qt::LeftArrow);
+    m_earlier->setToolTip("The snapshot before this one");
+    m_step = new QComboBox(m_steps);
+    m_step->setObjectName("snapshotStep");
+    m_step->setToolTip("The run's weights at this step: snapshots kept while it trained (log-spaced steps, and on each side "
+                       "of the step where a head's lookup score first reached 0.5), and its last checkpoint");
+    m_step->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_step->setMinimumContentsLength(20);
+    m_later = new QToolButton(m_steps);
+    m_later->setObjectName("laterSnapshot");
+    m_later->setArrowType(Qt::RightArrow);
+    m_later->setToolTip("The snapshot after this one");
+    steps->addWidget(new QLabel("Snapshot", m_steps));
+    steps->addWidget(m_earlier);
+    steps->addWidget(m_step, 1);
+    steps->addWidget(m_later);
+    m_steps->setVisible(false);
+    layout->addWidget(m_steps);
+    connect(m_step, &QComboBox::activated, this, &InsidePane::showSnapshot);
+    connect(m_earlier, &QToolButton::clicked, this, [this] { showSnapshot(m_step->currentIndex() - 1); });
+    connect(m_later, &QToolButton::clicked, this, [this] { showSnapshot(m_step->currentIndex() + 1); });
+
+    auto* style = new QHBoxLayout;
+    m_colormap = new QComboBox(this);
+    m_colormap->addItems(Colormap::names());
+    m_log = new QCheckBox("log", this);
+    m_log->setToolTip("Logarithmic colour scale");
+    m_auto = new QCheckBox("auto range", this);
+    m_auto->setChecked(true);
+    m_auto->setToolTip("The colour scale spans the map's values; untick to set its ends");
+    m_overlay = new QCheckBox("lookup marks", this);
+    m_overlay->setChecked(true);
+    m_overlay->setToolTip("Circles: where an order-n lookup head should look (the token after the earlier occurrence of the "
+                          "last n tokens). Crosses: the n-gram occurred more than once, so the lookup is ambiguous.");
+    m_overlayN = new QSpinBox(this);
+    m_overlayN->setObjectName("marksOrder");
+    m_overlayN->setRange(1, kMaxLookupOrder);
+    m_overlayN->setValue(2);
+    m_overlayN->setPrefix("n = ");
+    m_overlayN->setToolTip("The order of the lookup marked; selecting a lookup head sets it to the head's order");
+    style->addWidget(m_colormap);
+    style->addWidget(m_log);
+    style->addWidget(m_auto);
+    style->addWidget(m_overlay);
+    style->addWidget(m_overlayN);
+    style->addStretch(1);
+    layout->addLayout(style);
+    // the colour scale's ends, on a row of their own while they are set by hand
+    m_range = new QWidget(this);
+    auto* range = new QHBoxLayout(m_range);
+    range->setContentsMargins(0, 0, 0, 0);
+    m_min = new QDoubleSpinBox(this);
+    m_max = new QDoubleSpinBox(this);
+    for (QDoubleSpinBox* s : {m_min, m_max}) {
+        s->setDecimals(4);
+        s->setRange(0, 1e6);
+        s->setSingleStep(0.05);
+    }
+    m_min->setValue(0);
+    m_max->setValue(1);
+    range->addWidget(new QLabel("colour scale from", this));
+    range->addWidget(m_min);
+    range->addWidget(new QLabel("to", this));
+    range->addWidget(m_max);
+    range->addStretch(1);
+    m_range->setVisible(false);
+    layout->addWidget(m_range);
+
+    // The views scroll rather than shrink: the heatmap takes the height there is and keeps at
+    // least half a label's height for every row (up to kReadableRows), and the thumbnails keep
+    // every row of heads whole. The status (what is shown, or what went wrong) heads them.
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName("views");
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* views = new QWidget(scroll);
+    auto* vl = new QVBoxLayout(views);
+    vl->setContentsMargins(0, 0, 0, 0);
+    m_status = new QLabel(views);
+    m_status->setWordWrap(true);
+    vl->addWidget(m_status);
+    m_thumbs = new QWidget(views);
+    m_thumbGrid = new QGridLayout(m_thumbs);
+    m_thumbGrid->setContentsMargins(0, 0, 0, 0);
+    m_thumbGrid->setSpacing(2);
+    vl->addWidget(m_thumbs);
+    m_heatmap = new HeatmapView(views);
+    m_heatmap->setReadableRows(kReadableRows);
+    vl->addWidget(m_heatmap, 1);
+    vl->addSpacing(fontMetrics().height() / 2);  // the hover line and the head's heading read as two
+    m_info = new QLabel(views);
+    m_info->setObjectName("headInfo");
+    m_info->setWordWrap(true);
+    m_info->setTextFormat(Qt::RichText);
+    m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    vl->addWidget(m_info);
+    scroll->setWidget(views);
+    layout->addWidget(scroll, 1);
+
+    connect(m_source, &QComboBox::activated, this, &InsidePane::onSource);
+    connect(&m_load, &BackgroundJob::progress, this, [this](int done, int total) {
+        setStatus(QString("Loading %1: %2 of %3 tensors…").arg(m_loading).arg(done).arg(total));
+    });
+    connect(m_n, &QSpinBox::editingFinished, this, [this] {
+        if (m_source->currentData().toString() == "construction") chooseConstruction(m_n->value(), m_letters->value());
+    });
+    connect(m_letters, &QSpinBox::editingFinished, this, [this] {
+        if (m_source->currentData().toString() == "construction") chooseConstruction(m_n->value(), m_letters->value());
+    });
+    connect(m_viewBox, &QComboBox::activated, this, [this] { rebuild(); });
+    connect(m_colormap, &QComboBox::currentTextChanged, this, [this] { restyle(); });
+    for (QCheckBox* c : {m_log, m_overlay}) connect(c, &QCheckBox::toggled, this, [this] { restyle(); });
+    connect(m_auto, &QCheckBox::toggled, this, [this](bool on) {
+        m_range->setVisible(!on);
+        if (!on) {  // start from the range shown
+            const auto [lo, hi] = m_heatmap->range();
+            m_min->setValue(lo);
+            m_max->setValue(hi);
+        }
+        restyle();
+    });
+    for (QDoubleSpinBox* s : {m_min, m_max}) connect(s, &QDoubleSpinBox::valueChanged, this, [this] { restyle(); });
+    connect(m_overlayN, &QSpinBox::valueChanged, this, [this] { restyle(); });
+    m_n->setVisible(false);
+    m_letters->setVisible(false);
+}
+
+void InsidePane::onSource(int index)
+{
+    const QString id = m_source->itemData(index).toString();
+    if (id == "open") {
+        const QString path = QFileDialog::getOpenFileName(this, "Open a checkpoint", QString(), "Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)");
+        m_source->setCurrentIndex(m_lastSource);  // the entry stays what is shown until the file loads
+        if (!path.isEmpty()) chooseCheckpoint(path);
+        return;
+    }
+    if (id == "openrun") {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Open a run folder (config.json, metrics.csv, checkpoints/)");
+        m_source->setCurrentIndex(m_lastSource);
+        if (!dir.isEmpty()) chooseRun(dir);
+        return;
+    }
+    if (id == "openlm") {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Open a pretrained model folder (config.json, tokenizer.json, weights)");
+        m_source->setCurrentIndex(m_lastSource);
+        if (!dir.isEmpty()) chooseModelFolder(dir);
+        return;
+    }
+    if (id == "construction") chooseConstruction(m_n->value(), m_letters->value());
+    else if (id == "current") chooseCurrentModel();
+    else if (id.startsWith("lmdir:")) chooseModelFolder(id.mid(6));
+    else if (id.startsWith("lm:")) {
+        for (const auto& lm : m_pretrained)
+            if (lm->folder == id.mid(3)) return chooseLanguageModel(lm);
+    } else if (id.startsWith("file:")) chooseCheckpoint(id.mid(5));
+    else if (id.startsWith("run:")) chooseRun(id.mid(4));
+    else chooseBundled(id);
+}
+
+void InsidePane::setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models)
+{
+    m_pretrained = models;
+    // the entries follow the list (one that is shown stays, its model still held by the subject)
+    const QString shown = m_source->currentData().toString();
+    for (int i = m_source->count() - 1; i >= 0; --i) {
+        const QString id = m_source->itemData(i).toString();
+        if (id.startsWith("lm:") && id != shown) m_source->removeItem(i);
+    }
+    const int at = m_source->findData("open");
+    for (const auto& lm : models)
+        if (m_source->findData("lm:" + lm->folder) < 0) {
+            m_source->insertItem(at, lm->name + " (Pretrained tab)", "lm:" + lm->folder);
+            m_source->setItemData(at, lm->folder, Qt::ToolTipRole);
+        }
+    m_lastSource = std::max(0, m_source->findData(shown));
+}
+
+void InsidePane::chooseLanguageModel(const std::shared_ptr<const LanguageModel>& lm)
+{
+    if (!lm) return;
+    int i = m_source->findData("lm:" + lm->folder);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), lm->name + " (Pretrained tab)", "lm:" + lm->folder);
+        i = m_source->findData("lm:" + lm->folder);
+    }
+    m_source->setCurrentIndex(i);
+    load(lm->name, [lm](JobContext&) { return InsideSubject(lm); });
+}
+
+void InsidePane::chooseModelFolder(const QString& folder)
+{
+    const QString label = QFileInfo(folder).fileName();
+    int i = m_source->findData("lmdir:" + folder);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), label, "lmdir:" + folder);
+        i = m_source->findData("lmdir:" + folder);
+        m_source->setItemData(i, folder, Qt::ToolTipRole);
+    }
+    m_source->setCurrentIndex(i);
+    load(label, [folder](JobContext& job) {
+        return InsideSubject::loadLanguageModel(folder, [&job](int done, int total) {
+            job.progress(done, total);
+            return !job.cancelled();
+        });
+    });
+}
+
+void InsidePane::chooseBundled(const QString& id)
+{
+    try {
+        const BundledCheckpoint& b = findBundled(id);
+        m_source->setCurrentIndex(m_source->findData(id));
+        const QString path = b.path, label = b.label;
+        load(label, [path, label](JobContext&) { return InsideSubject::load(path, label); });
+    } catch (const Error& e) {
+        setStatus(e.message());
+    }
+}
+
+void InsidePane::chooseConstruction(int n, int letters)
+{
+    m_source->setCurrentIndex(m_source->findData("construction"));
+    m_n->setValue(n);
+    m_letters->setValue(letters);
+    load("the construction", [n, letters](JobContext&) { return InsideSubject(ConstructionOptions{n, letters}); });
+}
+
+void InsidePane::chooseCheckpoint(const QString& path)
+{
+    if (const QString run = runFolderOf(path); !run.isEmpty()) return chooseRun(run, path);
+    QString label = QFileInfo(path).fileName();
+    int i = m_source->findData("file:" + path);
+    if (i < 0) {
+        m_source->insertItem(m_source->count() - 1, label, "file:" + path);
+        i = m_source->count() - 2;
+    }
+    m_source->setCurrentIndex(i);
+    load(label, [path](JobContext&) { return InsideSubject::load(path); });
+}
+
+void InsidePane::chooseRun(const QString& runDir, const QString& checkpoint)
+{
+    const QDir dir(runDir);
+    const QString id = "run:" + dir.absolutePath(), label = dir.dirName() + " (run)";
+    int i = m_source->findData(id);
+    if (i < 0) {
+        m_source->insertItem(m_source->findData("open"), label, id);
+        i = m_source->findData(id);
+        m_source->setItemData(i, dir.absolutePath(), Qt::ToolTipRole);
+    }
+    m_source->setCurrentIndex(i);
+    // the checkpoint asked for, else the run's last, else its latest snapshot
+    QString path = checkpoint;
+    if (path.isEmpty() && dir.exists("checkpoints/last.safetensors")) path = dir.filePath("checkpoints/last.safetensors");
+    if (path.isEmpty()) {
+        const QStringList snapshots = QDir(dir.filePath("checkpoints/snapshots")).entryList({"step-*.safetensors"}, QDir::Files, QDir::Name);
+        if (!snapshots.isEmpty()) path = dir.filePath("checkpoints/snapshots/" + snapshots.last());
+    }
+    if (path.isEmpty()) {
+        setStatus(QString("Cannot open %1: it has no checkpoints/last.safetensors and no snapshots").arg(dir.absolutePath()));
+        emit failed(status());
+        emit refreshed();
+        return;
+    }
+    const QString name = dir.dirName();
+    load(name, [path, name](JobContext&) { return InsideSubject::load(path, name); }, dir.absolutePath(), path);
+}
+
+void InsidePane::showSnapshot(int index)
+{
+    if (index < 0 || index >= int(m_snapshots.size())) return;
+    const RunSnapshot shot = m_snapshots[size_t(index)];
+    const QString name = QDir(m_runDir).dirName() + ", " + shot.label();
+    m_keepSelected = m_selected;
+    load(name, [path = shot.path, name](JobContext&) { return InsideSubject::load(path, name); }, m_runDir, shot.path);
+}
+
+void InsidePane::chooseCurrentModel()
+{
+    m_source->setCurrentIndex(m_source->findData("current"));
+    const Model m = m_current ? m_current() : Model();
+    if (m.isNull()) {
+        setStatus("No model in the Train tab yet: train one or load a checkpoint there first.");
+        emit failed(status());
+        return;
+    }
+    load("the model in the Train tab", [m](JobContext&) { return InsideSubject(m, "model in the Train tab"); });
+}
+
+void InsidePane::load(const QString& what, std::function<InsideSubject(JobContext&)> make, const QString& runDir,
+                      const QString& path)
+{
+    m_probe.cancel();  // of the subject being replaced
+    setStatus(QString("Loading %1…").arg(what));
+    m_loading = what;
+    m_n->setVisible(m_source->currentData().toString() == "construction");
+    m_letters->setVisible(m_n->isVisible());
+    struct Opened {
+        InsideSubject subject;
+        std::vector<RunSnapshot> snapshots;
+    };
+    m_load.start(
+        [make, runDir](JobContext& job) {
+            Opened o{make(job), {}};
+            if (!runDir.isEmpty()) o.snapshots = runSnapshots(runDir);  // a few file names, and mechanisms.csv for the notes
+            return o;
+        },
+        [this, runDir, path](const Opened& o) {
+            m_subject = o.subject;
+            m_lastSource = m_source->currentIndex();
+            m_runDir = runDir;
+            m_snapshots = o.snapshots;
+            const QSignalBlocker quiet(m_step);
+            m_step->clear();
+            int shown = -1;
+            for (size_t i = 0; i < m_snapshots.size(); ++i) {
+                m_step->addItem(m_snapshots[i].label(), m_snapshots[i].path);
+                if (QFileInfo(m_snapshots[i].path) == QFileInfo(path)) shown = int(i);
+            }
+            for (size_t i = 0; i < m_snapshots.size() && shown < 0; ++i)  // last.safetensors, listed as its step's snapshot
+                if (m_snapshots[i].step == m_subject.model().step()) shown = int(i);
+            m_step->setCurrentIndex(shown);
+            m_shownPath = shown >= 0 ? m_snapshots[size_t(shown)].path : path;
+            m_steps->setVisible(!m_snapshots.empty());
+            m_earlier->setEnabled(shown > 0);
+            m_later->setEnabled(shown >= 0 && shown + 1 < int(m_snapshots.size()));
+            probe();
+        },
+        [this, what](const QString& message) {
+            // the snapshot list keeps showing the step that is shown
+            m_keepSelected = -1;
+            const QSignalBlocker quiet(m_step);
+            m_step->setCurrentIndex(m_step->findData(m_shownPath));
+            const QString error = QString("Cannot open %1: %2").arg(what, message);
+            setStatus(error);
+            emit failed(error);
+            emit refreshed();
+        });
+}
+
+void InsidePane::setInput(const std::vector<int>& tokens)
+{
+    m_textInput = false;
+    m_copyTokens = tokens;
+    if (!m_subject.isNull() && !m_load.isRunning()) probe();  // else the subject, once loaded, is probed with it
+}
+
+void InsidePane::setTextInput(const QString& prompt)
+{
+    m_textInput = true;
+    m_prompt = prompt;
+    if (!m_subject.isNull() && !m_load.isRunning()) probe();
+}
+
+void InsidePane::probe()
+{
+    const QString problem = m_subject.inputProblem(m_textInput);
+    const bool noInput = m_textInput ? m_prompt.isEmpty() : m_copyTokens.empty();
+    if (!problem.isEmpty() || noInput) {
+        m_probe.cancel();
+        setStatus(problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem);
+        m_probes = {};
+        m_tokens.clear();
+        m_predictions.clear();
+        m_continuation.clear();
+        rebuild();
+        emit refreshed();
+        return;
+    }
+    const InsideSubject subject = m_subject;
+    const bool text = m_textInput;
+    const std::vector<int> copyTokens = m_copyTokens;
+    const QString prompt = m_prompt;
+    struct Probed {
+        std::vector<int> tokens;
+        ModelProbes probes;
+        std::vector<int> predictions;
+        QString continuation;
+    };
+    setStatus(QString("Looking inside %1…").arg(subject.name()));
+    m_probe.start(
+        [subject, text, copyTokens, prompt](JobContext& job) {
+            Probed p;
+            if (text) {
+                p.tokens = subject.encode(prompt);
+            } else {
+                p.tokens = copyTokens;
+                for (int t : p.tokens)  // the input's letters must be in this subject's alphabet
+                    if (t >= CopyVocab{subject.letters()}.size())
+                        throw Error(QString("the input has letters outside this model's alphabet of %1").arg(subject.letters()));
+            }
+            p.probes = subject.probe(p.tokens, [&job] { return !job.cancelled(); });
+            p.predictions = p.probes.predictions.size() == p.tokens.size() ? p.probes.predictions : subject.predictions(p.tokens);
+            if (const LanguageModel* lm = subject.languageModel()) {
+                // what it answers: a phone book's number, the rest of a passage (greedy, a line's worth)
+                const LanguageModel::Continuation c = lm->generate(prompt, 16, [&job](int, int) { return !job.cancelled(); });
+                p.continuation = c.text;
+            }
+            return p;
+        },
+        [this](const Probed& p) {
+            m_tokens = p.tokens;
+            m_probes = p.probes;
+            m_predictions = p.predictions;
+            m_continuation = p.continuation;
+            setStatus(m_subject.summary());
+            rebuild();
+            emit refreshed();
+        },
+        [this](const QString& error) {
+            m_probes = {};
+            m_tokens.clear();
+            m_predictions = {};
+            m_continuation.clear();
+            setStatus(m_subject.name() + ": " + error);
+            rebuild();
+            emit failed(status());
+            emit refreshed();
+        });
+}
+
+QString InsidePane::view() const { return m_viewBox->currentData().toString(); }
+
+void InsidePane::setView(const QString& view)
+{
+    const int i = m_viewBox->findData(view);
+    if (i >= 0) m_viewBox->setCurrentIndex(i);
+    rebuild();
+}
+
+QString InsidePane::status() const { return m_status->text(); }
+
+void InsidePane::setStatus(const QString& text) { m_status->setText(text); }
+
+QString InsidePane::info() const { return m_info->text(); }
+
+void InsidePane::rebuild()
+{
+    // which views this subject has; keep the chosen one when it can, else the first it has
+    const QStringList views = viewsOf(m_probes);
+    for (int i = 0; i < m_viewBox->count(); ++i) {
+        auto* model = qobject_cast<QStandardItemModel*>(m_viewBox->model());
+        if (model) model->item(i)->setEnabled(views.contains(m_viewBox->itemData(i).toString()));
+    }
+    if (!views.isEmpty() && !views.contains(view())) m_viewBox->setCurrentIndex(m_viewBox->findData(views.front()));
+    m_analysis.reset();
+    if (m_probes.attention.layers > 0 && int(m_tokens.size()) == m_probes.attention.length) {
+        try {
+            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
+            m_analysis = std::make_unique<LookupAnalysis>(analyseLookup(m_probes.attention, m_tokens, begin, end));
+        } catch (const Error&) {
+            // not a copy input: heads unlabelled
+        }
+    }
+    m_scored = m_predictions.size() == m_tokens.size() && !m_tokens.empty();
+    m_score = m_scored ? m_subject.score(m_tokens, m_predictions) : CopyScore{};
+    m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_score.wrong);
+    for (QToolButton* b : m_thumbButtons) b->deleteLater();
+    m_thumbButtons.clear();
+    // the first lookup head when there is one, else the first map; stepping through a run's
+    // snapshots keeps the map that was shown, so one head is seen to change
+    m_selected = 0;
+    for (size_t i = 0; i < m_view.highlighted.size(); ++i)
+        if (m_view.highlighted[i]) {
+            m_selected = int(i);
+            break;
+        }
+    if (m_keepSelected >= 0 && m_keepSelected < int(m_view.maps.size())) m_selected = m_keepSelected;
+    m_keepSelected = -1;
+    followSelectedHead();
+    // Attention: a row per layer, a column per head. Many maps (a pretrained model's 144 heads or
+    // 24 blocks): smaller thumbnails without captions (they are in the tooltips and the map's
+    // title) and a label heading each row, so a laptop's half-screen pane holds a row.
+    for (QLabel* l : m_rowLabels) l->deleteLater();
+    m_rowLabels.clear();
+    const bool attention = m_view.view == "attention";
+    const bool compact = m_view.maps.size() > 16;
+    m_thumbSide = compact ? kSmallThumbnail : kThumbnail;
+    int lastRow = -1;
+    for (size_t i = 0; i < m_view.maps.size(); ++i) {
+        const int row = attention ? m_view.layers[i] : int(i) / 8, col = (attention ? m_view.heads[i] : int(i) % 8) + (compact ? 1 : 0);
+        if (compact && row != lastRow) {
+            const int lastInRow = attention ? -1 : int(std::min(m_view.maps.size(), size_t(row + 1) * 8)) - 1;
+            auto* label = new QLabel(attention ? QString("L%1").arg(m_view.blocks[i])
+                                               : QString("%1–%2").arg(m_view.blocks[i]).arg(m_view.blocks[size_t(lastInRow)]),
+                                     m_thumbs);
+            label->setToolTip(attention ? QString("layer %1: its heads from 0 on").arg(m_view.blocks[i]) : QString("blocks"));
+            m_thumbGrid->addWidget(label, row, 0);
+            m_rowLabels.push_back(label);
+            lastRow = row;
+        }
+        auto* b = new QToolButton(m_thumbs);
+        b->setToolButtonStyle(compact ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextUnderIcon);
+        b->setIconSize(QSize(m_thumbSide, m_thumbSide));
+        b->setText(m_view.captions[i].section('\n', 0, 0));
+        b->setToolTip(m_view.captions[i]);
+        b->setCheckable(true);
+        b->setAutoRaise(true);
+        if (m_view.highlighted[i]) b->setStyleSheet(QString("QToolButton { border: %1px solid #ff7f0e; }").arg(compact ? 2 : 3));
+        connect(b, &QToolButton::clicked, this, [this, i] { selectMap(int(i)); });
+        m_thumbGrid->addWidget(b, row, col);
+        m_thumbButtons.push_back(b);
+    }
+    restyle();
+}
+
+void InsidePane::selectMap(int index)
+{
+    if (index < 0 || index >= int(m_view.maps.size())) return;
+    m_selected = index;
+    followSelectedHead();
+    showMap();
+}
+
+const HeadLookup* InsidePane::selectedHead() const
+{
+    if (m_view.view != "attention" || !m_analysis || m_selected >= int(m_view.maps.size())) return nullptr;
+    return &m_analysis->heads[size_t(m_view.layers[size_t(m_selected)]) * m_probes.attention.heads + size_t(m_view.heads[size_t(m_selected)])];
+}
+
+void InsidePane::followSelectedHead()
+{
+    // A lookup head's marks start at its own order; after that the spinner is the user's.
+    const HeadLookup* h = selectedHead();
+    if (!h || h->order == 0) return;
+    const QSignalBlocker quiet(m_overlayN);
+    m_overlayN->setValue(h->order);
+}
+
+void InsidePane::restyle()
+{
+    HeatmapStyle s;
+    s.colormap = m_colormap->currentText();
+    s.logScale = m_log->isChecked();
+    s.autoRange = m_auto->isChecked();
+    s.min = m_min->value();
+    s.max = std::max(m_max->value(), m_min->value() + 1e-6);
+    m_heatmap->setStyle(s);
+    for (size_t i = 0; i < m_thumbButtons.size(); ++i)
+        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(m_thumbSide, m_thumbSide))));
+    showMap();
+}
+
+void InsidePane::showMap()
+{
+    for (size_t i = 0; i < m_thumbButtons.size(); ++i) m_thumbButtons[i]->setChecked(int(i) == m_selected);
+    if (m_view.maps.empty()) {
+        m_heatmap->setData(HeatmapData{});
+        m_info->setText(m_probes.tokens.empty() ? QString() : QString("Nothing to show in this view."));
+        return;
+    }
+    const HeatmapData& map = m_view.maps[size_t(m_selected)];
+    m_heatmap->setData(map);
+    QString info;
+    bool match = false;
+    if (const HeadLookup* head = selectedHead()) {
+        const HeadLookup& h = *head;
+        match = h.kind == HeadKind::NgramMatch;
+        QString lookup, matched, ambiguous;
+        for (int k = 1; k <= kMaxLookupOrder; ++k) {
+            lookup += QString("<td>%1</td>").arg(h.scored[size_t(k)] ? QString::number(h.lookup[size_t(k)], 'f', 2) : "–");
+            matched += QString("<td>%1</td>").arg(h.scored[size_t(k)] ? QString::number(h.match[size_t(k)], 'f', 2) : "–");
+            ambiguous += QString("<td>%1</td>").arg(m_analysis->ambiguous[size_t(k)]);
+        }
+        info = QString("<b>%1</b> — previous-token %2, current %3, first-token %4, entropy %5"
+                       "<table cellspacing=4><tr><td>n</td><td>1</td><td>2</td><td>3</td><td>4</td><td>5</td><td>6</td><td>7</td><td>8</td></tr>"
+                       "<tr><td>lookup</td>%6</tr><tr><td>match</td>%7</tr><tr><td>ambiguous queries</td>%8</tr></table>")
+                   .arg(h.label).arg(h.previousToken, 0, 'f', 2).arg(h.currentToken, 0, 'f', 2).arg(h.firstToken, 0, 'f', 2)
+                   .arg(h.entropy, 0, 'f', 2).arg(lookup, matched, ambiguous);
+    } else if (m_view.view == "implicit") {
+        info = "The selective scan is linear in its input: y_t = Σ_s α[t,s] u_s + D u_t per channel. Shown: |α| averaged over "
+               "the channels (the skip D and the gate are left out). Compare its rows with a lookup head's single bright cell.";
+    } else if (m_view.view == "state") {
+        info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels).";
+    } else if (m_view.view == "delta") {
+        info = "Mamba's step size Δ after softplus: large Δ lets a token in and forgets the past; small Δ keeps the state.";
+    }
+    // the model's answers
+    if (m_scored) {
+        const CopyScore& score = m_score;
+        if (m_subject.readsText())
+            info += QString("<br>Predicts %1 of the %2 copyable tokens of this prompt (the next token after a %3-gram seen once "
+                            "before, as it followed then; rows marked ✗ are wrong).")
+                        .arg(score.right).arg(score.answers).arg(kTextCopyOrder);
+        else
+            info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
+    }
+    if (m_subject.readsText() && !m_tokens.empty())
+        info += QString("<br>%1 tokens. Greedy continuation: <b>%2</b>").arg(m_tokens.size())
+                    .arg(QString(m_continuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
+    m_info->setText(info);
+    std::vector<std::pair<int, int>> marks, warnings;
+    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !m_tokens.empty()) {
+        try {
+            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
+            lookupMarksIn(m_tokens, begin, end, m_overlayN->value(), match, marks, warnings);
+        } catch (const Error&) {
+            // no queries to mark
+        }
+    }
+    m_heatmap->setMarks(marks, warnings);
+}
+
+}  // namespace parrot

@@ -1,0 +1,159 @@
+// One side of the Explore tab.
+// Each pane shows one subject (a bundled checkpoint, the model being trained, any checkpoint, the
+// copy paper's two-layer construction, or a pretrained model folder such as Pythia or Mamba, also
+// those loaded in the Pretrained tab) in one of its views:
+//   Attention           every layer x head as a thumbnail, n-gram lookup heads outlined; the
+//                       selected head as a heatmap with the expected lookup positions marked
+//   Implicit attention  Mamba's scan unrolled (one map per block, |alpha| averaged over channels)
+//   State norm          per-channel hidden-state norm over time (Mamba, S4D, LSTM, hybrids)
+//   Step size           Mamba's delta over time x channel
+// A run folder (Open run folder…, a checkpoint inside one, or the Runs tab's Look inside) adds a
+// row to step through the run's snapshots (checkpoints/snapshots, written while it trained, and its
+// last checkpoint): "step 0 · step 20 · … · step 340 (before) · step 360 (lookup forms) · …", so the
+// attention maps before, while and after a lookup head forms can be compared.
+// Probing runs off the GUI thread; a pane shows what it is doing and any error in its status line.
+// Long prompts: the maps zoom with the mouse wheel and pan by dragging (double-click: all of it);
+// the token labels thin out to what fits.
+// The views as data, and the same figures without a window, are in insidefigure.h.
+#pragma once
+
+#include "ui/jobs/backgroundjob.h"
+#include "figures/heatmap.h"
+#include "figures/insidefigure.h"
+
+#include "core/analysis/inside.h"
+#include "base/analysis/lookup.h"
+#include "base/io/runfolder.h"
+#include "core/text/languagemodel.h"
+
+#include <QWidget>
+
+#include <functional>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QToolButton;
+
+namespace parrot {
+
+class ConstructionView;
+
+class InsidePane : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kReadableRows = 40;  // a heatmap keeps room to read this many rows
+    static constexpr int kThumbnail = 32;     // a head's thumbnail, in pixels: two layers of them stay short
+    static constexpr int kSmallThumbnail = 22;  // when there are more than 16 maps
+    explicit InsidePane(QWidget* parent = nullptr);
+    // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.
+    void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
+    void chooseBundled(const QString& id);
+    void chooseConstruction(int n, int letters);
+    // A checkpoint; one inside a run folder also lists the run's snapshots to step through.
+    void chooseCheckpoint(const QString& path);
+    // A run folder: `checkpoint` inside it, else its last checkpoint (or latest snapshot), with its
+    // snapshots to step through.
+    void chooseRun(const QString& runDir, const QString& checkpoint = {});
+    // The run's snapshots listed with the checkpoint shown (empty for anything else), the one shown.
+    const std::vector<RunSnapshot>& snapshots() const { return m_snapshots; }
+    QComboBox* snapshotBox() const { return m_step; }
+    void showSnapshot(int index);
+    void chooseCurrentModel();
+    void chooseLanguageModel(const std::shared_ptr<const LanguageModel>& lm);
+    void chooseModelFolder(const QString& folder);  // a HuggingFace folder, loaded here
+    // The models of the Pretrained tab, offered in the source list.
+    void setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models);
+    void setInput(const std::vector<int>& tokens);  // a copy input
+    void setTextInput(const QString& prompt);       // a text prompt
+    void setView(const QString& view);
+    void selectMap(int index);
+
+    const InsideSubject& subject() const { return m_subject; }
+    QString view() const;
+    const InsideView& shown() const { return m_view; }
+    int selectedMap() const { return m_selected; }
+    const std::vector<int>& tokens() const { return m_tokens; }  // the input as this subject read it
+    const std::vector<int>& predictions() const { return m_predictions; }
+    QString continuation() const { return m_continuation; }  // a language model's greedy answer to the prompt
+    HeatmapView* heatmap() const { return m_heatmap; }
+    QString status() const;
+    QString info() const;
+    bool busy() const { return m_load.isRunning() || m_probe.isRunning(); }
+
+signals:
+    void refreshed();  // a subject was loaded and probed (or failed: see status())
+    void failed(const QString& message);
+
+private:
+    void onSource(int index);
+    // `runDir`: also list that run's snapshots (off the GUI thread too), `path` being the one loaded.
+    void load(const QString& what, std::function<InsideSubject(JobContext&)> make, const QString& runDir = {},
+              const QString& path = {});
+    void probe();
+    void rebuild();
+    void showMap();
+    void restyle();
+    const HeadLookup* selectedHead() const;  // the attention head shown, when the heads are analysed
+    void followSelectedHead();
+    void setStatus(const QString& text);
+
+    std::function<Model()> m_current;
+    InsideSubject m_subject;
+    bool m_textInput = false;
+    std::vector<int> m_copyTokens;  // the copy input given
+    QString m_prompt;               // the text prompt given
+    std::vector<int> m_tokens;      // what the subject read: the copy input, or the prompt's tokens
+    QString m_continuation;
+    std::vector<std::shared_ptr<const LanguageModel>> m_pretrained;
+    ModelProbes m_probes;
+    std::vector<int> m_predictions;
+    CopyScore m_score;      // the predictions scored (rebuild), read by every map shown
+    bool m_scored = false;  // there are predictions for the tokens shown
+    std::unique_ptr<LookupAnalysis> m_analysis;
+    InsideView m_view;
+    int m_selected = 0;
+    // A new subject drops the probes of the old one; a new input waits for a subject being loaded.
+    BackgroundJob m_load;
+    BackgroundJob m_probe;
+
+    QComboBox* m_source = nullptr;
+    QWidget* m_steps = nullptr;    // the snapshot row
+    QComboBox* m_step = nullptr;
+    QToolButton* m_earlier = nullptr;
+    QToolButton* m_later = nullptr;
+    std::vector<RunSnapshot> m_snapshots;
+    QString m_runDir;     // the run whose snapshots m_step lists
+    QString m_shownPath;  // the checkpoint of the run shown
+    int m_keepSelected = -1;  // the map to show again after the next rebuild (another snapshot of the run)
+    QSpinBox* m_n = nullptr;
+    QSpinBox* m_letters = nullptr;
+    QComboBox* m_viewBox = nullptr;
+    QComboBox* m_colormap = nullptr;
+    QCheckBox* m_log = nullptr;
+    QCheckBox* m_auto = nullptr;
+    QDoubleSpinBox* m_min = nullptr;
+    QDoubleSpinBox* m_max = nullptr;
+    QWidget* m_range = nullptr;  // m_min and m_max
+    QCheckBox* m_overlay = nullptr;
+    QSpinBox* m_overlayN = nullptr;
+    QWidget* m_thumbs = nullptr;
+    QGridLayout* m_thumbGrid = nullptr;
+    std::vector<QToolButton*> m_thumbButtons;
+    std::vector<QLabel*> m_rowLabels;  // heading each row of small thumbnails
+    int m_thumbSide = kThumbnail;
+    HeatmapView* m_heatmap = nullptr;
+    QLabel* m_info = nullptr;
+    QLabel* m_status = nullptr;
+    int m_lastSource = 0;
+    QString m_loading;  // what m_load is loading, for its progress
+};
+
+}  // namespace parrot

@@ -1,0 +1,364 @@
+#include "ui/panels/pretrainedpanel.h"
+
+#include "base/config.h"
+#include "base/error.h"
+#include "core/eval/lmtests.h"
+#include "figures/export.h"
+#include "ui/window/exportdialog.h"
+#include "figures/figures.h"
+
+#include "qcustomplot.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace parrot {
+
+PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* models = new QGroupBox(tr("Models (HuggingFace folders: config.json, tokenizer.json, weights)"));
+    m_list = new QListWidget;
+    m_list->setObjectName("pretrainedModels");
+    m_list->setWordWrap(true);  // a model's summary line wraps instead of scrolling sideways
+    m_list->setMinimumHeight(48);
+    m_add = new QPushButton(tr("Add folder…"));
+    m_remove = new QPushButton(tr("Remove"));
+    m_look = new QPushButton(tr("Look inside"));
+    m_look->setObjectName("lookInside");
+    m_look->setToolTip(tr("Open the selected model in the Explore tab beside one of the other architecture (Pythia beside "
+                          "Mamba), on the prompt below or, when it is empty, a phone book of 10 entries: attention of "
+                          "every head, lookup scores, Mamba's implicit attention"));
+    auto* modelButtons = new QHBoxLayout;
+    modelButtons->addWidget(m_add);
+    modelButtons->addWidget(m_remove);
+    modelButtons->addWidget(m_look);
+    modelButtons->addStretch();
+    auto* ml = new QVBoxLayout(models);
+    ml->addWidget(m_list);
+    ml->addLayout(modelButtons);
+
+    auto* gen = new QGroupBox(tr("Prompt (greedy continuation by the selected model)"));
+    m_prompt = new QPlainTextEdit;
+    m_prompt->setObjectName("pretrainedPrompt");
+    m_prompt->setPlaceholderText(tr("Alice was beginning to get very tired of"));
+    m_prompt->setMaximumBlockCount(100000);
+    m_prompt->setMinimumHeight(48);
+    m_newTokens = new QSpinBox;
+    m_newTokens->setRange(1, 4096);
+    m_newTokens->setValue(32);
+    m_generate = new QPushButton(tr("Generate"));
+    m_output = new QPlainTextEdit;
+    m_output->setObjectName("pretrainedOutput");
+    m_output->setReadOnly(true);
+    m_output->setMinimumHeight(48);
+    auto* genRow = new QHBoxLayout;
+    genRow->addWidget(new QLabel(tr("new tokens")));
+    genRow->addWidget(m_newTokens);
+    genRow->addStretch();
+    genRow->addWidget(m_generate);
+    auto* gl = new QVBoxLayout(gen);
+    gl->addWidget(m_prompt, 1);
+    gl->addLayout(genRow);
+    gl->addWidget(m_output, 1);
+
+    auto* test = new QGroupBox(tr("Zero-shot tests (Jelassi et al. 2024, figure 1)"));
+    m_test = new QComboBox;
+    for (const LmTestInfo& t : lmTests()) m_test->addItem(t.label, t.id);
+    m_test->setToolTip(lmTests().front().description);
+    m_sizes = new QLineEdit(lmTests().front().defaultSizes);
+    m_sizes->setToolTip(tr("Phone-book entries or text tokens, comma-separated"));
+    m_samples = new QSpinBox;
+    m_samples->setRange(1, 100000);
+    m_samples->setValue(20);
+    m_seed = new QSpinBox;
+    m_seed->setRange(0, 2147483647);
+    m_seed->setValue(1234);
+    m_run = new QPushButton(tr("Run on every model"));
+    m_stop = new QPushButton(tr("Stop"));
+    m_export = new QPushButton(tr("Export figure…"));
+    auto* form = new QFormLayout;
+    form->addRow(tr("test"), m_test);
+    form->addRow(tr("sizes"), m_sizes);
+    form->addRow(tr("prompts per size"), m_samples);
+    form->addRow(tr("seed"), m_seed);
+    auto* runRow = new QHBoxLayout;
+    runRow->addWidget(m_run);
+    runRow->addWidget(m_stop);
+    runRow->addStretch();
+    runRow->addWidget(m_export);
+    auto* tl = new QVBoxLayout(test);
+    tl->addLayout(form);
+    tl->addLayout(runRow);
+
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_status = new QLabel(tr("Add a model folder, e.g. one downloaded with huggingface-cli download EleutherAI/pythia-160m."));
+    m_status->setObjectName("pretrainedStatus");
+    // One line, the whole text in its tooltip: a wrapping label would give the page a height
+    // for its width, and the tab's scroll area would then lay it out at its preferred height.
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_plot = new QCustomPlot;
+    m_plot->setObjectName("pretrainedPlot");
+    m_plot->setMinimumSize(320, 180);
+    drawLmCurves(*m_plot, {}, m_test->currentData().toString());
+    m_plot->replot();
+
+    auto* left = new QWidget;
+    auto* ll = new QVBoxLayout(left);
+    ll->setContentsMargins(0, 0, 0, 0);
+    ll->addWidget(models, 1);
+    ll->addWidget(gen, 2);
+    auto* right = new QWidget;
+    auto* rl = new QVBoxLayout(right);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->addWidget(test);
+    rl->addWidget(m_plot, 1);
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(left);
+    split->addWidget(right);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split, 1);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_status);
+
+    connect(m_add, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("A HuggingFace model folder"),
+                                                              QStandardPaths::writableLocation(QStandardPaths::HomeLocation));
+        if (!dir.isEmpty()) addFolder(dir);
+    });
+    connect(m_remove, &QPushButton::clicked, this, [this] {
+        const int row = m_list->currentRow();
+        if (row < 0 || row >= int(m_models.size()) || m_work.isRunning()) return;
+        m_models.erase(m_models.begin() + row);
+        delete m_list->takeItem(row);
+        updateButtons();
+        emit modelsChanged();
+    });
+    connect(m_generate, &QPushButton::clicked, this, &PretrainedPanel::generate);
+    connect(m_look, &QPushButton::clicked, this, &PretrainedPanel::lookInsideSelected);
+    connect(m_run, &QPushButton::clicked, this, &PretrainedPanel::runTest);
+    connect(m_stop, &QPushButton::clicked, this, &PretrainedPanel::stop);
+    connect(m_export, &QPushButton::clicked, this, &PretrainedPanel::exportFigure);
+    connect(m_test, &QComboBox::currentIndexChanged, this, [this] {
+        const QString id = m_test->currentData().toString();
+        m_test->setToolTip(findLmTest(id)->description);
+        m_sizes->setText(findLmTest(id)->defaultSizes);
+    });
+    connect(m_list, &QListWidget::currentRowChanged, this, &PretrainedPanel::updateButtons);
+    for (BackgroundJob* job : {&m_load, &m_work})
+        connect(job, &BackgroundJob::progress, this, [this](int done, int total) {
+            m_progress->setRange(0, std::max(1, total));
+            m_progress->setValue(done);
+        });
+    updateButtons();
+}
+
+void PretrainedPanel::selectModel(int row)
+{
+    if (row >= 0 && row < m_list->count()) m_list->setCurrentRow(row);
+}
+
+void PretrainedPanel::lookInsideSelected()
+{
+    if (m_models.empty()) return;
+    const int row = std::clamp(m_list->currentRow(), 0, int(m_models.size()) - 1);
+    const auto a = m_models[size_t(row)];
+    std::shared_ptr<const LanguageModel> b;  // another architecture's first, else the next model
+    for (const auto& m : m_models)
+        if (m != a && m->architecture != a->architecture) {
+            b = m;
+            break;
+        }
+    if (!b && m_models.size() > 1) b = m_models[size_t(row + 1) % m_models.size()];
+    emit lookInside(a, b, m_prompt->toPlainText());
+}
+
+QString PretrainedPanel::status() const { return m_status->text(); }
+
+void PretrainedPanel::setStatus(const QString& text, bool error)
+{
+    m_status->setText(text);
+    m_status->setToolTip(text);
+    m_status->setStyleSheet(error ? "color: #c0392b;" : QString());
+}
+
+void PretrainedPanel::updateButtons()
+{
+    const bool working = m_work.isRunning(), any = !m_models.empty();
+    m_add->setEnabled(!m_load.isRunning());
+    m_remove->setEnabled(any && !working && m_list->currentRow() >= 0);
+    m_look->setEnabled(any && m_list->currentRow() >= 0);
+    m_generate->setEnabled(any && !working);
+    m_run->setEnabled(any && !working);
+    m_stop->setEnabled(working);
+    m_export->setEnabled(!m_results.empty() && !working);
+}
+
+void PretrainedPanel::addFolder(const QString& folder)
+{
+    m_queued << folder;
+    if (!m_load.isRunning()) loadNext();
+}
+
+void PretrainedPanel::loadNext()
+{
+    if (m_queued.isEmpty()) return;
+    const QString folder = m_queued.takeFirst();
+    setStatus(tr("Loading %1…").arg(QDir(folder).dirName()));
+    m_progress->setRange(0, 0);
+    m_load.start(
+        [folder](JobContext& job) {
+            return std::make_shared<const LanguageModel>(LanguageModel::load(folder, [&](int done, int total) {
+                job.progress(done, total);
+                return !job.cancelled();
+            }));
+        },
+        [this](std::shared_ptr<const LanguageModel> lm) {
+            m_models.push_back(lm);
+            auto* item = new QListWidgetItem(lm->summary());
+            item->setToolTip(lm->folder);
+            m_list->addItem(item);
+            m_list->setCurrentRow(m_list->count() - 1);
+            m_progress->setRange(0, 1);
+            m_progress->setValue(1);
+            setStatus(tr("Loaded %1.").arg(lm->name));
+            updateButtons();
+            emit modelsChanged();
+            QTimer::singleShot(0, this, &PretrainedPanel::loadNext);
+        },
+        [this](const QString& error) {
+            m_progress->setRange(0, 1);
+            m_progress->setValue(0);
+            setStatus(error, true);  // the models already loaded stay
+            updateButtons();
+            emit failed(error);
+            QTimer::singleShot(0, this, &PretrainedPanel::loadNext);
+        });
+    updateButtons();
+}
+
+void PretrainedPanel::generate()
+{
+    const int row = std::max(0, m_list->currentRow());
+    if (row >= int(m_models.size())) return;
+    const std::shared_ptr<const LanguageModel> lm = m_models[size_t(row)];
+    const QString prompt = m_prompt->toPlainText().isEmpty() ? m_prompt->placeholderText() : m_prompt->toPlainText();
+    const int maxNew = m_newTokens->value();
+    setStatus(tr("%1 is writing…").arg(lm->name));
+    m_work.start(
+        [lm, prompt, maxNew](JobContext& job) {
+            return lm->generate(prompt, maxNew, [&](int done, int) {
+                job.progress(done, maxNew);
+                return !job.cancelled();
+            });
+        },
+        [this, lm, prompt](const LanguageModel::Continuation& c) {
+            m_output->setPlainText(prompt + c.text);
+            QTextCursor cursor = m_output->textCursor();  // the continuation in bold, after the prompt
+            cursor.setPosition(int(prompt.size()));
+            cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+            QTextCharFormat bold;
+            bold.setFontWeight(QFont::Bold);
+            cursor.mergeCharFormat(bold);
+            setStatus(tr("%1: %2 prompt tokens, %3 new%4.").arg(lm->name).arg(c.promptIds.size()).arg(c.newIds.size())
+                          .arg(c.stopped ? tr(", stopped at <|endoftext|>") : QString()));
+            updateButtons();
+            emit generated();
+        },
+        [this](const QString& error) {
+            setStatus(error, true);
+            updateButtons();
+            emit failed(error);
+        });
+    updateButtons();
+}
+
+void PretrainedPanel::runTest()
+{
+    if (m_models.empty()) return;
+    const QString id = m_test->currentData().toString();
+    std::vector<int> sizes;
+    try {
+        sizes = parseLengthList(m_sizes->text(), tr("sizes"));
+    } catch (const Error& e) {
+        setStatus(e.message(), true);
+        return;
+    }
+    const int samples = m_samples->value();
+    const unsigned long long seed = unsigned(m_seed->value());
+    const auto models = m_models;
+    setStatus(tr("Running %1 on %2 model(s)…").arg(findLmTest(id)->label).arg(models.size()));
+    m_work.start(
+        [models, id, sizes, samples, seed](JobContext& job) {
+            std::vector<LmSeries> out;
+            const int perModel = int(sizes.size()) * samples, total = perModel * int(models.size());
+            for (size_t m = 0; m < models.size() && !job.cancelled(); ++m) {
+                const LengthCurve c = runLmTest(*models[m], id, sizes, samples, seed, [&](int done, int) {
+                    job.progress(int(m) * perModel + done, total);
+                    return !job.cancelled();
+                });
+                out.push_back({models[m]->name, models[m]->architecture, c});
+            }
+            return out;
+        },
+        [this, id](std::vector<LmSeries> series) {
+            const bool stopped = m_work.stopRequested();
+            m_results = std::move(series);
+            m_resultsTest = id;
+            m_figureCsv = drawLmCurves(*m_plot, m_results, id);
+            applyPlotTheme(*m_plot, darkPlots());
+            m_plot->replot();
+            setStatus(stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
+            updateButtons();
+            emit testFinished();
+        },
+        [this](const QString& error) {
+            setStatus(error, true);
+            updateButtons();
+            emit failed(error);
+        });
+    updateButtons();
+}
+
+void PretrainedPanel::stop()
+{
+    m_queued.clear();
+    m_work.stop();
+    m_load.cancel();
+    setStatus(tr("Stopping…"));
+}
+
+void PretrainedPanel::exportFigure()
+{
+    if (m_results.empty()) return;
+    // File -> Export's dialog (size, DPI, font, line width, the remembered folder); CSV is the
+    // curves' own table, with the standard errors.
+    auto* dialog = new ExportDialog(this, tr("Pretrained"), m_plot, false, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileStem(m_resultsTest);
+    dialog->setCsvSource(m_plot, [this] { return m_figureCsv; });
+    connect(dialog, &ExportDialog::exported, this, [this](const QString& path) { setStatus(tr("Wrote %1.").arg(path)); });
+    connect(dialog, &ExportDialog::failed, this, [this](const QString& why) { setStatus(why, true); });
+    dialog->open();  // window-modal, never blocking the event loop
+}
+
+}  // namespace parrot

@@ -1,0 +1,99 @@
+// The Pretrained tab: HuggingFace model folders (Pythia / GPT-NeoX, Mamba) loaded off the GUI
+// thread with per-tensor progress; a prompt and its greedy continuation by the selected model;
+// the copy paper's zero-shot tests (eval/lmtests.h) on every loaded model, with Run / Stop,
+// progress, the accuracy-against-size overlay and Export. A folder that cannot be loaded says
+// why in the tab and the models already loaded stay.
+#pragma once
+
+#include "ui/jobs/backgroundjob.h"
+#include "figures/lmfigure.h"
+#include "core/text/languagemodel.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace parrot {
+
+class PretrainedPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit PretrainedPanel(QWidget* parent = nullptr);
+
+    // Asynchronous, one folder after the other: `modelsChanged` or `failed` for each.
+    void addFolder(const QString& folder);
+    void generate();                         // the prompt box's text, by the selected model
+    void runTest();                          // the chosen test on every loaded model
+    void stop();
+    // Emits lookInside for the selected model (the first when none is selected).
+    void lookInsideSelected();
+    void selectModel(int row);
+
+    int modelCount() const { return int(m_models.size()); }
+    const LanguageModel& model(int i) const { return *m_models[size_t(i)]; }
+    const std::vector<std::shared_ptr<const LanguageModel>>& models() const { return m_models; }
+    const std::vector<LmSeries>& results() const { return m_results; }
+    QString status() const;
+    bool busy() const { return m_load.isRunning() || m_work.isRunning() || !m_queued.isEmpty(); }
+    QCustomPlot* plot() const { return m_plot; }
+    QPlainTextEdit* promptBox() const { return m_prompt; }
+    QPlainTextEdit* outputBox() const { return m_output; }
+    QComboBox* testBox() const { return m_test; }
+    QLineEdit* sizesBox() const { return m_sizes; }
+    QSpinBox* samplesBox() const { return m_samples; }
+    QSpinBox* newTokensBox() const { return m_newTokens; }
+
+signals:
+    void modelsChanged();
+    void generated();
+    void testFinished();
+    void failed(const QString& message);
+    // Look inside: the selected model, another (of the other architecture when there is one, may
+    // be null) and the prompt box's text.
+    void lookInside(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b, const QString& prompt);
+
+private:
+    void setStatus(const QString& text, bool error = false);
+    void updateButtons();
+    void exportFigure();
+    void loadNext();
+
+    std::vector<std::shared_ptr<const LanguageModel>> m_models;
+    std::vector<LmSeries> m_results;
+    QStringList m_queued;  // folders waiting for the one loading now
+    QString m_resultsTest;
+    QString m_figureCsv;  // what drawLmCurves returned for m_results
+    BackgroundJob m_load;  // one folder at a time
+    BackgroundJob m_work;  // a generation or a test run
+    QListWidget* m_list = nullptr;
+    QPushButton* m_add = nullptr;
+    QPushButton* m_remove = nullptr;
+    QPushButton* m_look = nullptr;
+    QPlainTextEdit* m_prompt = nullptr;
+    QSpinBox* m_newTokens = nullptr;
+    QPushButton* m_generate = nullptr;
+    QPlainTextEdit* m_output = nullptr;
+    QComboBox* m_test = nullptr;
+    QLineEdit* m_sizes = nullptr;
+    QSpinBox* m_samples = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_stop = nullptr;
+    QPushButton* m_export = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QCustomPlot* m_plot = nullptr;
+};
+
+}  // namespace parrot
