@@ -28,6 +28,9 @@ const std::vector<FigureKind>& figureCatalog()
         {"table", "Results table", "evaluated runs (CSV only)", ExportFigure},
         {"mechanisms", "Mechanisms during training", "one run's mechanisms.csv", ExportFigure},
         {"construction", "The construction against its bound", "the two-layer copy construction (--construction N)", InspectFigure},
+        {"curves", "Zero-shot test against size", "pretrained models on one zero-shot test at several sizes", LmEvalFigure},
+        {"loss-vs-retrieval", "Perplexity against retrieval",
+         "pretrained models: perplexity on a text, and a zero-shot test's accuracy at one size", LmEvalFigure},
     };
     return figures;
 }

@@ -17,6 +17,7 @@ enum FigureScope : unsigned {
     ExportFigure = 2,    // `export --run DIR --figure`
     InspectFigure = 4,   // `inspect ... --figure`: one model on one input
     SweepFigure = 8,     // a sweep's "figure" and the Experiments tab's picker
+    LmEvalFigure = 16,   // `lm-eval ... --figure` and the Pretrained tab: pretrained language models
 };
 
 struct FigureKind {

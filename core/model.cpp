@@ -332,6 +332,23 @@ std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int 
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
 }
 
+std::vector<float> Model::tokenLosses(const std::vector<int>& tokens) const
+{
+    if (!d) throw Error("no model");
+    if (isVectorTask(d->config.task.kind)) throw Error("token losses: this model reads vectors (in-context learning), not tokens");
+    const int vocab = taskVocabSize(d->config.task);
+    for (int t : tokens)
+        if (t < 0 || t >= vocab) throw Error(QString("token losses: token id %1 outside the vocabulary 0..%2").arg(t).arg(vocab - 1));
+    const ModelConfig& mc = d->config.model;
+    if (mc.positions == "learned" && (long long)tokens.size() > mc.maxPositions)
+        throw Error(QString("token losses: %1 tokens pass the model's %2 learned positions").arg(tokens.size()).arg(mc.maxPositions));
+    try {
+        return parrot::tokenLosses(*d, tokens);
+    } catch (const c10::Error& e) {
+        throw Error(QString("token losses: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
+    }
+}
+
 AttentionMaps Model::attention(const std::vector<int>& tokens) const { return probe(tokens).attention; }
 
 namespace {
@@ -406,6 +423,19 @@ ModelProbes Model::probe(const std::vector<int>& tokens, const std::function<boo
 std::vector<int> Model::generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
                                  const std::function<bool(int, int)>& keepGoing) const
 {
+    return generateWith(prompt, maxNewTokens, stopToken, keepGoing, {}, -1);
+}
+
+std::vector<int> Model::generateUntil(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                      const std::function<bool(const std::vector<int>&)>& done, int suppressFirst) const
+{
+    return generateWith(prompt, maxNewTokens, stopToken, {}, done, suppressFirst);
+}
+
+std::vector<int> Model::generateWith(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                     const std::function<bool(int, int)>& keepGoing,
+                                     const std::function<bool(const std::vector<int>&)>& done, int suppressFirst) const
+{
     if (!d) throw Error("no model");
     if (prompt.empty()) throw Error("generate: the prompt has no tokens");
     if (maxNewTokens < 0 || maxNewTokens > 100000) throw Error(QString("generate: %1 new tokens: expected 0..100000").arg(maxNewTokens));
@@ -421,7 +451,7 @@ std::vector<int> Model::generate(const std::vector<int>& prompt, int maxNewToken
         throw Error(QString("generate: %1 prompt tokens and %2 new ones pass the model's %3 learned positions")
                         .arg(prompt.size()).arg(maxNewTokens).arg(mc.maxPositions));
     try {
-        return generateGreedy(*d, prompt, maxNewTokens, stopToken, keepGoing);
+        return generateGreedy(*d, prompt, maxNewTokens, stopToken, keepGoing, done, suppressFirst);
     } catch (const c10::Error& e) {
         throw Error(QString("generate: %1").arg(QString::fromUtf8(e.what_without_backtrace()).section('\n', 0, 0)));
     }

@@ -68,6 +68,9 @@ public:
 
     // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.
     std::vector<float> logits(const std::vector<int>& tokens, int batch, int time) const;
+    // The loss (negative log-likelihood, nats) of each token after those before it in one row:
+    // tokens.size() - 1 values; their mean is the row's language-modelling loss.
+    std::vector<float> tokenLosses(const std::vector<int>& tokens) const;
     // Attention weights of every layer and head for one row of tokens.
     AttentionMaps attention(const std::vector<int>& tokens) const;
     // Everything the model exposes about one row of tokens: attention maps, state norms and
@@ -91,10 +94,17 @@ public:
     // vocabulary or a prompt longer than the model's positions allow.
     std::vector<int> generate(const std::vector<int>& prompt, int maxNewTokens, int stopToken = -1,
                               const std::function<bool(int done, int total)>& keepGoing = {}) const;
+    // The same, also stopping when `done(the tokens generated so far)` says so, and with
+    // `suppressFirst` (>= 0) never the first token (as HuggingFace's begin_suppress_tokens).
+    std::vector<int> generateUntil(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                   const std::function<bool(const std::vector<int>& generated)>& done, int suppressFirst = -1) const;
 
     struct Impl;  // the torch side (modelimpl.h)
 
 private:
+    std::vector<int> generateWith(const std::vector<int>& prompt, int maxNewTokens, int stopToken,
+                                  const std::function<bool(int, int)>& keepGoing,
+                                  const std::function<bool(const std::vector<int>&)>& done, int suppressFirst) const;
     friend struct ModelAccess;  // the trainer's and the benchmarks' way in (modelimpl.h)
     std::shared_ptr<Impl> d;    // shared: copies of a Model are handles to the same weights
 };

@@ -4,6 +4,7 @@
 // `lm-eval` commands, on the tiny GPT-NeoX and Mamba folders that tests/data/make_hf_refs.py
 // wrote with HuggingFace's own libraries.
 #include "base/error.h"
+#include "base/text/squad.h"
 #include "core/eval/lmtests.h"
 #include "base/io/safetensors.h"
 #include "base/tasks/taskcatalog.h"
@@ -18,6 +19,7 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 using namespace parrot;
@@ -278,6 +280,110 @@ private slots:
         QVERIFY(stopped.lengths.empty());
     }
 
+    // Perplexity against HuggingFace transformers (hf_tiny/perplexity_refs.json): the same ids, the
+    // same windows, every token's loss and the mean to 1e-4.
+    void perplexityMatchesTransformers()
+    {
+        const QJsonObject refs = QJsonDocument::fromJson(readAll(fixture("perplexity_refs.json"))).object();
+        const QString text = refs["text"].toString();
+        const int window = refs["window"].toInt();
+        for (const char* which : {"neox", "mamba"}) {
+            const LanguageModel lm = LanguageModel::load(fixture(which));
+            const QJsonObject ref = refs[which].toObject();
+            const std::vector<int> ids = lm.tokenizer.encode(text);
+            const QJsonArray refIds = ref["ids"].toArray(), refLosses = ref["token_losses"].toArray();
+            QCOMPARE(int(ids.size()), int(refIds.size()));
+            for (size_t i = 0; i < ids.size(); ++i) QCOMPARE(ids[i], refIds[qsizetype(i)].toInt());
+            const std::vector<float> first = lm.model.tokenLosses(std::vector<int>(ids.begin(), ids.begin() + window));
+            QCOMPARE(int(first.size()), window - 1);
+            for (int i = 0; i < window - 1; ++i)
+                QVERIFY2(std::abs(first[size_t(i)] - refLosses[i].toDouble()) < 1e-4,
+                         qPrintable(QString("%1 token %2: %3 against %4").arg(which).arg(i + 1).arg(first[size_t(i)]).arg(refLosses[i].toDouble())));
+            const PerplexityResult r = measurePerplexity(lm, text, window);
+            QCOMPARE(r.tokens, (long long)refLosses.size());
+            QVERIFY2(std::abs(r.loss - ref["loss"].toDouble()) < 1e-4, qPrintable(QString("%1: %2 against %3").arg(which).arg(r.loss).arg(ref["loss"].toDouble())));
+            QVERIFY(std::abs(r.perplexity - std::exp(r.loss)) < 1e-9 * r.perplexity);
+            QCOMPARE(r.window, window);
+            QCOMPARE(measurePerplexity(lm, text, window, 50).tokens, 49LL);  // the first 50 tokens: 49 predicted
+        }
+        const LanguageModel neox = LanguageModel::load(fixture("neox"));
+        QCOMPARE(measurePerplexity(neox, text, 100000).window, 256);  // never past the model's context
+        QVERIFY(errorOf([&] { measurePerplexity(neox, "", 100); }).contains("fewer than two tokens"));
+    }
+
+    // Question answering runs on both families: paragraphs bucketed by the model's own tokens,
+    // repeatable for a seed, every asked question scored, and no paragraph outside the buckets.
+    void questionAnsweringBucketsAndScores()
+    {
+        const std::vector<QaParagraph> set = readSquad(bundledSquadPath());
+        const LanguageModel mamba = LanguageModel::load(fixture("mamba"));
+        std::vector<int> lengths;
+        for (const QaParagraph& p : set) lengths.push_back(int(mamba.tokenizer.encode(p.context).size()));
+        std::sort(lengths.begin(), lengths.end());
+        const int mid = lengths[lengths.size() / 2];
+        const std::vector<int> edges{lengths.front(), mid, lengths.back() + 1};
+        const QaResult a = runQaTest(mamba, set, edges, 3, 5), b = runQaTest(mamba, set, edges, 3, 5);
+        QCOMPARE(a.curve.lengths, (std::vector<int>{lengths.front(), mid}));
+        QCOMPARE(a.bucketEnds, (std::vector<int>{mid, lengths.back() + 1}));
+        QCOMPARE(a.questions, (std::vector<int>{3, 3}));
+        QCOMPARE(a.curve.charAccuracy, b.curve.charAccuracy);
+        for (size_t i = 0; i < a.curve.lengths.size(); ++i) {
+            QVERIFY(a.curve.stringAccuracy[i] >= 0 && a.curve.stringAccuracy[i] <= a.curve.charAccuracy[i] + 1e-12);  // EM <= F1
+            QVERIFY(a.curve.charAccuracy[i] <= 1);
+        }
+        // a bucket no paragraph falls in is reported, not drawn
+        const QaResult gap = runQaTest(mamba, set, {1, 2, lengths.back() + 1}, 2, 5);
+        QCOMPARE(gap.emptyBuckets, (std::vector<int>{1}));
+        QCOMPARE(gap.curve.lengths, (std::vector<int>{2}));
+        // a Transformer with a 256-token context: short paragraphs run, long ones are refused by name
+        const LanguageModel neox = LanguageModel::load(fixture("neox"));
+        QaParagraph shortOne;
+        shortOne.context = "Alice sat on the bank.";
+        shortOne.questions = {{"a", "Who sat?", {"Alice"}}, {"b", "Where?", {"on the bank"}}};
+        const QaResult small = runQaTest(neox, {shortOne}, {1, 1000}, 4, 1);
+        QCOMPARE(small.questions, (std::vector<int>{1}));
+        QVERIFY(errorOf([&] { runQaTest(neox, set, {1, 100000}, 30, 1); }).contains("choose smaller --sizes"));
+        QVERIFY(errorOf([&] { runQaTest(neox, set, {100}, 3, 1); }).contains("two bucket edges"));
+        QVERIFY(errorOf([&] { runLmTest(neox, "squad", {100, 200}, 3, 1); }).contains("runQaTest"));
+    }
+
+    // An embedding with more rows than the tokenizer has ids (as Pythia's): an answer with such an
+    // id decodes as <|id N|> and scores, and no test stops on it.
+    void idsPastTheTokenizerScoreAsWrongAnswers()
+    {
+        QTemporaryDir t;
+        const QString folder = copyFolder(fixture("neox"), t.path() + "/short-tokenizer");
+        QJsonObject tok = QJsonDocument::fromJson(readAll(folder + "/tokenizer.json")).object();
+        QJsonObject model = tok["model"].toObject();
+        const QJsonObject vocab = model["vocab"].toObject();
+        QJsonObject kept;
+        for (auto it = vocab.begin(); it != vocab.end(); ++it)
+            if (it.value().toInt() < 300) kept.insert(it.key(), it.value());
+        QJsonArray merges;
+        for (const QJsonValue& m : model["merges"].toArray()) {
+            const QStringList parts = m.toString().split(' ');
+            if (parts.size() == 2 && kept.contains(parts[0]) && kept.contains(parts[1]) && kept.contains(parts[0] + parts[1])) merges.append(m);
+        }
+        model["vocab"] = kept;
+        model["merges"] = merges;
+        tok["model"] = model;
+        QVERIFY(writeAll(folder + "/tokenizer.json", QJsonDocument(tok).toJson()));
+        const LanguageModel lm = LanguageModel::load(folder);
+        QCOMPARE(lm.tokenizer.vocabSize(), 300);
+        QCOMPARE(lm.tokenizer.decode({2, 450}), lm.tokenizer.decode({2}) + "<|id 450|>");
+        // the random model picks from all 600 rows: some answers hold ids past 300
+        bool sawUnknown = false;
+        for (int s = 0; s < 8 && !sawUnknown; ++s)
+            sawUnknown = lm.generate(QString("Alice %1").arg(s), 24).text.contains("<|id ");
+        QVERIFY(sawUnknown);
+        const LengthCurve c = runLmTest(lm, "phonebook", {3, 5}, 4, 7);
+        QCOMPARE(c.lengths, (std::vector<int>{3, 5}));
+        QaParagraph p;
+        p.context = "Alice sat on the bank.";
+        p.questions = {{"a", "Who sat?", {"Alice"}}, {"b", "Where?", {"on the bank"}}};
+        QCOMPARE(runQaTest(lm, {p}, {1, 1000}, 1, 1).questions, (std::vector<int>{1}));
+    }
+
     void commandLine()
     {
         const QJsonObject ref = modelRefs("neox").first().toObject();
@@ -303,6 +409,48 @@ private slots:
         QCOMPARE(rows.size(), 1 + 2 * 2);
         QVERIFY(rows[0].startsWith("model,size,accuracy"));
         QVERIFY(rows[3].startsWith("mamba,3,"));
+
+        // question answering from the command line: the bundled set, JSON with EM and F1 per bucket, the figure's CSV
+        const QString qaCsv = tmp.filePath("qa.csv");
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("mamba"), "--task", "squad", "--sizes", "1,200,10000", "--samples", "2",
+                             "--out", qaCsv, "--json"});
+        QVERIFY(p.waitForFinished(300000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QJsonObject qa = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(qa["task"].toString(), QString("squad"));
+        QCOMPARE(qa["data"].toString(), QString("bundled"));
+        const QJsonObject qm = qa["models"].toArray()[0].toObject();
+        for (const char* key : {"bucket_from", "bucket_to", "questions", "exact_match", "exact_match_stderr", "f1", "f1_stderr"})
+            QVERIFY2(qm[key].isArray() && !qm[key].toArray().isEmpty(), key);
+        QVERIFY(QString::fromUtf8(readAll(qaCsv)).startsWith("model,size,exact_match,stderr,f1,f1_stderr\n"));
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("mamba"), "--task", "squad", "--data", tmp.filePath("none.json")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(p.readAllStandardError().contains("none.json"));
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("mamba"), "--task", "copy-text", "--data", qaCsv});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY(p.readAllStandardError().contains("--data is for --task squad"));
+
+        // perplexity, and the paper's point drawn: each model at (perplexity, accuracy at one size)
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("neox"), "--model", fixture("mamba"), "--task", "perplexity", "--tokens", "300", "--json"});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QJsonArray pp = QJsonDocument::fromJson(p.readAllStandardOutput()).object()["models"].toArray();
+        QCOMPARE(pp.size(), 2);
+        QCOMPARE(pp[0].toObject()["tokens"].toInt(), 298);  // windows of its 256-token context: 255 + 43 predicted
+        QVERIFY(pp[1].toObject()["perplexity"].toDouble() > 1);
+        const QString lvr = tmp.filePath("lvr.csv");
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("neox"), "--model", fixture("mamba"), "--task", "phonebook", "--sizes", "3,5",
+                             "--samples", "2", "--figure", "loss-vs-retrieval", "--tokens", "300", "--out", lvr});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QStringList lvrRows = QString::fromUtf8(readAll(lvr)).trimmed().split('\n');
+        QCOMPARE(lvrRows.size(), 3);
+        QVERIFY(lvrRows[0].startsWith("model,architecture,perplexity,loss,size,accuracy"));
+        QVERIFY2(lvrRows[2].startsWith("mamba,Mamba,") && lvrRows[2].contains(",5,"), qPrintable(lvrRows[2]));
+        p.start(PARROT_EXE, {"lm-eval", "--model", fixture("neox"), "--task", "phonebook", "--sizes", "3", "--figure", "loss-vs-retrieval"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY(p.readAllStandardError().contains("needs --out"));
 
         p.start(PARROT_EXE, {"lm-eval", "--model", tmp.path(), "--task", "copy-text"});
         QVERIFY(p.waitForFinished(60000));

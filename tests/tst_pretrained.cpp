@@ -103,6 +103,44 @@ private slots:
         QVERIFY(panel.status().startsWith("Stopped"));
     }
 
+    // Question answering in the tab (the bundled set, or a file), then each model's perplexity
+    // against its F1 at the largest bucket both reached.
+    void questionAnsweringAndPerplexity()
+    {
+        PretrainedPanel panel;
+        panel.resize(1200, 700);
+        panel.show();
+        QSignalSpy loaded(&panel, &PretrainedPanel::modelsChanged), finished(&panel, &PretrainedPanel::testFinished);
+        panel.addFolder(fixture("mamba"));
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 60000);
+        QTRY_VERIFY(!panel.busy());
+        QVERIFY(!panel.dataBox()->parentWidget()->isEnabled());  // only question answering reads a file
+        QVERIFY(!panel.lossButton()->isEnabled());               // nothing to place yet
+        panel.testBox()->setCurrentIndex(panel.testBox()->findData("squad"));
+        QVERIFY(panel.dataBox()->parentWidget()->isEnabled());
+        panel.sizesBox()->setText("1,200,10000");
+        panel.samplesBox()->setValue(2);
+        panel.runTest();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
+        QCOMPARE(panel.results().size(), size_t(1));
+        QVERIFY(!panel.results().front().curve.lengths.empty());
+        QCOMPARE(panel.plot()->yAxis->label(), QString("F1"));
+        QVERIFY(panel.lossButton()->isEnabled());
+        panel.drawLossVsRetrieval();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 240000);
+        QVERIFY(panel.showsLossVsRetrieval());
+        QVERIFY2(panel.plot()->xAxis->label().startsWith("perplexity"), qPrintable(panel.plot()->xAxis->label()));
+        QCOMPARE(panel.plot()->graphCount(), 1);
+        QVERIFY(panel.plot()->graph(0)->data()->constBegin()->key > 1);  // a perplexity
+        // a file that is not a SQuAD set: an error in the tab
+        QTemporaryDir tmp;
+        panel.dataBox()->setText(tmp.filePath("missing.json"));
+        QSignalSpy failed(&panel, &PretrainedPanel::failed);
+        panel.runTest();
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+        QVERIFY2(panel.status().contains("missing.json"), qPrintable(panel.status()));
+    }
+
     // Look inside: the selected model opens in the Explore tab beside the other architecture's,
     // on the prompt box's text (or a phone book when it is empty), and the explorer's source
     // lists offer the tab's models.

@@ -1,8 +1,11 @@
-// Writing files: CSV fields, and the one atomic writer every file the app saves goes through.
+// Text files: CSV fields, reading a text file with errors that name it, and the one atomic
+// writer every file the app saves goes through.
 #pragma once
 
 #include "base/error.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QSaveFile>
 #include <QString>
 
@@ -22,6 +25,19 @@ inline void writeFileAtomically(const QString& path, const QByteArray& bytes, co
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes) < 0 || !f.commit())
         throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, f.errorString()));
+}
+
+// The text of a UTF-8 file; throws parrot::Error naming the file and `what` it was meant to be
+// when it is absent, a folder, unreadable or larger than `maxBytes`.
+inline QString readTextFile(const QString& path, const QString& what, qint64 maxBytes = 256LL * 1024 * 1024)
+{
+    QFile f(path);
+    const QFileInfo info(path);
+    if (!info.exists()) throw Error(QString("%1: no such file (%2)").arg(path, what));
+    if (info.isDir()) throw Error(QString("%1: is a folder, not %2").arg(path, what));
+    if (info.size() > maxBytes) throw Error(QString("%1: %2 MB, more than %3 MB for %4").arg(path).arg(info.size() >> 20).arg(maxBytes >> 20).arg(what));
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read %2 (%3)").arg(path, what, f.errorString()));
+    return QString::fromUtf8(f.readAll());
 }
 
 // writeFileAtomically for text, as UTF-8.

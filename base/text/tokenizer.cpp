@@ -215,7 +215,11 @@ QString BpeTokenizer::decode(const std::vector<int>& ids, bool skipSpecial) cons
     const ByteAlphabet& bytes = alphabet();
     QByteArray out;
     for (int id : ids) {
-        if (id < 0 || id >= vocabSize()) throw Error(QString("decode: token id %1 outside the vocabulary 0..%2").arg(id).arg(vocabSize() - 1));
+        if (id < 0) throw Error(QString("decode: token id %1 outside the vocabulary 0..%2").arg(id).arg(vocabSize() - 1));
+        if (id >= vocabSize()) {  // an embedding row past the tokenizer's ids (unknownIdText)
+            out.append(unknownIdText(id).toUtf8());
+            continue;
+        }
         if (skipSpecial && m_special[size_t(id)]) continue;
         for (QChar c : m_tokens[size_t(id)]) {
             const auto b = bytes.toByte.constFind(c);

@@ -27,7 +27,11 @@ public:
 
     std::vector<int> encode(const QString& text) const;
     // The text of `ids`; added tokens marked special are left out when `skipSpecial`.
+    // Ids past the tokenizer's last (a model's embedding may have more rows than the tokenizer
+    // has ids, as Pythia's 50,304 against 50,277) decode as unknownIdText(id), so one such id in
+    // a model's answer shows as what it is instead of failing the answer.
     QString decode(const std::vector<int>& ids, bool skipSpecial = false) const;
+    static QString unknownIdText(int id) { return QString("<|id %1|>").arg(id); }
     // One token as a person reads it: its bytes as text (a space shown as is), or an added token.
     QString tokenText(int id) const;
 

@@ -3,6 +3,8 @@
 #include "core/diagnostics.h"
 #include "core/train/losses.h"
 
+#include <limits>
+
 namespace parrot {
 
 namespace {
@@ -18,39 +20,70 @@ struct GenerateSession {
     SequenceModel net;
 };
 
-int argmaxLast(const torch::Tensor& logits) { return int(logits.select(1, logits.size(1) - 1).argmax(-1).item<int64_t>()); }
+int argmaxLast(const torch::Tensor& logits, int suppress = -1)
+{
+    torch::Tensor last = logits.select(1, logits.size(1) - 1);
+    if (suppress >= 0 && suppress < last.size(-1)) {
+        last = last.clone();
+        last.select(-1, suppress).fill_(-std::numeric_limits<float>::infinity());
+    }
+    return int(last.argmax(-1).item<int64_t>());
+}
 
 }  // namespace
 
 std::vector<int> generateGreedy(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop,
-                                const std::function<bool(int, int)>& keepGoing)
+                                const std::function<bool(int, int)>& keepGoing,
+                                const std::function<bool(const std::vector<int>&)>& done, int suppressFirst)
 {
     if (prompt.empty() || maxNew <= 0) return {};
     GenerateSession session(m);
     auto state = m.net->startDecoding(1, torch::TensorOptions().device(m.device));
-    if (!state) return generateReference(m, prompt, maxNew, stop);
+    if (!state) return generateReference(m, prompt, maxNew, stop, done, suppressFirst);
     std::vector<int64_t> ids(prompt.begin(), prompt.end());
     torch::Tensor logits = m.net->decode(toTensor(ids, 1, int(ids.size()), m.device), *state);
     std::vector<int> out;
     while (int(out.size()) < maxNew) {
-        const int next = argmaxLast(logits);
+        const int next = argmaxLast(logits, out.empty() ? suppressFirst : -1);
         out.push_back(next);
-        if (next == stop || (keepGoing && !keepGoing(int(out.size()), maxNew))) break;
+        if (next == stop || (done && done(out)) || (keepGoing && !keepGoing(int(out.size()), maxNew))) break;
         if (int(out.size()) == maxNew) break;
         logits = m.net->decode(torch::full({1, 1}, int64_t(next), torch::TensorOptions().dtype(torch::kLong).device(m.device)), *state);
     }
     return out;
 }
 
-std::vector<int> generateReference(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop)
+std::vector<float> tokenLosses(Model::Impl& m, const std::vector<int>& ids)
+{
+    if (ids.size() < 2) return {};
+    GenerateSession session(m);
+    const int64_t T = int64_t(ids.size());
+    std::vector<int64_t> all(ids.begin(), ids.end());
+    const torch::Tensor idx = toTensor(all, 1, int(T), m.device);
+    const torch::Tensor h = m.net->hidden(m.net->embed(idx), nullptr);  // (1, T, C)
+    std::vector<float> out;
+    out.reserve(size_t(T - 1));
+    constexpr int64_t kBlock = 256;
+    for (int64_t a = 0; a < T - 1; a += kBlock) {
+        const int64_t b = std::min(T - 1, a + kBlock);
+        const torch::Tensor logp = torch::log_softmax(m.net->head(h.slice(1, a, b)).to(torch::kFloat), -1);  // (1, b - a, V)
+        const torch::Tensor next = idx.slice(1, a + 1, b + 1).unsqueeze(-1);
+        const torch::Tensor nll = -logp.gather(-1, next).squeeze(-1).squeeze(0).to(torch::kCPU).contiguous();
+        out.insert(out.end(), nll.data_ptr<float>(), nll.data_ptr<float>() + nll.numel());
+    }
+    return out;
+}
+
+std::vector<int> generateReference(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop,
+                                   const std::function<bool(const std::vector<int>&)>& done, int suppressFirst)
 {
     std::vector<int64_t> ids(prompt.begin(), prompt.end());
     std::vector<int> out;
     while (int(out.size()) < maxNew) {
-        const int next = argmaxLast(m.net->forward(toTensor(ids, 1, int(ids.size()), m.device)));
+        const int next = argmaxLast(m.net->forward(toTensor(ids, 1, int(ids.size()), m.device)), out.empty() ? suppressFirst : -1);
         out.push_back(next);
         ids.push_back(next);
-        if (next == stop) break;
+        if (next == stop || (done && done(out))) break;
     }
     return out;
 }

@@ -11,9 +11,16 @@
 namespace parrot {
 
 // Up to `maxNew` tokens after `prompt`, each the argmax of the logits; stops after emitting
-// `stop` (when >= 0). `keepGoing(done, total)` is polled after each token.
+// `stop` (when >= 0), or when `done(generated so far)` says so. `keepGoing(done, total)` is polled
+// after each token. `suppressFirst` (>= 0): that token cannot be the first one.
 std::vector<int> generateGreedy(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop,
-                                const std::function<bool(int, int)>& keepGoing = {});
-std::vector<int> generateReference(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop);
+                                const std::function<bool(int, int)>& keepGoing = {},
+                                const std::function<bool(const std::vector<int>&)>& done = {}, int suppressFirst = -1);
+// The negative log-likelihood (nats) of each token of `ids` after the ones before it: ids.size()
+// - 1 values. The head runs on blocks of positions, so a long window never holds the whole
+// (T x vocabulary) logits.
+std::vector<float> tokenLosses(Model::Impl& m, const std::vector<int>& ids);
+std::vector<int> generateReference(Model::Impl& m, const std::vector<int>& prompt, int maxNew, int stop,
+                                   const std::function<bool(const std::vector<int>&)>& done = {}, int suppressFirst = -1);
 
 }  // namespace parrot

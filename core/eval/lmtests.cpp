@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace parrot {
@@ -101,6 +102,10 @@ const std::vector<LmTestInfo>& lmTests()
          "25,50,100,200"},
         {"shuffled-text", "Copy shuffled text", "tokens",
          "As copy text, with the span's tokens in random order: no language to lean on, only the context.", "25,50,100,200"},
+        {"squad", "Question answering (SQuAD)", "paragraph tokens",
+         "A paragraph, one of its questions answered as an example, then another of its questions: exact match and F1 "
+         "against the gold answers, by the paragraph's length (SQuAD v2 JSON, or the bundled Alice set).",
+         "50,100,150,200,300,400,600,800", "exact match", "F1", true},
     };
     return tests;
 }
@@ -116,6 +121,7 @@ LmPrompt makeLmPrompt(const QString& id, int size, const BpeTokenizer& tokenizer
 {
     if (id == "phonebook") return phonebookPrompt(size, tokenizer, rng);
     checkLmTest(id);
+    if (findLmTest(id)->readsData) throw Error(QString("%1 reads its questions from a file: run it with runQaTest").arg(id));
     return textPrompt(size, id == "shuffled-text", tokenizer, rng);
 }
 
@@ -129,6 +135,9 @@ LmAnswer scoreLmAnswer(const QString& id, const LmPrompt& prompt, const std::vec
     if (id == "phonebook") {
         a.text = a.text.section('\n', 0, 0).trimmed();
         QString digits = a.text;
+        // an id past the tokenizer's (decoded as <|id N|>) says no digit
+        static const QRegularExpression unknown(QStringLiteral("<\\|id -?[0-9]+\\|>"));
+        digits.remove(unknown);
         digits.remove(QRegularExpression("[^0-9]"));
         a.right = digits == prompt.answer;
     } else {
@@ -137,10 +146,121 @@ LmAnswer scoreLmAnswer(const QString& id, const LmPrompt& prompt, const std::vec
     return a;
 }
 
+QString bundledPerplexityText() { return corpusParagraphs().join('\n'); }
+
+PerplexityResult measurePerplexity(const LanguageModel& lm, const QString& text, int window, long long maxTokens,
+                                   const std::function<bool(int, int)>& keepGoing)
+{
+    if (window < 2) throw Error(QString("perplexity: a window of %1 tokens predicts nothing; expected >= 2").arg(window));
+    std::vector<int> ids = lm.tokenizer.encode(text);
+    if (maxTokens > 0 && (long long)ids.size() > maxTokens) ids.resize(size_t(maxTokens));
+    if (ids.size() < 2) throw Error("perplexity: the text has fewer than two tokens");
+    PerplexityResult r;
+    r.window = lm.contextLength > 0 ? std::min(window, lm.contextLength) : window;
+    const size_t w = size_t(r.window);
+    const int total = int((ids.size() + w - 1) / w);
+    double sum = 0, squares = 0;
+    for (size_t a = 0; a + 1 < ids.size(); a += w) {
+        const std::vector<int> piece(ids.begin() + long(a), ids.begin() + long(std::min(ids.size(), a + w)));
+        for (float l : lm.model.tokenLosses(piece)) {
+            sum += l;
+            squares += double(l) * l;
+            ++r.tokens;
+        }
+        ++r.windows;
+        if (keepGoing && !keepGoing(r.windows, total)) break;
+    }
+    if (r.tokens == 0) return r;
+    const double n = double(r.tokens);
+    r.loss = sum / n;
+    r.lossStdErr = n > 1 ? std::sqrt(std::max(0.0, (squares - n * r.loss * r.loss) / (n - 1)) / n) : 0.0;
+    r.perplexity = std::exp(r.loss);
+    return r;
+}
+
+int qaBudget(const LanguageModel& lm, size_t promptTokens)
+{
+    if (lm.contextLength <= 0) return kQaMaxNewTokens;
+    return int(std::min<long long>(kQaMaxNewTokens, (long long)lm.contextLength - (long long)promptTokens));
+}
+
+QString qaAnswer(const LanguageModel& lm, const std::vector<int>& promptIds)
+{
+    const int end = lm.tokenizer.endOfText();
+    const std::vector<int> out = lm.model.generateUntil(promptIds, qaBudget(lm, promptIds.size()), end, [&](const std::vector<int>& so) {
+        // a blank line ends the answer: look at the last few tokens' text only
+        const size_t from = so.size() > 4 ? so.size() - 4 : 0;
+        return lm.tokenizer.decode(std::vector<int>(so.begin() + long(from), so.end())).contains(QStringLiteral("\n\n"));
+    }, end);
+    return squadAnswer(lm.tokenizer.decode(out));
+}
+
+QaResult runQaTest(const LanguageModel& lm, const std::vector<QaParagraph>& set, const std::vector<int>& edges, int perBucket,
+                   unsigned long long seed, const std::function<bool(int, int)>& keepGoing)
+{
+    if (edges.size() < 2) throw Error("squad: --sizes needs at least two bucket edges (e.g. 100,200,400)");
+    for (size_t i = 1; i < edges.size(); ++i)
+        if (edges[i] <= edges[i - 1]) throw Error("squad: the bucket edges must increase");
+    if (perBucket < 1 || perBucket > 100000) throw Error(QString("samples: expected 1..100000, got %1").arg(perBucket));
+    // Every prompt first: one that does not fit the context is refused before any time is spent.
+    std::vector<const QaParagraph*> order;
+    for (const QaParagraph& p : set) order.push_back(&p);
+    std::mt19937_64 rng(seed);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::vector<std::vector<int>>> prompts(edges.size() - 1);
+    std::vector<std::vector<const QaParagraph*>> asked(edges.size() - 1);
+    for (const QaParagraph* p : order) {
+        const int tokens = int(lm.tokenizer.encode(p->context).size());
+        const auto above = std::upper_bound(edges.begin(), edges.end(), tokens);
+        if (above == edges.begin() || above == edges.end()) continue;  // outside every bucket
+        const size_t bucket = size_t(above - edges.begin()) - 1;
+        if (int(prompts[bucket].size()) >= perBucket) continue;
+        std::vector<int> ids = lm.tokenizer.encode(squadPrompt(*p, 0, 1));
+        if (qaBudget(lm, ids.size()) < kQaMinNewTokens)
+            throw Error(QString("squad: a paragraph of %1 tokens makes a prompt of %2, which leaves fewer than %3 tokens for its answer "
+                                "in %4's context of %5; choose smaller --sizes").arg(tokens).arg(ids.size()).arg(kQaMinNewTokens)
+                                .arg(lm.name).arg(lm.contextLength));
+        prompts[bucket].push_back(std::move(ids));
+        asked[bucket].push_back(p);
+    }
+    QaResult r;
+    r.curve.samples = perBucket;
+    int total = 0, done = 0;
+    for (const auto& b : prompts) total += int(b.size());
+    for (size_t b = 0; b < prompts.size(); ++b) {
+        const int n = int(prompts[b].size());
+        if (n == 0) {
+            r.emptyBuckets.push_back(edges[b]);
+            continue;
+        }
+        double emSum = 0, f1Sum = 0, f1Squares = 0;
+        for (int i = 0; i < n; ++i) {
+            const QString answer = qaAnswer(lm, prompts[b][size_t(i)]);
+            const QStringList& golds = asked[b][size_t(i)]->questions[1].answers;
+            const double em = bestExactMatch(answer, golds), f1 = bestF1(answer, golds);
+            emSum += em;
+            f1Sum += f1;
+            f1Squares += f1 * f1;
+            if (keepGoing && !keepGoing(++done, total)) return r;
+        }
+        const double em = emSum / n, f1 = f1Sum / n;
+        const double f1Var = n > 1 ? std::max(0.0, (f1Squares - n * f1 * f1) / (n - 1)) : 0.0;
+        r.curve.lengths.push_back(edges[b]);
+        r.curve.stringAccuracy.push_back(em);
+        r.curve.stringStdErr.push_back(std::sqrt(em * (1 - em) / n));
+        r.curve.charAccuracy.push_back(f1);
+        r.curve.charStdErr.push_back(std::sqrt(f1Var / n));
+        r.bucketEnds.push_back(edges[b + 1]);
+        r.questions.push_back(n);
+    }
+    return r;
+}
+
 LengthCurve runLmTest(const LanguageModel& lm, const QString& id, const std::vector<int>& sizes, int samples,
                       unsigned long long seed, const std::function<bool(int, int)>& keepGoing)
 {
     checkLmTest(id);
+    if (findLmTest(id)->readsData) throw Error(QString("%1 reads its questions from a file: run it with runQaTest").arg(id));
     if (samples < 1 || samples > 100000) throw Error(QString("samples: expected 1..100000, got %1").arg(samples));
     if (sizes.empty()) throw Error("no sizes to test");
     // Every prompt first: one that does not fit the context is refused before any time is spent.

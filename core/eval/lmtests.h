@@ -8,12 +8,17 @@
 //                  prompted `TEXT\n\nTEXT\n\nFIRST_TOKEN`; right when the greedy continuation is
 //                  the rest of the span, token for token.
 //   shuffled text: the same with the span's tokens in random order (no language to lean on).
+//   squad:         question answering over a paragraph (base/text/squad.h): the paragraph, one
+//                  question answered as an example, another question; exact match and F1
+//                  against its gold answers. Its paragraphs come from a SQuAD file, not a
+//                  generator: runQaTest, not runLmTest.
 // A test's curve is a LengthCurve over L: string accuracy = whole answers right, char accuracy =
-// answer tokens right in place, with binomial standard errors.
+// answer tokens right in place, with binomial standard errors (for squad: exact match and F1).
 #pragma once
 
-#include "core/text/languagemodel.h"
+#include "base/text/squad.h"
 #include "base/types.h"
+#include "core/text/languagemodel.h"
 
 #include <QString>
 
@@ -29,6 +34,9 @@ struct LmTestInfo {
     QString size;        // what L counts: "entries" or "tokens"
     QString description;
     QString defaultSizes;  // what `lm-eval` and the Pretrained tab start with, e.g. "10,20,40,80"
+    QString measure = "answer accuracy";       // what the curve's first measure is called
+    QString secondMeasure = "token accuracy";  // and its second
+    bool readsData = false;                    // its prompts come from a file (squad), not a generator
 };
 const std::vector<LmTestInfo>& lmTests();
 const LmTestInfo* findLmTest(const QString& id);  // nullptr when there is none
@@ -59,5 +67,49 @@ int lmAnswerBudget(const QString& id, const LmPrompt& prompt);
 // Throws parrot::Error when a prompt does not fit the model's context (naming both lengths).
 LengthCurve runLmTest(const LanguageModel& lm, const QString& id, const std::vector<int>& sizes, int samples,
                       unsigned long long seed, const std::function<bool(int done, int total)>& keepGoing = {});
+
+// The question-answering test on one model, as the copy paper's code runs it
+// (pretrained_exps/test_utils.py, squad_evaluation): each paragraph's first answerable question,
+// answered with its first gold answer, is the example and its second is asked (squadPrompt);
+// greedy decoding of at most 200 new tokens (fewer where the model's context leaves fewer, but
+// never under kQaMinNewTokens), stopped at the first blank line or <|endoftext|>,
+// and <|endoftext|> never the first token (the authors suppress it for Pythia only; here for
+// every model, so that no model loses a question by ending at once); squadAnswer() takes the
+// answer. Paragraphs are bucketed by their length in this model's own tokens: with `edges`
+// e0 < e1 < ... < ek, bucket i holds paragraphs of e(i) <= tokens < e(i+1), and up to `perBucket`
+// of them (the authors: 30) are asked, drawn in an order shuffled by `seed`. The paper reports
+// each bucket's mean with its spread over questions (np.std); this reports the standard error
+// of the mean (binomial for exact match, the questions' standard deviation / sqrt(n) for F1).
+struct QaResult {
+    LengthCurve curve;             // lengths: each bucket's lower edge; string accuracy: exact match; char accuracy: F1
+    std::vector<int> bucketEnds;   // each point's upper edge (exclusive)
+    std::vector<int> questions;    // questions asked per point
+    std::vector<int> emptyBuckets; // lower edges of the buckets no paragraph falls in (no point)
+};
+inline constexpr int kQaMaxNewTokens = 200;
+inline constexpr int kQaMinNewTokens = 32;
+QaResult runQaTest(const LanguageModel& lm, const std::vector<QaParagraph>& set, const std::vector<int>& edges, int perBucket,
+                   unsigned long long seed, const std::function<bool(int done, int total)>& keepGoing = {});
+// Perplexity, the copy paper's other measure of pretrained models: its Mamba reaches a lower one
+// than Pythia of the same size and still retrieves worse. The text is cut into windows of
+// `window` tokens (at most the model's context), one after the other without overlap; every token
+// but each window's first is predicted from those before it in its window. loss = the mean
+// negative log-likelihood in nats, perplexity = exp(loss).
+struct PerplexityResult {
+    double loss = 0, lossStdErr = 0;  // standard error over the tokens (they are correlated: optimistic)
+    double perplexity = 0;
+    long long tokens = 0;  // predicted
+    int windows = 0, window = 0;
+};
+QString bundledPerplexityText();  // Alice's Adventures in Wonderland (alice.txt), paragraph a line
+// `maxTokens` > 0: only the text's first maxTokens tokens. Throws parrot::Error when the text has
+// fewer than two tokens.
+PerplexityResult measurePerplexity(const LanguageModel& lm, const QString& text, int window = 1024, long long maxTokens = 0,
+                                   const std::function<bool(int done, int total)>& keepGoing = {});
+
+// The answer a model gives to one prompt of the test (the continuation's text, squadAnswer).
+QString qaAnswer(const LanguageModel& lm, const std::vector<int>& promptIds);
+// The new tokens a prompt of `promptTokens` may have: kQaMaxNewTokens, or what the context leaves.
+int qaBudget(const LanguageModel& lm, size_t promptTokens);
 
 }  // namespace parrot

@@ -68,17 +68,8 @@ LanguageModel::Continuation LanguageModel::generate(const QString& prompt, int m
     c.stopped = stop >= 0 && !c.newIds.empty() && c.newIds.back() == stop;
     // The embedding may have more rows than the tokenizer has ids (Pythia's 50,304 against
     // 50,277: padding rows, never trained to be chosen, but an untrained model may pick one);
-    // such an id is shown as <|id N|> instead of failing the whole answer.
-    std::vector<int> run;
-    for (int id : c.newIds) {
-        if (id >= 0 && id < tokenizer.vocabSize()) {
-            run.push_back(id);
-            continue;
-        }
-        c.text += tokenizer.decode(run, true) + QString("<|id %1|>").arg(id);
-        run.clear();
-    }
-    c.text += tokenizer.decode(run, true);
+    // decode() shows such an id as <|id N|>.
+    c.text = tokenizer.decode(c.newIds, true);
     return c;
 }
 

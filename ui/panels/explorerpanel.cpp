@@ -61,7 +61,8 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     m_kind->addItem("random string", "copy");
     m_kind->addItem("with a repeated 3-gram", "copy_dup_ngram");
     m_kind->insertSeparator(m_kind->count());
-    for (const LmTestInfo& t : lmTests()) m_kind->addItem(t.label + " (text)", t.id);
+    for (const LmTestInfo& t : lmTests())
+        if (!t.readsData) m_kind->addItem(t.label + " (text)", t.id);  // prompts it can generate
     m_kind->addItem("my own text", "text");
     m_kind->setToolTip("Copy inputs for the copy models; text prompts (the copy paper's zero-shot tests, or your own) for "
                        "pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where the crosses "

@@ -80,7 +80,22 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     for (const LmTestInfo& t : lmTests()) m_test->addItem(t.label, t.id);
     m_test->setToolTip(lmTests().front().description);
     m_sizes = new QLineEdit(lmTests().front().defaultSizes);
-    m_sizes->setToolTip(tr("Phone-book entries or text tokens, comma-separated"));
+    m_sizes->setToolTip(tr("Phone-book entries or text tokens, comma-separated; for question answering, the edges of the "
+                           "paragraph-length buckets in each model's tokens"));
+    m_data = new QLineEdit;
+    m_data->setObjectName("qaData");
+    m_data->setPlaceholderText(tr("the bundled set (questions on Alice in Wonderland)"));
+    m_data->setToolTip(tr("A SQuAD v2 (or v1.1) JSON file, e.g. dev-v2.0.json; empty: the bundled set"));
+    auto* chooseData = new QPushButton(tr("Choose…"));
+    m_dataRow = new QWidget;
+    auto* dataLayout = new QHBoxLayout(m_dataRow);
+    dataLayout->setContentsMargins(0, 0, 0, 0);
+    dataLayout->addWidget(m_data, 1);
+    dataLayout->addWidget(chooseData);
+    connect(chooseData, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, tr("Question-answering set"), m_data->text(), tr("SQuAD JSON (*.json);;All files (*)"));
+        if (!file.isEmpty()) m_data->setText(file);
+    });
     m_samples = new QSpinBox;
     m_samples->setRange(1, 100000);
     m_samples->setValue(20);
@@ -90,15 +105,22 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     m_run = new QPushButton(tr("Run on every model"));
     m_stop = new QPushButton(tr("Stop"));
     m_export = new QPushButton(tr("Export figure…"));
+    m_loss = new QPushButton(tr("Perplexity vs retrieval"));
+    m_loss->setObjectName("lossVsRetrieval");
+    m_loss->setToolTip(tr("Measure each model's perplexity on Alice's Adventures in Wonderland (its first 4,096 tokens) and "
+                          "place it against the last test's result at the largest size: a lower perplexity does not buy "
+                          "retrieval (Jelassi et al. 2024, section 5)"));
     auto* form = new QFormLayout;
     form->addRow(tr("test"), m_test);
     form->addRow(tr("sizes"), m_sizes);
+    form->addRow(tr("questions from"), m_dataRow);
     form->addRow(tr("prompts per size"), m_samples);
     form->addRow(tr("seed"), m_seed);
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(m_run);
     runRow->addWidget(m_stop);
     runRow->addStretch();
+    runRow->addWidget(m_loss);
     runRow->addWidget(m_export);
     auto* tl = new QVBoxLayout(test);
     tl->addLayout(form);
@@ -158,11 +180,16 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     connect(m_run, &QPushButton::clicked, this, &PretrainedPanel::runTest);
     connect(m_stop, &QPushButton::clicked, this, &PretrainedPanel::stop);
     connect(m_export, &QPushButton::clicked, this, &PretrainedPanel::exportFigure);
+    connect(m_loss, &QPushButton::clicked, this, &PretrainedPanel::drawLossVsRetrieval);
     connect(m_test, &QComboBox::currentIndexChanged, this, [this] {
         const QString id = m_test->currentData().toString();
         m_test->setToolTip(findLmTest(id)->description);
         m_sizes->setText(findLmTest(id)->defaultSizes);
+        const bool qa = findLmTest(id)->readsData;
+        m_dataRow->setEnabled(qa);
+        m_dataRow->setToolTip(qa ? QString() : tr("Only question answering reads its questions from a file"));
     });
+    m_dataRow->setEnabled(findLmTest(m_test->currentData().toString())->readsData);
     connect(m_list, &QListWidget::currentRowChanged, this, &PretrainedPanel::updateButtons);
     for (BackgroundJob* job : {&m_load, &m_work})
         connect(job, &BackgroundJob::progress, this, [this](int done, int total) {
@@ -211,6 +238,66 @@ void PretrainedPanel::updateButtons()
     m_run->setEnabled(any && !working);
     m_stop->setEnabled(working);
     m_export->setEnabled(!m_results.empty() && !working);
+    m_loss->setEnabled(!m_results.empty() && m_results.size() == m_models.size() && !working);
+}
+
+void PretrainedPanel::drawLossVsRetrieval()
+{
+    if (m_results.empty() || m_results.size() != m_models.size() || m_work.isRunning()) return;
+    // the largest size every model has a point at
+    int size = 0;
+    const std::vector<int>& lengths = m_results.front().curve.lengths;
+    for (auto it = lengths.rbegin(); it != lengths.rend() && size == 0; ++it) {
+        bool everywhere = true;
+        double v = 0, e = 0;
+        for (const LmSeries& s : m_results) everywhere = everywhere && measureAt(s, m_resultsTest, *it, &v, &e);
+        if (everywhere) size = *it;
+    }
+    if (size == 0) {
+        setStatus(tr("The last test has no size every model reached: run it again to the end."), true);
+        return;
+    }
+    const auto models = m_models;
+    const std::vector<LmSeries> results = m_results;
+    const QString test = m_resultsTest;
+    setStatus(tr("Measuring perplexity on %1 model(s)…").arg(models.size()));
+    m_work.start(
+        [models](JobContext& job) {
+            std::vector<PerplexityResult> out;
+            const QString text = bundledPerplexityText();
+            for (size_t m = 0; m < models.size() && !job.cancelled(); ++m)
+                out.push_back(measurePerplexity(*models[m], text, 1024, 4096, [&](int done, int total) {
+                    job.progress(int(m) * total + done, total * int(models.size()));
+                    return !job.cancelled();
+                }));
+            return out;
+        },
+        [this, results, test, size](const std::vector<PerplexityResult>& perplexities) {
+            if (m_work.stopRequested() || perplexities.size() != results.size()) {
+                setStatus(tr("Stopped: perplexity was not measured on every model."));
+                updateButtons();
+                return;
+            }
+            std::vector<LossRetrievalPoint> points;
+            for (size_t i = 0; i < results.size(); ++i) {
+                LossRetrievalPoint p{results[i].name, results[i].architecture, perplexities[i].perplexity, perplexities[i].loss};
+                measureAt(results[i], test, size, &p.accuracy, &p.stdErr);
+                points.push_back(p);
+            }
+            m_figureCsv = ::parrot::drawLossVsRetrieval(*m_plot, points, test, size);
+            m_showsLoss = true;
+            applyPlotTheme(*m_plot, darkPlots());
+            m_plot->replot();
+            setStatus(tr("Perplexity against %1 at %2 %3.").arg(findLmTest(test)->label.toLower()).arg(size).arg(findLmTest(test)->size));
+            updateButtons();
+            emit testFinished();
+        },
+        [this](const QString& error) {
+            setStatus(error, true);
+            updateButtons();
+            emit failed(error);
+        });
+    updateButtons();
 }
 
 void PretrainedPanel::addFolder(const QString& folder)
@@ -306,16 +393,20 @@ void PretrainedPanel::runTest()
     const int samples = m_samples->value();
     const unsigned long long seed = unsigned(m_seed->value());
     const auto models = m_models;
+    const QString data = findLmTest(id)->readsData ? (m_data->text().trimmed().isEmpty() ? bundledSquadPath() : m_data->text().trimmed())
+                                                   : QString();
     setStatus(tr("Running %1 on %2 model(s)…").arg(findLmTest(id)->label).arg(models.size()));
     m_work.start(
-        [models, id, sizes, samples, seed](JobContext& job) {
+        [models, id, sizes, samples, seed, data](JobContext& job) {
             std::vector<LmSeries> out;
-            const int perModel = int(sizes.size()) * samples, total = perModel * int(models.size());
+            const std::vector<QaParagraph> set = data.isEmpty() ? std::vector<QaParagraph>() : readSquad(data);
             for (size_t m = 0; m < models.size() && !job.cancelled(); ++m) {
-                const LengthCurve c = runLmTest(*models[m], id, sizes, samples, seed, [&](int done, int) {
-                    job.progress(int(m) * perModel + done, total);
+                const auto progress = [&](int done, int perModel) {  // as if every model asked as many prompts as this one
+                    job.progress(int(m) * perModel + done, perModel * int(models.size()));
                     return !job.cancelled();
-                });
+                };
+                const LengthCurve c = data.isEmpty() ? runLmTest(*models[m], id, sizes, samples, seed, progress)
+                                                     : runQaTest(*models[m], set, sizes, samples, seed, progress).curve;
                 out.push_back({models[m]->name, models[m]->architecture, c});
             }
             return out;
@@ -325,6 +416,7 @@ void PretrainedPanel::runTest()
             m_results = std::move(series);
             m_resultsTest = id;
             m_figureCsv = drawLmCurves(*m_plot, m_results, id);
+            m_showsLoss = false;
             applyPlotTheme(*m_plot, darkPlots());
             m_plot->replot();
             setStatus(stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
@@ -354,7 +446,7 @@ void PretrainedPanel::exportFigure()
     // curves' own table, with the standard errors.
     auto* dialog = new ExportDialog(this, tr("Pretrained"), m_plot, false, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setFileStem(m_resultsTest);
+    dialog->setFileStem(m_showsLoss ? m_resultsTest + "-perplexity" : m_resultsTest);
     dialog->setCsvSource(m_plot, [this] { return m_figureCsv; });
     connect(dialog, &ExportDialog::exported, this, [this](const QString& path) { setStatus(tr("Wrote %1.").arg(path)); });
     connect(dialog, &ExportDialog::failed, this, [this](const QString& why) { setStatus(why, true); });

@@ -35,6 +35,11 @@ public:
     void addFolder(const QString& folder);
     void generate();                         // the prompt box's text, by the selected model
     void runTest();                          // the chosen test on every loaded model
+    // After a test: each model's perplexity on the bundled text, drawn against its result at the
+    // largest size every model reached (the copy paper's point: perplexity does not buy retrieval).
+    void drawLossVsRetrieval();
+    QPushButton* lossButton() const { return m_loss; }
+    bool showsLossVsRetrieval() const { return m_showsLoss; }
     void stop();
     // Emits lookInside for the selected model (the first when none is selected).
     void lookInsideSelected();
@@ -51,6 +56,8 @@ public:
     QPlainTextEdit* outputBox() const { return m_output; }
     QComboBox* testBox() const { return m_test; }
     QLineEdit* sizesBox() const { return m_sizes; }
+    // The question-answering test's SQuAD JSON file; empty: the bundled set.
+    QLineEdit* dataBox() const { return m_data; }
     QSpinBox* samplesBox() const { return m_samples; }
     QSpinBox* newTokensBox() const { return m_newTokens; }
 
@@ -86,11 +93,15 @@ private:
     QPlainTextEdit* m_output = nullptr;
     QComboBox* m_test = nullptr;
     QLineEdit* m_sizes = nullptr;
+    QLineEdit* m_data = nullptr;
+    QWidget* m_dataRow = nullptr;
     QSpinBox* m_samples = nullptr;
     QSpinBox* m_seed = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_export = nullptr;
+    QPushButton* m_loss = nullptr;
+    bool m_showsLoss = false;  // the plot shows perplexity against retrieval, not the curves
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QCustomPlot* m_plot = nullptr;
