@@ -5,7 +5,10 @@
 #include "base/io/safetensors.h"
 #include "base/presets.h"
 
+#include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QtTest>
@@ -79,6 +82,28 @@ inline bool writeAll(const QString& path, const QByteArray& data)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
+}
+
+// A model in the HuggingFace hub cache's layout under `cache`, as the hub writes it: the files of
+// `source` as blobs named by their SHA-256, a snapshot `commit` of symlinks into them and, when
+// `ref` is not empty, refs/<ref> naming the commit. Returns the snapshot folder.
+inline QString addToHubCache(const QString& cache, const QString& id, const QString& source, const QString& commit,
+                             const QString& ref = "main")
+{
+    const QDir repo(QDir(cache).filePath("models--" + QString(id).replace('/', "--")));
+    repo.mkpath("blobs");
+    repo.mkpath("snapshots/" + commit);
+    for (const QFileInfo& f : QDir(source).entryInfoList(QDir::Files)) {
+        const QByteArray bytes = readAll(f.absoluteFilePath());
+        const QString blob = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex();
+        writeAll(repo.filePath("blobs/" + blob), bytes);
+        QFile::link("../../blobs/" + blob, repo.filePath("snapshots/" + commit + "/" + f.fileName()));
+    }
+    if (!ref.isEmpty()) {
+        repo.mkpath("refs");
+        writeAll(repo.filePath("refs/" + ref), commit.toUtf8());
+    }
+    return repo.filePath("snapshots/" + commit);
 }
 
 // A zip archive of stored (uncompressed) entries, as torch.save writes them, for crafting

@@ -15,6 +15,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
@@ -278,6 +279,30 @@ private slots:
         int calls = 0;
         const LengthCurve stopped = runLmTest(lm, "copy-text", {4, 8}, 3, 11, [&](int, int) { return ++calls < 2; });
         QVERIFY(stopped.lengths.empty());
+    }
+
+    // A hub id loads from the HuggingFace cache (laid out as the hub writes it) as the folder
+    // does, named by the id, from the library and the command line.
+    void loadsHubIdsFromTheCache()
+    {
+        QTemporaryDir t;
+        const QString cache = t.filePath("hub");
+        test::addToHubCache(cache, "EleutherAI/tiny-neox", fixture("neox"), "0123abcd");
+        qputenv("HF_HUB_CACHE", cache.toUtf8());
+        const LanguageModel cached = LanguageModel::load("EleutherAI/tiny-neox");
+        qunsetenv("HF_HUB_CACHE");
+        QCOMPARE(cached.name, QString("tiny-neox"));
+        const LanguageModel folder = LanguageModel::load(fixture("neox"));
+        QCOMPARE(cached.generate("Alice was", 8).newIds, folder.generate("Alice was", 8).newIds);
+        QVERIFY(errorOf([] { LanguageModel::load("EleutherAI/not-downloaded"); }).contains("huggingface-cli download"));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("HF_HUB_CACHE", cache);
+        p.setProcessEnvironment(env);
+        p.start(PARROT_EXE, {"generate", "--model", "EleutherAI/tiny-neox", "--prompt", "Alice was", "--max-new-tokens", "8", "--json"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QCOMPARE(QJsonDocument::fromJson(p.readAllStandardOutput()).object()["new_ids"].toArray().size(), qsizetype(8));
     }
 
     // Perplexity against HuggingFace transformers (hf_tiny/perplexity_refs.json): the same ids, the

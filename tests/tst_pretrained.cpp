@@ -103,6 +103,31 @@ private slots:
         QVERIFY(panel.status().startsWith("Stopped"));
     }
 
+    // The models the HuggingFace cache holds are offered beside Add folder, one click to load.
+    void offersTheCachedModels()
+    {
+        QTemporaryDir tmp;
+        test::addToHubCache(tmp.filePath("hub"), "EleutherAI/tiny-neox", fixture("neox"), "feed");
+        qputenv("HF_HUB_CACHE", tmp.filePath("hub").toUtf8());
+        PretrainedPanel panel;
+        qunsetenv("HF_HUB_CACHE");
+        QSignalSpy scanned(&panel, &PretrainedPanel::cacheScanned), loaded(&panel, &PretrainedPanel::modelsChanged);
+        QTRY_COMPARE_WITH_TIMEOUT(scanned.count(), 1, 30000);
+        QCOMPARE(panel.cachedBox()->count(), 1);
+        QVERIFY2(panel.cachedBox()->itemText(0).startsWith("EleutherAI/tiny-neox · GPT-NeoX · "), qPrintable(panel.cachedBox()->itemText(0)));
+        QVERIFY(panel.cachedBox()->itemText(0).contains("M parameters"));
+        panel.findChild<QPushButton*>("loadCached")->click();
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 60000);
+        QCOMPARE(panel.model(0).name, QString("tiny-neox"));
+        // an empty cache says so
+        qputenv("HF_HUB_CACHE", tmp.filePath("empty").toUtf8());
+        panel.scanCache();
+        qunsetenv("HF_HUB_CACHE");
+        QTRY_COMPARE_WITH_TIMEOUT(scanned.count(), 2, 30000);
+        QVERIFY(panel.cachedBox()->itemText(0).startsWith("no GPT-NeoX or Mamba model in"));
+        QVERIFY(!panel.cachedBox()->isEnabled());
+    }
+
     // Question answering in the tab (the bundled set, or a file), then each model's perplexity
     // against its F1 at the largest bucket both reached.
     void questionAnsweringAndPerplexity()

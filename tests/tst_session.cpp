@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kWaitMs = 240000;
 
-TrainOutcome waitForOutcome(TrainingSession& s, QSignalSpy& finished)
+TrainOutcome waitForOutcome(QSignalSpy& finished)
 {
     if (finished.isEmpty() && !finished.wait(kWaitMs)) return {};
     return finished.takeFirst().at(0).value<TrainOutcome>();
@@ -48,7 +48,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, s.start(c, false, m_dir.filePath("runs")));
         QVERIFY_THROWS_EXCEPTION(Error, s.evaluate({4}, 8));
         QVERIFY_THROWS_EXCEPTION(Error, s.save(m_dir.filePath("busy.safetensors")));
-        const TrainOutcome o = waitForOutcome(s, finished);
+        const TrainOutcome o = waitForOutcome(finished);
         QCOMPARE(int(o.status), int(TrainOutcome::Status::Finished));
         QCOMPARE(o.step, 30LL);
         QVERIFY(!s.busy());
@@ -85,7 +85,7 @@ private slots:
         s.setPaused(true);
         QVERIFY(s.isPaused());
         s.stop();  // also releases the pause
-        const TrainOutcome stopped = waitForOutcome(s, finished);
+        const TrainOutcome stopped = waitForOutcome(finished);
         QCOMPARE(int(stopped.status), int(TrainOutcome::Status::Cancelled));
         QVERIFY(stopped.step < 1000);
         QVERIFY(s.resumable());
@@ -96,7 +96,7 @@ private slots:
         QCOMPARE(started.size(), 1);
         QVERIFY(started.at(0).at(2).toBool());
         QCOMPARE(s.runDir(), runDir);
-        const TrainOutcome resumed = waitForOutcome(s, finished);
+        const TrainOutcome resumed = waitForOutcome(finished);
         QCOMPARE(int(resumed.status), int(TrainOutcome::Status::Finished));
         QCOMPARE(resumed.step, 1000LL);
         QVERIFY(!s.resumable());
@@ -152,7 +152,7 @@ private slots:
         s.start(c, true, m_dir.filePath("runs"));
         QVERIFY(started.at(0).at(1).toString().startsWith("Continuing "));
         QVERIFY(QDir(s.runDir()).dirName().contains("continued"));
-        const TrainOutcome o = waitForOutcome(s, finished);
+        const TrainOutcome o = waitForOutcome(finished);
         QCOMPARE(int(o.status), int(TrainOutcome::Status::Finished));
         QCOMPARE(s.model().step(), 10LL);  // 10 more steps, counted on from step 0 of the saved model
         QCOMPARE(s.checkpoint(), o.checkpoint);  // continuing again goes on from what this run wrote

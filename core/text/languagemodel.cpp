@@ -1,5 +1,7 @@
 #include "core/text/languagemodel.h"
 
+#include "base/io/hfcache.h"
+
 #include "base/error.h"
 #include "base/tasks/taskcatalog.h"
 
@@ -9,8 +11,9 @@
 
 namespace parrot {
 
-LanguageModel LanguageModel::load(const QString& folder, const std::function<bool(int, int)>& progress)
+LanguageModel LanguageModel::load(const QString& spec, const std::function<bool(int, int)>& progress)
 {
+    const QString folder = resolveModelFolder(spec);  // a folder, or a hub id found in the HuggingFace cache
     const QFileInfo fi(folder);
     if (!fi.exists()) throw Error(QString("%1: no such folder").arg(folder));
     if (!fi.isDir())
@@ -24,7 +27,8 @@ LanguageModel LanguageModel::load(const QString& folder, const std::function<boo
                             "EleutherAI/pythia-160m").arg(dir.path()));
     LanguageModel lm;
     lm.folder = dir.absolutePath();
-    lm.name = dir.dirName();
+    const QString hubId = hubIdOf(lm.folder);
+    lm.name = hubId.isEmpty() ? dir.dirName() : hubId.section('/', -1);  // a snapshot's folder is named by its commit
     lm.tokenizer = BpeTokenizer::load(tokenizerPath);  // before the weights: a wrong tokenizer costs no loading
     lm.model = Model::load(lm.folder, progress);
     const ExperimentConfig& c = lm.model.config();

@@ -23,12 +23,14 @@ struct LanguageModel {
     QString architecture;   // "GPT-NeoX" or "Mamba"
     int contextLength = 0;  // positions it was trained on (max_position_embeddings); 0 when it has no limit
 
-    // Loads the folder. Throws parrot::Error naming the file and the problem: no such folder, no
+    // Loads the folder, or a hub id such as EleutherAI/pythia-410m from the HuggingFace cache
+    // (base/io/hfcache.h). Throws parrot::Error naming the file and the problem: no such folder
+    // (nor model in the cache), no
     // config.json or tokenizer.json, an architecture the app does not run, a tokenizer of another
     // type, a tokenizer whose ids the model's embedding does not have, a damaged or truncated
     // weights file, more memory than the machine has free. `progress(done, total)` per tensor;
     // false cancels.
-    static LanguageModel load(const QString& folder, const std::function<bool(int done, int total)>& progress = {});
+    static LanguageModel load(const QString& folderOrHubId, const std::function<bool(int done, int total)>& progress = {});
 
     // One line for people: name, architecture, parameters, vocabulary, context.
     QString summary() const;

@@ -1,5 +1,7 @@
 #include "ui/panels/pretrainedpanel.h"
 
+#include "base/io/hfcache.h"
+
 #include "base/config.h"
 #include "base/error.h"
 #include "core/eval/lmtests.h"
@@ -47,9 +49,26 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     modelButtons->addWidget(m_remove);
     modelButtons->addWidget(m_look);
     modelButtons->addStretch();
+    // the models `transformers` downloaded before: one click to load
+    m_cached = new QComboBox;
+    m_cached->setObjectName("cachedModels");
+    m_cached->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_cached->setMinimumContentsLength(20);
+    m_loadCached = new QPushButton(tr("Load"));
+    m_loadCached->setObjectName("loadCached");
+    auto* cacheRow = new QHBoxLayout;
+    cacheRow->addWidget(new QLabel(tr("From the HuggingFace cache:")));
+    cacheRow->addWidget(m_cached, 1);
+    cacheRow->addWidget(m_loadCached);
     auto* ml = new QVBoxLayout(models);
     ml->addWidget(m_list);
     ml->addLayout(modelButtons);
+    ml->addLayout(cacheRow);
+    connect(m_loadCached, &QPushButton::clicked, this, [this] {
+        const QString folder = m_cached->currentData().toString();
+        if (!folder.isEmpty()) addFolder(folder);
+    });
+    scanCache();
 
     auto* gen = new QGroupBox(tr("Prompt (greedy continuation by the selected model)"));
     m_prompt = new QPlainTextEdit;
@@ -239,6 +258,37 @@ void PretrainedPanel::updateButtons()
     m_stop->setEnabled(working);
     m_export->setEnabled(!m_results.empty() && !working);
     m_loss->setEnabled(!m_results.empty() && m_results.size() == m_models.size() && !working);
+}
+
+void PretrainedPanel::scanCache()
+{
+    const QString dir = hubCacheDir();
+    m_cached->clear();
+    m_cached->setEnabled(false);
+    m_loadCached->setEnabled(false);
+    m_cached->addItem(tr("looking in %1…").arg(dir));
+    m_scan.start([dir](JobContext&) { return cachedLanguageModels(dir); },
+                 [this, dir](const std::vector<CachedModel>& found) {
+                     m_cached->clear();
+                     for (const CachedModel& m : found) {
+                         const QString size = m.parameters >= 0 ? tr("%1M parameters").arg(double(m.parameters) / 1e6, 0, 'f', m.parameters < 10000000 ? 2 : 0)
+                                                                : tr("parameters not listed");
+                         m_cached->addItem(QString("%1 · %2 · %3 MB · %4").arg(m.id, m.architecture == "mamba" ? "Mamba" : "GPT-NeoX")
+                                               .arg(double(m.bytes) / (1024 * 1024), 0, 'f', 0).arg(size), m.folder);
+                         m_cached->setItemData(m_cached->count() - 1, m.folder, Qt::ToolTipRole);
+                     }
+                     if (found.empty()) m_cached->addItem(tr("no GPT-NeoX or Mamba model in %1").arg(dir));
+                     m_cached->setToolTip(tr("Models downloaded by transformers or huggingface-cli into %1 (HF_HUB_CACHE or HF_HOME "
+                                             "choose another)").arg(dir));
+                     m_cached->setEnabled(!found.empty());
+                     m_loadCached->setEnabled(!found.empty());
+                     emit cacheScanned();
+                 },
+                 [this](const QString& error) {
+                     m_cached->clear();
+                     m_cached->addItem(error);
+                     emit cacheScanned();
+                 });
 }
 
 void PretrainedPanel::drawLossVsRetrieval()

@@ -38,6 +38,10 @@ public:
     // After a test: each model's perplexity on the bundled text, drawn against its result at the
     // largest size every model reached (the copy paper's point: perplexity does not buy retrieval).
     void drawLossVsRetrieval();
+    // Lists the GPT-NeoX and Mamba models in the HuggingFace cache (hfcache.h) beside Add folder;
+    // cacheScanned() when done.
+    void scanCache();
+    QComboBox* cachedBox() const { return m_cached; }
     QPushButton* lossButton() const { return m_loss; }
     bool showsLossVsRetrieval() const { return m_showsLoss; }
     void stop();
@@ -50,7 +54,7 @@ public:
     const std::vector<std::shared_ptr<const LanguageModel>>& models() const { return m_models; }
     const std::vector<LmSeries>& results() const { return m_results; }
     QString status() const;
-    bool busy() const { return m_load.isRunning() || m_work.isRunning() || !m_queued.isEmpty(); }
+    bool busy() const { return m_load.isRunning() || m_work.isRunning() || m_scan.isRunning() || !m_queued.isEmpty(); }
     QCustomPlot* plot() const { return m_plot; }
     QPlainTextEdit* promptBox() const { return m_prompt; }
     QPlainTextEdit* outputBox() const { return m_output; }
@@ -65,6 +69,7 @@ signals:
     void modelsChanged();
     void generated();
     void testFinished();
+    void cacheScanned();
     void failed(const QString& message);
     // Look inside: the selected model, another (of the other architecture when there is one, may
     // be null) and the prompt box's text.
@@ -101,6 +106,9 @@ private:
     QPushButton* m_stop = nullptr;
     QPushButton* m_export = nullptr;
     QPushButton* m_loss = nullptr;
+    QComboBox* m_cached = nullptr;
+    QPushButton* m_loadCached = nullptr;
+    BackgroundJob m_scan;  // the HuggingFace cache, read off the GUI thread
     bool m_showsLoss = false;  // the plot shows perplexity against retrieval, not the curves
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
