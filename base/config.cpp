@@ -68,6 +68,9 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("repeat_pass_dims", c.repeatPassDims);
     v("short_conv", c.shortConv);
     v("init", c.init);
+    v("dt_rank", c.dtRank);
+    v("proj_bias", c.projBias);
+    v("conv_bias", c.convBias);
 }
 
 template <class Train, class V> void visitFields(Train& c, V&& v, const TrainConfig*)
@@ -397,6 +400,7 @@ QStringList validate(const ExperimentConfig& c)
              QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
                  .arg(familiesWithOption("init").join(", "), m.kind));
     inRange("model.mamba_mlp_ratio", m.mambaMlpRatio);
+    inRange("model.dt_rank", m.dtRank);
 
     const TrainConfig& r = c.train;
     inRange("train.steps", r.steps);

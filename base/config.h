@@ -83,6 +83,11 @@ struct ModelConfig {
     // (Trockman et al. 2024: start the scan close to linear attention; models/mamba.h says which
     // of their choices are implemented).
     QString init = "default";
+    // Mamba's selective mixers, as HuggingFace's MambaConfig can set them (time_step_rank, use_bias,
+    // use_conv_bias); the defaults are mamba_ssm's and every model trained here keeps them.
+    int dtRank = 0;         // the rank of delta's projection; 0 = ceil(d_model / 16)
+    bool projBias = false;  // in_proj and out_proj with biases
+    bool convBias = true;   // the convolution with a bias
 };
 
 struct TrainConfig {

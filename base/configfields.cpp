@@ -39,6 +39,8 @@ const std::vector<IntField>& intFields()
         {"model.expand", "Expand", 1, 16, 16, "Mamba and S4D inner width = expand x d_model"},
         {"model.mlp_ratio", "MLP ratio", 1, 16, 16, "The Transformer's MLP width over d_model"},
         {"model.mamba_mlp_ratio", "Mamba MLP ratio", 0, 16, 16, "An MLP after each Mamba mixer, this many times d_model wide; 0: none"},
+        {"model.dt_rank", "dt rank", 0, 4096, 4096,
+         "Mamba: the rank of the step size's low-rank projection; 0 = ceil(d_model / 16), mamba_ssm's choice", "0 = auto"},
         {"model.max_positions", "Max positions", 1, 1000000, 1000000, "Learned positions: the longest row"},
         {"train.steps", "Steps", 1, kUnbounded, 10000000, "Optimiser steps"},
         {"train.batch_size", "Batch size", 1, 65536, 65536, "Rows per step"},

@@ -51,6 +51,7 @@ const std::vector<ModelFamily>& modelFamilies()
 {
     static const QStringList common = {"layers", "d_model", "tie_embeddings"};
     static const QStringList ssm = {"d_state", "d_conv", "expand"};
+    static const QStringList selective = {"dt_rank", "proj_bias", "conv_bias"};  // the selective mixer's details
     static const std::vector<ModelFamily> families = [] {
         std::vector<ModelFamily> f;
         ModelFamily transformer{"transformer", "Transformer",
@@ -65,7 +66,7 @@ const std::vector<ModelFamily>& modelFamilies()
 
         ModelFamily mamba{"mamba", "Mamba",
                           "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
-                          common + ssm + QStringList{"mamba_mlp_ratio", "init"}};
+                          common + ssm + selective + QStringList{"mamba_mlp_ratio", "init"}};
         mamba.stateSpace = mamba.selectiveScan = true;
         mamba.colour = 0xD55E00;
         mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };

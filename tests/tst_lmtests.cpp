@@ -79,6 +79,41 @@ private slots:
         QCOMPARE(errorOf([] { LanguageModel::load(fixture("neox"), [](int done, int) { return done < 3; }); }), QString("loading cancelled"));
     }
 
+    // Every config variant transformers writes that the app's Transformer and Mamba express
+    // (hf_tiny/variants, tests/data/make_hf_variant_refs.py): the last position's logits to 1e-4
+    // and the greedy continuation token for token.
+    void configVariantsMatchTransformers()
+    {
+        const QString dir = fixture("variants");
+        const QJsonObject refs = QJsonDocument::fromJson(readAll(dir + "/variant_refs.json")).object();
+        QCOMPARE(refs.size(), qsizetype(4));
+        for (auto it = refs.begin(); it != refs.end(); ++it) {
+            const LanguageModel lm = LanguageModel::load(dir + "/" + it.key());
+            for (const QJsonValue v : it.value().toArray()) {
+                const QJsonObject r = v.toObject();
+                std::vector<int> ids, want;
+                for (const QJsonValue id : r["ids"].toArray()) ids.push_back(id.toInt());
+                for (const QJsonValue id : r["greedy"].toArray()) want.push_back(id.toInt());
+                const QJsonArray last = r["last_logits"].toArray();
+                const std::vector<float> logits = lm.model.logits(ids, 1, int(ids.size()));
+                const size_t vocab = logits.size() / ids.size();
+                QCOMPARE(vocab, size_t(last.size()));
+                double worst = 0;
+                for (size_t k = 0; k < vocab; ++k)
+                    worst = std::max(worst, std::abs(double(logits[(ids.size() - 1) * vocab + k]) - last[qsizetype(k)].toDouble()));
+                QVERIFY2(worst < 1e-4, qPrintable(QString("%1: logits differ by %2").arg(it.key()).arg(worst)));
+                QCOMPARE(lm.model.generate(ids, int(want.size())), want);
+            }
+        }
+        // what the architecture cannot express is refused by name
+        QTemporaryDir t;
+        const QString eps = copyFolder(dir + "/mamba-rank-bias", t.path() + "/eps");
+        QJsonObject cfg = QJsonDocument::fromJson(readAll(eps + "/config.json")).object();
+        cfg["layer_norm_epsilon"] = 1e-6;
+        QVERIFY(writeAll(eps + "/config.json", QJsonDocument(cfg).toJson()));
+        QVERIFY(errorOf([&] { LanguageModel::load(eps); }).contains("layer_norm_epsilon"));
+    }
+
     // Text in, text out: the continuation of the reference prompts is what transformers generated.
     void generatesTheReferenceContinuations()
     {

@@ -9,12 +9,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+
 #include <QJsonDocument>
 #include <QJsonObject>
 
 #include <QJsonArray>
 #include <QRegularExpression>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -179,13 +181,18 @@ ImportedCheckpoint importHfMamba(const QString& path, const SafetensorsFile& fil
     m.expand = c.integer("expand", 2, 1, 16);
     m.tieEmbeddings = c.boolean("tie_word_embeddings", true);
     m.mambaMlpRatio = 0;
-    const int rank = c.integer("time_step_rank", (m.dModel + 15) / 16, 1, 1 << 16);
-    if (rank != (m.dModel + 15) / 16)
-        throw Error(QString("%1: time_step_rank %2: the app's Mamba uses ceil(hidden_size / 16) = %3").arg(configPath).arg(rank).arg((m.dModel + 15) / 16));
-    if (c.boolean("use_bias", false)) throw Error(QString("%1: use_bias is true: the app's in_proj and out_proj have no bias").arg(configPath));
-    if (!c.boolean("use_conv_bias", true)) throw Error(QString("%1: use_conv_bias is false: the app's convolution has a bias").arg(configPath));
+    // time_step_rank: MambaConfig writes "auto" resolved, as a number
+    const int rank = c.integer("time_step_rank", (m.dModel + 15) / 16, 1, 4096);
+    m.dtRank = rank == (m.dModel + 15) / 16 ? 0 : rank;
+    m.projBias = c.boolean("use_bias", false);
+    m.convBias = c.boolean("use_conv_bias", true);
+    // residual_in_fp32 keeps the residual stream in float32 under 16-bit weights: the app runs in
+    // float32 throughout, so either value computes the same.
     const QString act = c.value("hidden_act").toString("silu");
     if (act != "silu") throw Error(QString("%1: hidden_act is \"%2\": Mamba's mixer uses SiLU").arg(configPath, act));
+    const double eps = c.number("layer_norm_epsilon", 1e-5, 0, 1);
+    if (std::abs(eps - 1e-5) > 1e-12)
+        throw Error(QString("%1: layer_norm_epsilon %2: the app's Mamba RMSNorms use mamba_ssm's 1e-5").arg(configPath).arg(eps));
     const int vocab = c.integer("vocab_size", JsonConfig::kRequired, 1, 1 << 24);
     const TensorRecord& emb = required(file, "backbone.embeddings.weight", path);
     if (emb.shape.size() != 2 || emb.shape[0] != vocab || emb.shape[1] != m.dModel)

@@ -27,6 +27,9 @@ MambaOptions mixerOptions(const ModelConfig& m)
     mamba.dConv = m.dConv;
     mamba.expand = m.expand;
     mamba.mimetic = m.init == "mimetic";
+    mamba.dtRankOverride = m.dtRank;
+    mamba.projBias = m.projBias;
+    mamba.convBias = m.convBias;
     return mamba;
 }
 

@@ -102,8 +102,8 @@ void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
 MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 {
     const int64_t C = o.dModel, Di = o.dInner(), N = o.dState, R = o.dtRank();
-    in_proj = register_module("in_proj", torch::nn::Linear(torch::nn::LinearOptions(C, 2 * Di).bias(false)));
-    conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(Di, Di, o.dConv).groups(Di).padding(o.dConv - 1)));
+    in_proj = register_module("in_proj", torch::nn::Linear(torch::nn::LinearOptions(C, 2 * Di).bias(o.projBias)));
+    conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(Di, Di, o.dConv).groups(Di).padding(o.dConv - 1).bias(o.convBias)));
     if (o.selective) {
         x_proj = register_module("x_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, R + 2 * N).bias(false)));
         dt_proj = register_module("dt_proj", torch::nn::Linear(R, Di));
@@ -114,7 +114,12 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
         s4 = register_module("s4", S4DKernel(Di, N, o.dtMin, o.dtMax));
         D = register_parameter("D", torch::ones({Di}));
     }
-    out_proj = register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, C).bias(false)));
+    out_proj = register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, C).bias(o.projBias)));
+}
+
+torch::Tensor MambaMixerImpl::convBias() const
+{
+    return conv1d->bias.defined() ? conv1d->bias : torch::zeros({m_o.dInner()}, conv1d->weight.options());
 }
 
 torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probes, int layer)
@@ -168,7 +173,7 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
 ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& x, const torch::Tensor& z)
 {
     const int64_t N = m_o.dState, R = m_o.dtRank();
-    auto u = causalConvSilu(x, conv1d->weight, conv1d->bias);      // (B, T, Di), fused conv + SiLU
+    auto u = causalConvSilu(x, conv1d->weight, convBias());      // (B, T, Di), fused conv + SiLU
     auto xdbl = x_proj(u);                                         // (B, T, R + 2N)
     auto dt = F::linear(xdbl.narrow(2, 0, R), dt_proj->weight);    // (B, T, Di), bias in the scan
     // (B, Di, T) views of channel-last tensors: the scan reads them in place and returns its
@@ -181,7 +186,11 @@ torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
 {
     // in_proj's halves as two contiguous (B, T, Di) tensors from one node: no (B, T, 2 Di)
     // gradient of zeros for the halves to be added into, no full-size weight gradient per half.
-    const auto xz = splitLinear(hidden, in_proj->weight, m_o.dInner());                  // x, z: (B, T, Di)
+    auto xz = splitLinear(hidden, in_proj->weight, m_o.dInner());                        // x, z: (B, T, Di)
+    if (in_proj->bias.defined()) {
+        xz[0] = xz[0] + in_proj->bias.narrow(0, 0, m_o.dInner());
+        xz[1] = xz[1] + in_proj->bias.narrow(0, m_o.dInner(), m_o.dInner());
+    }
     return out_proj(selectiveScan(channelLastScan(xz[0], xz[1])).transpose(1, 2));  // (B, T, C), no copy
 }
 
@@ -191,9 +200,10 @@ torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch
     if (!m_o.selective || !fastPaths()) return pick(forward(hidden));
     // The scan without its gate (y = C.x + D u at every step), then the gate at the rows.
     const int64_t Di = m_o.dInner();
-    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di));                            // (B, T, Di)
+    const auto bias = [&](int64_t from) { return in_proj->bias.defined() ? in_proj->bias.narrow(0, from, Di) : torch::Tensor(); };
+    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di), bias(0));                   // (B, T, Di)
     auto y = pick(selectiveScan(channelLastScan(x, torch::Tensor())).transpose(1, 2));       // (R, Di)
-    auto z = F::linear(pick(hidden), in_proj->weight.narrow(0, Di, Di));                   // (R, Di)
+    auto z = F::linear(pick(hidden), in_proj->weight.narrow(0, Di, Di), bias(Di));         // (R, Di)
     return out_proj(y * F::silu(z));                                                        // (R, C)
 }
 
@@ -309,7 +319,7 @@ torch::Tensor MambaMixerImpl::step(const torch::Tensor& hidden, MambaCache& cach
     auto xz = in_proj(hidden);                               // (B, 2Di)
     auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);
     cache.conv = torch::cat({cache.conv.narrow(2, 1, m_o.dConv - 1), x.unsqueeze(2)}, 2);  // (B, Di, K)
-    x = F::silu((cache.conv * conv1d->weight.squeeze(1).unsqueeze(0)).sum(-1) + conv1d->bias);  // (B, Di)
+    x = F::silu((cache.conv * conv1d->weight.squeeze(1).unsqueeze(0)).sum(-1) + convBias());  // (B, Di)
     torch::Tensor y;
     if (m_o.selective) {
         auto xdbl = x_proj(x);                               // (B, R + 2N)

@@ -17,8 +17,11 @@ struct MambaOptions {
     bool selective = true;  // false: S4-Mamba, an S4D kernel instead of the selective scan
     double dtMin = 1e-3, dtMax = 0.1;
     bool mimetic = false;   // model.init = mimetic: see initMambaMixer
+    int64_t dtRankOverride = 0;  // > 0: delta's rank (HuggingFace's time_step_rank)
+    bool projBias = false;       // in_proj and out_proj with biases (HuggingFace's use_bias)
+    bool convBias = true;        // the convolution's bias (use_conv_bias)
     int64_t dInner() const { return expand * dModel; }
-    int64_t dtRank() const { return (dModel + 15) / 16; }  // ceil(d_model / 16), mamba_ssm's "auto"
+    int64_t dtRank() const { return dtRankOverride > 0 ? dtRankOverride : (dModel + 15) / 16; }  // mamba_ssm's "auto": ceil(d_model / 16)
 };
 
 // The selective scan unrolled (Ali et al., 2024, "The Hidden Attention of Mamba Models"): the
@@ -58,6 +61,8 @@ public:
     torch::Tensor forwardAt(const torch::Tensor& x, const torch::Tensor& rows);
     // One token: x (B, C) -> (B, C), updating the cache (zeros at the start of a sequence).
     torch::Tensor step(const torch::Tensor& x, MambaCache& cache);
+    // The convolution's bias, zeros where the model has none (use_conv_bias false).
+    torch::Tensor convBias() const;
     // A whole prompt at once into an empty cache (selective mixers): (B, S, C) -> (B, S, C) as
     // forward() gives, and the cache left as S step() calls would leave it.
     torch::Tensor prefill(const torch::Tensor& hidden, MambaCache& cache);
