@@ -1,10 +1,14 @@
 // Pretrained-size language models: a randomly initialised model of Pythia-160m's shape
 // (12 layers, d_model 768, 12 heads, rotary on a quarter of each head, parallel residual,
 // vocabulary 50,304) or of mamba-130m's (24 layers, d_model 768, d_state 16, vocabulary 50,280),
-// built as `generate` and the Pretrained tab build an imported one, timed on
+// or with --size 410m of Pythia-410m's (24 layers, d_model 1,024, 16 heads) and mamba-370m's
+// (48 layers, d_model 1,024), built as `generate` and the Pretrained tab build an imported one,
+// timed on
 //   forward   one pass over a prompt of --tokens tokens (logits at every position), inference mode
 //   generate  greedy continuation of a --prompt-token prompt by --new tokens with the KV cache
 //             (Transformer) or the recurrent step (Mamba), as Model::generate runs it
+//   perplexity the loss of every token of a --tokens prompt after those before it
+//             (Model::tokenLosses, what `lm-eval --task perplexity` runs per window)
 //   probe     what the Explore tab computes to look inside on a --tokens prompt (every head's
 //             attention map, Mamba's implicit attention, states and step sizes, the predictions)
 //             against the plain forward over the same prompt, alternately, in this run
@@ -12,8 +16,8 @@
 // and their ratio); bench/lm_vs_python.sh runs forward and generate alternately with
 // bench/python/lm_ref.py, which builds the same shapes in Python PyTorch.
 //
-// Usage: bench_lm pythia|mamba forward|generate|probe [--repeats N] [--tokens T]
-//        [--prompt-tokens P] [--new N] [--threads N]
+// Usage: bench_lm pythia|mamba forward|generate|perplexity|probe [--repeats N] [--tokens T]
+//        [--prompt-tokens P] [--new N] [--threads N] [--size 160m|410m]
 #include "core/blockcache.h"
 #include "core/diagnostics.h"
 #include "core/model.h"
@@ -33,18 +37,18 @@ using namespace parrot;
 
 namespace {
 
-ExperimentConfig shape(const std::string& which)
+ExperimentConfig shape(const std::string& which, bool large)
 {
     ExperimentConfig c;
     c.task.kind = kTextTask;
     ModelConfig& m = c.model;
-    m.dModel = 768;
+    m.dModel = large ? 1024 : 768;
     if (which == "pythia") {
         c.task.vocabSize = 50304;
         m.kind = "transformer";
         m.positions = "rope";
-        m.layers = 12;
-        m.heads = 12;
+        m.layers = large ? 24 : 12;
+        m.heads = large ? 16 : 12;
         m.numMaskedHeads = 0;
         m.mlpRatio = 4;
         m.rotaryFraction = 0.25;
@@ -54,7 +58,7 @@ ExperimentConfig shape(const std::string& which)
     } else {
         c.task.vocabSize = 50280;
         m.kind = "mamba";
-        m.layers = 24;
+        m.layers = large ? 48 : 24;
         m.dState = 16;
         m.dConv = 4;
         m.expand = 2;
@@ -77,15 +81,18 @@ int main(int argc, char** argv)
 {
     restartWithLibrarySettings(argv);
     if (argc < 3) {
-        std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate|probe [--repeats N] [--tokens T] [--prompt-tokens P] [--new N] [--threads N]\n");
+        std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate|perplexity|probe [--repeats N] [--tokens T] [--prompt-tokens P] "
+                             "[--new N] [--threads N] [--size 160m|410m]\n");
         return 2;
     }
     const std::string which = argv[1], what = argv[2];
     int repeats = 3, tokens = 1000, promptTokens = 100, newTokens = 64, threads = 0;
+    bool large = false;
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
         const int v = std::atoi(argv[i + 1]);
-        if (k == "--repeats") repeats = v;
+        if (k == "--size") large = std::string(argv[i + 1]) == "410m";
+        else if (k == "--repeats") repeats = v;
         else if (k == "--tokens") tokens = v;
         else if (k == "--prompt-tokens") promptTokens = v;
         else if (k == "--new") newTokens = v;
@@ -95,13 +102,13 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    if ((which != "pythia" && which != "mamba") || (what != "forward" && what != "generate" && what != "probe")) {
-        std::fprintf(stderr, "bench_lm: expected pythia|mamba forward|generate|probe\n");
+    if ((which != "pythia" && which != "mamba") || (what != "forward" && what != "generate" && what != "perplexity" && what != "probe")) {
+        std::fprintf(stderr, "bench_lm: expected pythia|mamba forward|generate|perplexity|probe\n");
         return 2;
     }
     configureThreads(threads);
     const KeepFreedBlocks reuse;
-    const Model model = Model::create(shape(which));
+    const Model model = Model::create(shape(which, large));
     std::mt19937_64 rng(1);
     std::uniform_int_distribution<int> id(0, 50000);
     std::vector<double> times;
@@ -114,6 +121,13 @@ int main(int argc, char** argv)
         m.net->eval();
         for (int r = 0; r <= repeats; ++r) {  // the first is a warm-up
             const double s = seconds([&] { m.net->forward(idx); });
+            if (r > 0) times.push_back(s);
+        }
+    } else if (what == "perplexity") {
+        std::vector<int> text(static_cast<size_t>(tokens));
+        for (auto& t : text) t = id(rng);
+        for (int r = 0; r <= repeats; ++r) {
+            const double s = seconds([&] { model.tokenLosses(text); });
             if (r > 0) times.push_back(s);
         }
     } else if (what == "probe") {

@@ -7,7 +7,17 @@
 #   generate   a 100-token prompt continued greedily by 64 tokens (KV cache / recurrent step)
 # Prints C++ / Python per measurement (below 1: the app is faster; the goal is <= 1).
 #
+# With --transformers PYTHON (a virtualenv's interpreter with torch and transformers from PyPI;
+# the suite never needs it), the reference is HuggingFace transformers itself
+# (bench/python/lm_hf_ref.py) on the copy paper's workloads, at --size 410m (Pythia-410m's and
+# mamba-370m's shapes) by default:
+#   phonebook   an 80-entry phone book's prompt (about 900 tokens) answered with 8 new tokens
+#   qa          a 600-token question-answering prompt, 32 new tokens
+#   perplexity  the loss of every token of 2,000 tokens
+# and prints C++ / transformers per workload (the goal is <= 0.5).
+#
 # Usage: bash bench/lm_vs_python.sh [--repeats N] [--threads N] [--tokens T] [--only pythia|mamba]
+#        bash bench/lm_vs_python.sh --transformers /path/to/venv/bin/python [--size 160m|410m] [--repeats N]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,8 +27,12 @@ REPEATS=3
 THREADS=2
 TOKENS=1000
 ONLY=all
+HF=""
+SIZE=410m
 while [ $# -gt 0 ]; do
     case "$1" in
+        --transformers) HF="$2"; shift 2 ;;
+        --size) SIZE="$2"; shift 2 ;;
         --repeats) REPEATS="$2"; shift 2 ;;
         --threads) THREADS="$2"; shift 2 ;;
         --tokens) TOKENS="$2"; shift 2 ;;
@@ -33,6 +47,32 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
     sudo apt-get install -y python3-torch >&2
 fi
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+if [ -n "$HF" ]; then
+    "$HF" -c 'import torch, transformers' 2>/dev/null \
+        || { echo "lm_vs_python.sh: $HF cannot import torch and transformers (pip install torch transformers in its virtualenv)" >&2; exit 1; }
+    echo "threads $THREADS, $REPEATS alternating runs per side, $SIZE shapes; the app against transformers $("$HF" -c 'import transformers; print(transformers.__version__)')"
+    for which in pythia mamba; do
+        [ "$ONLY" = all ] || [ "$ONLY" = "$which" ] || continue
+        for work in phonebook qa perplexity; do
+            case "$work" in
+                phonebook) args=(generate --prompt-tokens 900 --new 8) ;;
+                qa) args=(generate --prompt-tokens 600 --new 32) ;;
+                perplexity) args=(perplexity --tokens 2000) ;;
+            esac
+            cpp=() py=()
+            for r in $(seq 1 "$REPEATS"); do
+                cpp+=("$("$BENCH" "$which" "${args[@]}" --repeats 1 --threads "$THREADS" --size "$SIZE" | awk '{ print $3 }')")
+                py+=("$("$HF" "$ROOT/bench/python/lm_hf_ref.py" "$which" "${args[@]}" --repeats 1 --threads "$THREADS" --size "$SIZE" 2>/dev/null | awk '{ print $3 }')")
+            done
+            c="$(printf '%s\n' "${cpp[@]}" | median)"
+            p="$(printf '%s\n' "${py[@]}" | median)"
+            awk -v w="$which" -v x="$work" -v c="$c" -v p="$p" 'BEGIN {
+                printf "  %-7s %-10s C++ %8.3f s   transformers %8.3f s   C++ / transformers %.2f (goal <= 0.5)\n", w, x, c, p, c / p }'
+        done
+    done
+    exit 0
+fi
 
 echo "threads $THREADS, $REPEATS alternating runs per side; forward over $TOKENS tokens, generate 100 + 64 tokens"
 "$ROOT/build/app/parrotscope" --diagnostics 2>/dev/null | grep '^BLAS' || true

@@ -48,11 +48,13 @@ QString drawLmCurves(QCustomPlot& plot, const std::vector<LmSeries>& series, con
         }
         bars->setData(err);
     }
-    plot.xAxis->setLabel(test ? QString("%1 (%2)").arg(test->size, test->label.toLower()) : testId);
+    plot.xAxis->setLabel(second ? QString("paragraph length in tokens (each point: the bucket from there to the next size)")
+                         : test ? QString("%1 (%2)").arg(test->size, test->label.toLower()) : testId);
     plot.yAxis->setLabel(test ? (second ? test->secondMeasure : test->measure) : QString("answer accuracy"));
     plot.yAxis->setRange(-0.02, 1.02);
     if (lo <= hi) {
-        const bool wide = lo > 0 && hi / lo >= 8;  // sizes spanning an order of magnitude read better on a log axis
+        // sizes spanning an order of magnitude read better on a log axis (not buckets: they start at their lower edge)
+        const bool wide = !second && lo > 0 && hi / lo >= 8;
         plot.xAxis->setScaleType(wide ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
         plot.xAxis->setTicker(integerTicker(wide));  // sizes are counts (lines, tokens)
         if (wide) plot.xAxis->setRange(lo / 1.25, hi * 1.25);
