@@ -156,6 +156,7 @@ private slots:
             {"base/config.h", {"transformer", "copy", "hard_alibi"}},  // ModelConfig's / TaskConfig's defaults
             // importers map outside formats to the family and task they are
             {"base/io/importers.cpp", {"mamba", "transformer", "copy", "rope", "learned", "nope", "alibi", "hard_alibi"}},
+            {"base/io/hfcache.cpp", {"mamba"}},  // HuggingFace's model_type of its Mamba models
             // the two-layer construction and the explorer's inputs are of the copy tasks
             {"core/analysis/construction.cpp", {"copy", "copy_dup_ngram"}},
             {"core/analysis/construction.h", {"copy"}},

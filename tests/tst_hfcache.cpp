@@ -95,11 +95,13 @@ private slots:
         const std::vector<CachedModel> found = cachedLanguageModels(cache);
         QCOMPARE(found.size(), size_t(2));
         QCOMPARE(found[0].id, QString("EleutherAI/tiny-neox"));
-        QCOMPARE(found[0].architecture, QString("gpt_neox"));
+        QCOMPARE(found[0].modelType, QString("gpt_neox"));
+        QCOMPARE(found[0].architecture, QString("GPT-NeoX"));
         QCOMPARE(found[1].id, QString("state-spaces/tiny-mamba"));
-        QCOMPARE(found[1].architecture, QString("mamba"));
+        QCOMPARE(found[1].modelType, QString("mamba"));
+        QCOMPARE(found[1].architecture, QString("Mamba"));
         for (const CachedModel& m : found) {
-            const QString source = fixture(m.architecture == "mamba" ? "mamba" : "neox");
+            const QString source = fixture(m.modelType == "gpt_neox" ? "neox" : "mamba");
             qint64 bytes = 0;
             for (const QFileInfo& f : QDir(source).entryInfoList(QDir::Files)) bytes += f.size();
             QCOMPARE(m.bytes, bytes);  // the blobs' sizes, through the links

@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -119,12 +120,15 @@ std::vector<CachedModel> cachedLanguageModels(const QString& cacheDir)
         if (!dir.exists("config.json") || !dir.exists("tokenizer.json")) continue;
         const auto config = readJsonObjectIfValid(dir.filePath("config.json"));
         if (!config) continue;
+        // HuggingFace's model_type values (its names, not the app's family ids)
+        static const QMap<QString, QString> runnable{{"gpt_neox", "GPT-NeoX"}, {"mamba", "Mamba"}};
         const QString type = config->value("model_type").toString();
-        if (type != "gpt_neox" && type != "mamba") continue;
+        if (!runnable.contains(type)) continue;
         CachedModel m;
         m.id = id;
         m.folder = folder;
-        m.architecture = type;
+        m.modelType = type;
+        m.architecture = runnable.value(type);
         long long parameters = 0;
         bool safetensors = false;
         for (const QFileInfo& f : dir.entryInfoList(QDir::Files)) {

@@ -26,7 +26,8 @@ QString hubIdOf(const QString& folder);
 struct CachedModel {
     QString id;            // "EleutherAI/pythia-410m"
     QString folder;        // its snapshot
-    QString architecture;  // config.json's model_type: "gpt_neox" or "mamba"
+    QString modelType;     // config.json's model_type: "gpt_neox" or "mamba"
+    QString architecture;  // as LanguageModel names it: "GPT-NeoX" or "Mamba"
     qint64 bytes = 0;      // on disk: the snapshot's files (the blobs they point to)
     long long parameters = -1;  // from the safetensors headers; -1 where the weights are not safetensors
 };

@@ -273,7 +273,7 @@ void PretrainedPanel::scanCache()
                      for (const CachedModel& m : found) {
                          const QString size = m.parameters >= 0 ? tr("%1M parameters").arg(double(m.parameters) / 1e6, 0, 'f', m.parameters < 10000000 ? 2 : 0)
                                                                 : tr("parameters not listed");
-                         m_cached->addItem(QString("%1 · %2 · %3 MB · %4").arg(m.id, m.architecture == "mamba" ? "Mamba" : "GPT-NeoX")
+                         m_cached->addItem(QString("%1 · %2 · %3 MB · %4").arg(m.id, m.architecture)
                                                .arg(double(m.bytes) / (1024 * 1024), 0, 'f', 0).arg(size), m.folder);
                          m_cached->setItemData(m_cached->count() - 1, m.folder, Qt::ToolTipRole);
                      }
