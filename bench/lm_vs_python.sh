@@ -42,10 +42,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -x "$BENCH" ] || { echo "lm_vs_python.sh: $BENCH is missing; build it first (cmake --build build --target bench_lm)" >&2; exit 1; }
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-    echo "installing Debian's python3-torch (the reference side)" >&2
-    sudo apt-get install -y python3-torch >&2
-fi
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 if [ -n "$HF" ]; then
@@ -72,6 +68,11 @@ if [ -n "$HF" ]; then
         done
     done
     exit 0
+fi
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    echo "installing Debian's python3-torch (the reference side)" >&2
+    $( [ "$(id -u)" = 0 ] || echo sudo ) apt-get install -y python3-torch >&2
 fi
 
 echo "threads $THREADS, $REPEATS alternating runs per side; forward over $TOKENS tokens, generate 100 + 64 tokens"
