@@ -246,14 +246,7 @@ int cmdLmEval(Args& a)
     }
     if (lossFigure) {
         // the size: --at, else the largest every model has a point at
-        int size = at;
-        if (size == 0)
-            for (auto it = series.front().curve.lengths.rbegin(); it != series.front().curve.lengths.rend() && size == 0; ++it) {
-                bool everywhere = true;
-                double v = 0, e = 0;
-                for (const LmSeries& s : series) everywhere = everywhere && measureAt(s, test, *it, &v, &e);
-                if (everywhere) size = *it;
-            }
+        const int size = at > 0 ? at : largestCommonSize(series, test);
         std::vector<LossRetrievalPoint> points;
         for (size_t i = 0; i < series.size(); ++i) {
             LossRetrievalPoint p{series[i].name, series[i].architecture, perplexities[i].perplexity, perplexities[i].loss};

@@ -78,6 +78,19 @@ bool measureAt(const LmSeries& s, const QString& testId, int size, double* value
     return false;
 }
 
+int largestCommonSize(const std::vector<LmSeries>& series, const QString& testId)
+{
+    if (series.empty()) return 0;
+    const std::vector<int>& sizes = series.front().curve.lengths;
+    for (auto it = sizes.rbegin(); it != sizes.rend(); ++it) {
+        bool everywhere = true;
+        double v = 0, e = 0;
+        for (const LmSeries& s : series) everywhere = everywhere && measureAt(s, testId, *it, &v, &e);
+        if (everywhere) return *it;
+    }
+    return 0;
+}
+
 QString drawLossVsRetrieval(QCustomPlot& plot, const std::vector<LossRetrievalPoint>& points, const QString& testId, int size)
 {
     plot.clearGraphs();

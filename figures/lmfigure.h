@@ -36,6 +36,8 @@ void renderLossVsRetrieval(const std::vector<LossRetrievalPoint>& points, const 
                            int width = 800, int height = 500, const ExportOptions& style = {});
 // The point of `series` at `size` (the test's own measure and its error), or false when it has none.
 bool measureAt(const LmSeries& series, const QString& testId, int size, double* value, double* stdErr);
+// The largest size at which every series has a point; 0 when there is none.
+int largestCommonSize(const std::vector<LmSeries>& series, const QString& testId);
 // Writes the figure to PNG, PDF, SVG or CSV by the file's extension. Throws parrot::Error.
 void renderLmCurves(const std::vector<LmSeries>& series, const QString& testId, const QString& outFile, int width = 800,
                     int height = 500, const ExportOptions& style = {});

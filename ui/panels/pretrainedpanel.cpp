@@ -295,14 +295,7 @@ void PretrainedPanel::drawLossVsRetrieval()
 {
     if (m_results.empty() || m_results.size() != m_models.size() || m_work.isRunning()) return;
     // the largest size every model has a point at
-    int size = 0;
-    const std::vector<int>& lengths = m_results.front().curve.lengths;
-    for (auto it = lengths.rbegin(); it != lengths.rend() && size == 0; ++it) {
-        bool everywhere = true;
-        double v = 0, e = 0;
-        for (const LmSeries& s : m_results) everywhere = everywhere && measureAt(s, m_resultsTest, *it, &v, &e);
-        if (everywhere) size = *it;
-    }
+    const int size = largestCommonSize(m_results, m_resultsTest);
     if (size == 0) {
         setStatus(tr("The last test has no size every model reached: run it again to the end."), true);
         return;
@@ -334,19 +327,10 @@ void PretrainedPanel::drawLossVsRetrieval()
                 measureAt(results[i], test, size, &p.accuracy, &p.stdErr);
                 points.push_back(p);
             }
-            m_figureCsv = ::parrot::drawLossVsRetrieval(*m_plot, points, test, size);
-            m_showsLoss = true;
-            applyPlotTheme(*m_plot, darkPlots());
-            m_plot->replot();
-            setStatus(tr("Perplexity against %1 at %2 %3.").arg(findLmTest(test)->label.toLower()).arg(size).arg(findLmTest(test)->size));
-            updateButtons();
-            emit testFinished();
+            showFigure(::parrot::drawLossVsRetrieval(*m_plot, points, test, size), true,
+                       tr("Perplexity against %1 at %2 %3.").arg(findLmTest(test)->label.toLower()).arg(size).arg(findLmTest(test)->size));
         },
-        [this](const QString& error) {
-            setStatus(error, true);
-            updateButtons();
-            emit failed(error);
-        });
+        [this](const QString& error) { jobFailed(error); });
     updateButtons();
 }
 
@@ -421,11 +405,7 @@ void PretrainedPanel::generate()
             updateButtons();
             emit generated();
         },
-        [this](const QString& error) {
-            setStatus(error, true);
-            updateButtons();
-            emit failed(error);
-        });
+        [this](const QString& error) { jobFailed(error); });
     updateButtons();
 }
 
@@ -465,20 +445,29 @@ void PretrainedPanel::runTest()
             const bool stopped = m_work.stopRequested();
             m_results = std::move(series);
             m_resultsTest = id;
-            m_figureCsv = drawLmCurves(*m_plot, m_results, id);
-            m_showsLoss = false;
-            applyPlotTheme(*m_plot, darkPlots());
-            m_plot->replot();
-            setStatus(stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
-            updateButtons();
-            emit testFinished();
+            showFigure(drawLmCurves(*m_plot, m_results, id), false,
+                       stopped ? tr("Stopped: the sizes finished so far are drawn.") : tr("Done: %1.").arg(findLmTest(id)->label));
         },
-        [this](const QString& error) {
-            setStatus(error, true);
-            updateButtons();
-            emit failed(error);
-        });
+        [this](const QString& error) { jobFailed(error); });
     updateButtons();
+}
+
+void PretrainedPanel::jobFailed(const QString& error)
+{
+    setStatus(error, true);
+    updateButtons();
+    emit failed(error);
+}
+
+void PretrainedPanel::showFigure(const QString& csv, bool lossVsRetrieval, const QString& status)
+{
+    m_figureCsv = csv;
+    m_showsLoss = lossVsRetrieval;
+    applyPlotTheme(*m_plot, darkPlots());
+    m_plot->replot();
+    setStatus(status);
+    updateButtons();
+    emit testFinished();
 }
 
 void PretrainedPanel::stop()

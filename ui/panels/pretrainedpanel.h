@@ -77,6 +77,9 @@ signals:
 
 private:
     void setStatus(const QString& text, bool error = false);
+    void jobFailed(const QString& error);  // a background job's error: shown in the tab, failed()
+    // The figure just drawn on the plot (its CSV for export), themed and shown; testFinished().
+    void showFigure(const QString& csv, bool lossVsRetrieval, const QString& status);
     void updateButtons();
     void exportFigure();
     void loadNext();
