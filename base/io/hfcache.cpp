@@ -2,19 +2,15 @@
 
 #include "base/error.h"
 #include "base/io/jsonfile.h"
+#include "base/io/safetensors.h"
 
 #include <QDir>
-#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
 #include <QRegularExpression>
 
-#include <algorithm>
-#include <cstring>
 
 namespace parrot {
 
@@ -22,27 +18,21 @@ namespace {
 
 QString repoFolderName(const QString& id) { return "models--" + QString(id).replace('/', "--"); }
 
-// The parameters a safetensors file's header lists, reading the header only; -1 when it cannot.
+// The parameters a safetensors file lists (its header, through the project's one reader: the
+// tensors are mapped, not read); -1 when it cannot be read.
 long long safetensorsParameters(const QString& path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return -1;
-    const QByteArray lengthBytes = f.read(8);
-    if (lengthBytes.size() != 8) return -1;
-    quint64 length = 0;
-    std::memcpy(&length, lengthBytes.constData(), 8);  // little-endian, as the format says (and x86 is)
-    if (length == 0 || length > 100u * 1024 * 1024 || qint64(length) > f.size() - 8) return -1;
-    const QJsonDocument header = QJsonDocument::fromJson(f.read(qint64(length)));
-    if (!header.isObject()) return -1;
-    long long total = 0;
-    const QJsonObject o = header.object();
-    for (auto it = o.begin(); it != o.end(); ++it) {
-        if (it.key() == "__metadata__") continue;
-        long long n = 1;
-        for (const QJsonValue& d : it.value().toObject().value("shape").toArray()) n *= d.toInteger();
-        total += n;
+    try {
+        long long total = 0;
+        for (const TensorRecord& tensor : readSafetensors(path).tensors) {
+            long long n = 1;
+            for (int64_t d : tensor.shape) n *= d;
+            total += n;
+        }
+        return total;
+    } catch (const Error&) {
+        return -1;
     }
-    return total;
 }
 
 // The snapshot folder of `repo` (a models--* folder) for `revision`: refs/<revision>'s commit, a
