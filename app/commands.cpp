@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
+#include "base/weightdtype.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"
 #include "base/version.h"
@@ -153,6 +154,9 @@ const std::vector<Usage> kSharedOptions{
     {{"--device auto|cpu|cuda[:N]"},
      {"where models run (default: auto, the first GPU when", "this LibTorch has CUDA and one is present; the",
       "window's default is Edit → Preferences)"}},
+    {{"--dtype auto|float32|float16|bfloat16"},
+     {"how a pretrained model's matrices are held (default:", "auto, an F16/BF16 file's own 16 bits where this CPU",
+      "runs them at least as fast; computed in float32)"}},
     {{"--set KEY=VALUE"}, {"override a config field by its dotted path,", "e.g. --set model.layers=4 --set task.max_len=30"}},
     {{"--match-params N|FAMILY"},
      {"(config, train) choose model.d_model so the model has", "N parameters, or as many as FAMILY with the same",
@@ -169,8 +173,8 @@ qsizetype firstCommandWord(const QStringList& argv)
 {
     qsizetype i = 1;
     while (i < argv.size()) {
-        if (argv[i] == "--threads" || argv[i] == "--device") i += 2;
-        else if (argv[i].startsWith("--threads=") || argv[i].startsWith("--device=")) i += 1;
+        if (argv[i] == "--threads" || argv[i] == "--device" || argv[i] == "--dtype") i += 2;
+        else if (argv[i].startsWith("--threads=") || argv[i].startsWith("--device=") || argv[i].startsWith("--dtype=")) i += 1;
         else break;
     }
     return i;
@@ -291,6 +295,8 @@ int runCommand(const Command& command, const QStringList& argv)
         configureThreads(a.integer("--threads", 0, 0, 4096));
         const QString device = a.value("--device");
         if (!device.isNull()) setDeviceChoice(device);
+        const QString dtype = a.value("--dtype");
+        if (!dtype.isNull()) setWeightDtypeChoice(weightDtypeFromName(dtype));
         if (a.flag("--help") || a.flag("-h")) {
             QTextStream(stdout) << helpText();
             return 0;
@@ -309,6 +315,7 @@ int runCommand(const Command& command, const QStringList& argv)
         Args args(rest);
         args.integer("--threads", 0, 0, 4096);  // applied above
         args.value("--device");
+        args.value("--dtype");
         return command.run(args);
     } catch (const Error& e) {
         QTextStream(stderr) << "parrotscope: error: " << e.message() << "\n";

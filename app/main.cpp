@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
+#include "base/weightdtype.h"
 #include "base/error.h"
 #include "ui/panels/settingspanel.h"
 #include "base/experiments/sweep.h"
@@ -47,6 +48,7 @@ int runWindow(Args& a)
     const AppSettings saved = AppSettings::load();
     const int threads = a.integer("--threads", saved.threads, 0, 4096);
     const QString device = a.value("--device");
+    const QString dtype = a.value("--dtype");
     const QString preset = a.value("--preset");
     const QStringList sets = a.values("--set");
     const QString screenshot = a.value("--screenshot");
@@ -97,6 +99,7 @@ int runWindow(Args& a)
         else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
     }
 
+    setWeightDtypeChoice(weightDtypeFromName(dtype.isNull() ? saved.weightDtype : dtype));
     applyTheme(theme);
     MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)

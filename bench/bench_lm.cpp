@@ -12,17 +12,22 @@
 //   probe     what the Explore tab computes to look inside on a --tokens prompt (every head's
 //             attention map, Mamba's implicit attention, states and step sizes, the predictions)
 //             against the plain forward over the same prompt, alternately, in this run
+// With --dtype float16|bfloat16 the model is saved and loaded back held in 16 bits, as
+// `--dtype` loads a pretrained model (core/models/dense.h); float32 by default.
 // Prints one line "<which> <what> <median seconds>" per measurement (probe: also the forward's
 // and their ratio); bench/lm_vs_python.sh runs forward and generate alternately with
 // bench/python/lm_ref.py, which builds the same shapes in Python PyTorch.
 //
 // Usage: bench_lm pythia|mamba forward|generate|perplexity|probe [--repeats N] [--tokens T]
-//        [--prompt-tokens P] [--new N] [--threads N] [--size 160m|410m]
+//        [--prompt-tokens P] [--new N] [--threads N] [--size 160m|410m] [--dtype float32|float16|bfloat16]
 #include "core/blockcache.h"
 #include "core/diagnostics.h"
 #include "core/model.h"
 #include "core/modelimpl.h"
 #include "base/tasks/taskcatalog.h"
+#include "base/weightdtype.h"
+
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <chrono>
@@ -82,16 +87,18 @@ int main(int argc, char** argv)
     restartWithLibrarySettings(argv);
     if (argc < 3) {
         std::fprintf(stderr, "usage: bench_lm pythia|mamba forward|generate|perplexity|probe [--repeats N] [--tokens T] [--prompt-tokens P] "
-                             "[--new N] [--threads N] [--size 160m|410m]\n");
+                             "[--new N] [--threads N] [--size 160m|410m] [--dtype float32|float16|bfloat16]\n");
         return 2;
     }
     const std::string which = argv[1], what = argv[2];
     int repeats = 3, tokens = 1000, promptTokens = 100, newTokens = 64, threads = 0;
     bool large = false;
+    WeightDtype dtype = WeightDtype::Float32;
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
         const int v = std::atoi(argv[i + 1]);
         if (k == "--size") large = std::string(argv[i + 1]) == "410m";
+        else if (k == "--dtype") dtype = weightDtypeFromName(QString::fromStdString(argv[i + 1]));
         else if (k == "--repeats") repeats = v;
         else if (k == "--tokens") tokens = v;
         else if (k == "--prompt-tokens") promptTokens = v;
@@ -108,7 +115,13 @@ int main(int argc, char** argv)
     }
     configureThreads(threads);
     const KeepFreedBlocks reuse;
-    const Model model = Model::create(shape(which, large));
+    Model model = Model::create(shape(which, large));
+    if (dtype != WeightDtype::Float32) {  // through a file, as a pretrained model is loaded
+        QTemporaryDir dir;
+        const QString path = dir.filePath("model.safetensors");
+        model.save(path);
+        model = Model::load(path, {}, dtype);
+    }
     std::mt19937_64 rng(1);
     std::uniform_int_distribution<int> id(0, 50000);
     std::vector<double> times;

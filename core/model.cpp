@@ -1,6 +1,7 @@
 #include "core/modelimpl.h"
 
 #include "core/device.h"
+#include "core/models/dense.h"
 #include "base/error.h"
 #include "core/eval/evaluate.h"
 #include "core/eval/generate.h"
@@ -19,6 +20,7 @@
 #include <QRegularExpression>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -35,20 +37,22 @@ double availableMemoryBytes()
     return 0;
 }
 
-std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
+std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config, torch::ScalarType storage = torch::kFloat)
 {
     const QStringList problems = validate(config);
     if (!problems.isEmpty()) throw Error(problems.join("; "));
     const torch::Device device = preferredDevice();
     // on a GPU, its memory (the driver's total) bounds the model, else the machine's available memory
     const double gpuBytes = device.is_cuda() ? chosenGpuMemoryBytes() : 0.0;
-    const QString tooLarge = Model::memoryProblem(config, gpuBytes > 0 ? gpuBytes : availableMemoryBytes());
+    const int weightBytes = storage == torch::kFloat ? 4 : 2;
+    const QString tooLarge = Model::memoryProblem(config, gpuBytes > 0 ? gpuBytes : availableMemoryBytes(), weightBytes);
     if (!tooLarge.isEmpty()) throw Error(gpuBytes > 0 ? tooLarge + " (the memory of the GPU, " + deviceDescription() + ")" : tooLarge);
     auto impl = std::make_shared<Model::Impl>();
     impl->config = config;
     impl->device = device;
     try {
         torch::manual_seed(uint64_t(config.seed));
+        WeightStorage held(storage);
         impl->net = buildModel(config);
         impl->net->to(impl->device);
     } catch (const c10::Error& e) {
@@ -57,24 +61,107 @@ std::shared_ptr<Model::Impl> makeImpl(const ExperimentConfig& config)
     return impl;
 }
 
+// The 16-bit type most of a checkpoint's matrices are stored as, or kFloat.
+torch::ScalarType storedAs(const SafetensorsFile& file)
+{
+    QMap<QString, double> elements;
+    for (const TensorRecord& t : file.tensors)
+        if (t.shape.size() == 2) elements[t.dtype] += double(t.elementCount());
+    double total = 0;
+    for (double e : elements) total += e;
+    if (elements.value("F16") > 0.5 * total) return torch::kHalf;
+    if (elements.value("BF16") > 0.5 * total) return torch::kBFloat16;
+    return torch::kFloat;
+}
+
+torch::ScalarType chosenStorage(WeightDtype choice, const SafetensorsFile& file)
+{
+    switch (choice) {
+    case WeightDtype::Float32: return torch::kFloat;
+    case WeightDtype::Float16: return torch::kHalf;
+    case WeightDtype::BFloat16: return torch::kBFloat16;
+    case WeightDtype::Auto: break;
+    }
+    const torch::ScalarType stored = storedAs(file);
+    return stored != torch::kFloat && sixteenBitRunsFast(preferredDevice()) ? stored : torch::kFloat;
+}
+
+bool finite16(const uint16_t* v, int64_t n, bool bf16)
+{
+    const uint16_t exponent = bf16 ? 0x7f80 : 0x7c00;
+    for (int64_t i = 0; i < n; ++i)
+        if ((v[i] & exponent) == exponent) return false;
+    return true;
+}
+
+bool finite32(const float* v, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isfinite(v[i])) return false;
+    return true;
+}
+
+// A record's values into a parameter of its shape, converted to the parameter's dtype a block
+// at a time (never a whole float32 copy of a large matrix); false when a value is NaN or infinite.
+bool copyInto(const torch::Tensor& param, const TensorRecord& rec, const QString& what)
+{
+    const int64_t n = rec.elementCount();
+    const bool onCpu = param.device().is_cpu() && param.is_contiguous();
+    const bool sixteen = isSixteenBit(param);
+    const bool bf16 = param.scalar_type() == torch::kBFloat16;
+    if (onCpu && sixteen && rec.dtype == (bf16 ? "BF16" : "F16")) {  // as stored: the bytes themselves
+        if (rec.data.size() != n * 2) throw Error(what + ": its bytes do not match its dtype and shape");
+        const auto* v = reinterpret_cast<const uint16_t*>(rec.data.constData());
+        if (!finite16(v, n, bf16)) return false;
+        if (rec.rowOrder.empty()) {
+            std::memcpy(param.data_ptr(), v, size_t(n) * 2);
+        } else {  // an importer's reordering (GPT-NeoX's fused QKV rows)
+            const int64_t rows = int64_t(rec.rowOrder.size()), rowElems = n / rows;
+            auto* out = static_cast<uint16_t*>(param.data_ptr());
+            for (int64_t r = 0; r < rows; ++r)
+                std::memcpy(out + r * rowElems, v + rec.rowOrder[size_t(r)] * rowElems, size_t(rowElems) * 2);
+        }
+        return true;
+    }
+    if (onCpu && !sixteen) {
+        float* out = param.data_ptr<float>();
+        convertToFloat32(rec, 0, n, out, what);
+        return finite32(out, n);
+    }
+    constexpr int64_t kBlock = int64_t(1) << 20;
+    std::vector<float> block(size_t(std::min(n, kBlock)));
+    auto flat = param.view({-1});
+    for (int64_t a = 0; a < n; a += kBlock) {
+        const int64_t k = std::min(kBlock, n - a);
+        convertToFloat32(rec, a, k, block.data(), what);
+        if (!finite32(block.data(), k)) return false;
+        flat.narrow(0, a, k).copy_(torch::from_blob(block.data(), {k}, torch::kFloat32));
+    }
+    return true;
+}
+
 QString jsonText(const QJsonObject& o) { return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)); }
 
 }  // namespace
 
-QString Model::memoryProblem(const ExperimentConfig& config, double availableBytes)
+QString Model::memoryProblem(const ExperimentConfig& config, double availableBytes, int weightBytes)
 {
     // Training: weights, gradients and AdamW's two moments, 16 bytes a parameter before
-    // activations. A pretrained language model is only run here: its weights, 4 bytes a parameter.
+    // activations. A pretrained language model is only run here: its weights, 4 bytes a
+    // parameter as float32, 2 held in 16 bits.
     const bool runOnly = isTextTask(config.task.kind);
-    const double parameters = estimatedParameters(config), needed = parameters * (runOnly ? 4.0 : 16.0);
+    const double parameters = estimatedParameters(config), needed = parameters * (runOnly ? double(weightBytes) : 16.0);
     if (availableBytes <= 0 || needed <= 0.8 * availableBytes) return {};
     const auto bytes = [](double b) {
         return b >= 1e9 ? QString("%1 GB").arg(b / 1e9, 0, 'f', 2) : QString("%1 MB").arg(b / 1e6, 0, 'f', 1);
     };
+    const QString held = weightBytes == 2 ? "as 16-bit weights" : "as float32 weights";
     return QString("model too large for this machine: %1 M parameters need about %2 %3, more than 80% of the %4 of memory "
                    "available; %5")
-        .arg(parameters / 1e6, 0, 'f', 2).arg(bytes(needed), runOnly ? "as float32 weights" : "for training", bytes(availableBytes),
-                                              runOnly ? "close other programs or choose a smaller model" : "reduce model.d_model or model.layers");
+        .arg(parameters / 1e6, 0, 'f', 2).arg(bytes(needed), runOnly ? held : "for training", bytes(availableBytes),
+                                              runOnly ? (weightBytes == 2 ? "close other programs or choose a smaller model"
+                                                                          : "hold it in 16 bits (--dtype bfloat16), close other programs or choose a smaller model")
+                                                      : "reduce model.d_model or model.layers");
 }
 
 Model Model::create(const ExperimentConfig& config)
@@ -115,6 +202,16 @@ const ExperimentConfig& Model::config() const
 }
 
 long long Model::step() const { return d ? d->step : 0; }
+
+QString Model::weightDtype() const
+{
+    if (!d) return "float32";
+    for (const auto& p : d->net->parameters()) {
+        if (p.scalar_type() == torch::kHalf) return "float16";
+        if (p.scalar_type() == torch::kBFloat16) return "bfloat16";
+    }
+    return "float32";
+}
 
 long long Model::parameterCount() const
 {
@@ -228,7 +325,7 @@ TensorRecord floatRecord(const torch::Tensor& tensor)
     return rec;
 }
 
-Model Model::load(const QString& given, const std::function<bool(int, int)>& progress)
+Model Model::load(const QString& given, const std::function<bool(int, int)>& progress, WeightDtype dtype)
 {
     const QString path = QFileInfo(given).isDir() ? checkpointInFolder(given) : given;  // a HuggingFace folder: its weights
     SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
@@ -271,7 +368,7 @@ Model Model::load(const QString& given, const std::function<bool(int, int)>& pro
         throw Error(QString("%1: its config describes about %2 parameters, the file holds only %3 values")
                         .arg(path).arg(estimatedParameters(config), 0, 'g', 3).arg(values, 0, 'g', 3));
     Model m;
-    m.d = makeImpl(config);
+    m.d = makeImpl(config, chosenStorage(dtype, file));
     m.d->step = step;
     torch::NoGradGuard noGrad;
     // every problem with the tensors, the first few of each kind in the message
@@ -293,11 +390,9 @@ Model Model::load(const QString& given, const std::function<bool(int, int)>& pro
             mismatched << QString("%1 (expected %2, found %3)").arg(shown, shapeText(p.value().sizes().vec()), shapeText(rec.shape));
             continue;
         }
-        std::vector<float> v = toFloat32(rec, QString("%1: tensor '%2'").arg(path, shown));  // F16, BF16, F64 converted
-        auto src = torch::from_blob(v.data(), rec.shape, torch::kFloat32);
-        if (!torch::isfinite(src).all().item<bool>())
+        if (!copyInto(p.value(), rec, QString("%1: tensor '%2'").arg(path, shown)))  // F16, BF16, F64 converted
             throw Error(QString("%1: tensor '%2' holds NaN or infinite values").arg(path, shown));
-        p.value().copy_(src);
+        releaseMappedPages(rec);  // its pages back to the page cache: the model holds the values now
     }
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
         // a tied output layer saved anyway (mamba_ssm writes lm_head.weight next to the embedding it shares)

@@ -4,6 +4,7 @@
 
 #include "base/config.h"
 #include "base/types.h"
+#include "base/weightdtype.h"
 
 #include <QString>
 
@@ -31,13 +32,19 @@ public:
     static Model create(const ExperimentConfig& config);
     // Why a model of this config would not fit in `availableBytes` of memory (create, load and
     // resume refuse it before building anything), naming both figures; "" when it fits.
-    static QString memoryProblem(const ExperimentConfig& config, double availableBytes);
+    // `weightBytes`: 4 for float32 weights, 2 for a pretrained model held in 16 bits.
+    static QString memoryProblem(const ExperimentConfig& config, double availableBytes, int weightBytes = 4);
     // Loads a checkpoint written by save(), another program's checkpoint (io/importers.h) or a
     // HuggingFace model folder. Throws parrot::Error naming the file and the problem (malformed
     // file, missing or extra tensors, shapes that do not match the config, too little memory).
     // `progress(done, total)` is called after each tensor is copied in; returning false stops
     // the load with an Error("loading cancelled").
-    static Model load(const QString& path, const std::function<bool(int done, int total)>& progress = {});
+    // `dtype`: how a pretrained model's matrices are held (base/weightdtype.h); Auto keeps an
+    // F16 or BF16 file's 16 bits where this machine runs them at least as fast, else float32.
+    static Model load(const QString& path, const std::function<bool(int done, int total)>& progress = {},
+                      WeightDtype dtype = weightDtypeChoice());
+    // How this model's large matrices are held: "float32", "float16" or "bfloat16".
+    QString weightDtype() const;
 
     // Writes a safetensors checkpoint atomically; the configs, step and app version go
     // into its __metadata__. Throws parrot::Error when the file cannot be written.

@@ -148,15 +148,13 @@ bool neoxBuffer(const QString& name)
 TensorRecord reorderQkv(const TensorRecord& t, int heads, int headDim)
 {
     const int64_t rows = int64_t(3) * heads * headDim;
-    if (t.shape.empty() || t.shape[0] != rows || dtypeSize(t.dtype) == 0) return t;  // the shape check reports it
-    const int64_t rowBytes = t.data.size() / rows;
-    TensorRecord out = t;
+    if (t.shape.empty() || t.shape[0] != rows || dtypeSize(t.dtype) == 0 || !t.rowOrder.empty()) return t;  // the shape check reports it
+    TensorRecord out = t;  // shares the bytes (a mapped file's stay unread): only the order of its rows changes
+    out.rowOrder.resize(size_t(rows));
     for (int h = 0; h < heads; ++h)
         for (int j = 0; j < 3; ++j)
-            for (int d = 0; d < headDim; ++d) {
-                const int64_t from = (int64_t(h) * 3 + j) * headDim + d, to = (int64_t(j) * heads + h) * headDim + d;
-                std::memcpy(out.data.data() + to * rowBytes, t.data.constData() + from * rowBytes, size_t(rowBytes));
-            }
+            for (int d = 0; d < headDim; ++d)
+                out.rowOrder[size_t((int64_t(j) * heads + h) * headDim + d)] = (int64_t(h) * 3 + j) * headDim + d;
     return out;
 }
 

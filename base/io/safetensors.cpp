@@ -14,6 +14,9 @@
 #include <bit>
 #include <cstring>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace parrot {
 namespace {
 
@@ -161,29 +164,76 @@ float halfToFloat(uint16_t h)
 
 float bfloat16ToFloat(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
-std::vector<float> toFloat32(const TensorRecord& t, const QString& what)
+namespace {
+
+// Elements [first, first + count) of `data` as stored, ignoring rowOrder.
+void convertStored(const TensorRecord& t, int64_t first, int64_t count, float* out, const QString& what)
 {
-    const int64_t n = t.elementCount();
-    std::vector<float> out(size_t(std::max<int64_t>(0, n)));
     const char* p = t.data.constData();
-    if (t.data.size() != n * dtypeSize(t.dtype)) throw Error(what + ": its bytes do not match its dtype and shape");
     auto read = [&](auto zero, int64_t i) {
         decltype(zero) v;
         std::memcpy(&v, p + i * int64_t(sizeof(v)), sizeof(v));
         return v;
     };
+    const int64_t end = first + count;
     if (t.dtype == "F32") {
-        if (n > 0) std::memcpy(out.data(), p, size_t(n) * sizeof(float));
+        if (count > 0) std::memcpy(out, p + first * int64_t(sizeof(float)), size_t(count) * sizeof(float));
     } else if (t.dtype == "F16") {
-        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = halfToFloat(read(uint16_t(0), i));
+        for (int64_t i = first; i < end; ++i) out[i - first] = halfToFloat(read(uint16_t(0), i));
     } else if (t.dtype == "BF16") {
-        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = bfloat16ToFloat(read(uint16_t(0), i));
+        for (int64_t i = first; i < end; ++i) out[i - first] = bfloat16ToFloat(read(uint16_t(0), i));
     } else if (t.dtype == "F64") {
-        for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(read(double(0), i));
+        for (int64_t i = first; i < end; ++i) out[i - first] = float(read(double(0), i));
     } else {
         throw Error(what + QString(": dtype %1 holds integers, expected floating point (F32, F16, BF16 or F64)").arg(t.dtype));
     }
+}
+
+}  // namespace
+
+void convertToFloat32(const TensorRecord& t, int64_t first, int64_t count, float* out, const QString& what)
+{
+    const int64_t n = t.elementCount();
+    if (t.data.size() != n * dtypeSize(t.dtype)) throw Error(what + ": its bytes do not match its dtype and shape");
+    if (first < 0 || count < 0 || first + count > n) throw Error(what + ": element range outside the tensor");
+    if (t.rowOrder.empty()) return convertStored(t, first, count, out, what);
+    const int64_t rows = int64_t(t.rowOrder.size()), rowElems = rows > 0 ? n / rows : 0;
+    for (int64_t i = first; i < first + count;) {
+        const int64_t row = i / rowElems, col = i % rowElems, len = std::min(first + count - i, rowElems - col);
+        convertStored(t, t.rowOrder[size_t(row)] * rowElems + col, len, out + (i - first), what);
+        i += len;
+    }
+}
+
+TensorRecord TensorRecord::inOrder() const
+{
+    if (rowOrder.empty()) return *this;
+    TensorRecord out;
+    out.dtype = dtype;
+    out.shape = shape;
+    const int64_t rows = int64_t(rowOrder.size()), rowBytes = rows > 0 ? data.size() / rows : 0;
+    out.data = QByteArray(data.size(), Qt::Uninitialized);
+    for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(out.data.data() + r * rowBytes, data.constData() + rowOrder[size_t(r)] * rowBytes, size_t(rowBytes));
     return out;
+}
+
+std::vector<float> toFloat32(const TensorRecord& t, const QString& what)
+{
+    const int64_t n = t.elementCount();
+    std::vector<float> out(size_t(std::max<int64_t>(0, n)));
+    convertToFloat32(t, 0, n, out.data(), what);
+    return out;
+}
+
+void releaseMappedPages(const TensorRecord& t)
+{
+    if (!t.mapping || t.data.isEmpty()) return;
+    // Only whole pages inside the record: its neighbours may still be wanted.
+    const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(t.data.constData()), end = begin + uintptr_t(t.data.size());
+    const uintptr_t from = (begin + page - 1) / page * page, to = end / page * page;
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 void writeSafetensors(const QString& path, const SafetensorsFile& file)
@@ -197,6 +247,7 @@ void writeSafetensors(const QString& path, const SafetensorsFile& file)
     qint64 offset = 0;
     for (auto it = file.tensors.begin(); it != file.tensors.end(); ++it) {
         const TensorRecord& t = it.value();
+        if (!t.rowOrder.empty()) throw Error(QString("%1: tensor '%2' is reordered; write its inOrder() copy").arg(path, it.key()));
         const int64_t bytes = t.elementCount() * dtypeSize(t.dtype);
         if (dtypeSize(t.dtype) == 0 || bytes != t.data.size())
             throw Error(QString("%1: tensor '%2' has %3 bytes, its dtype %4 and shape need %5")

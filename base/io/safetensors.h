@@ -21,7 +21,13 @@ struct TensorRecord {
     // What `data` points into when it was not copied: readSafetensors maps the file and each
     // record shares the mapping, which lasts while any record (or copy of one) does.
     std::shared_ptr<const void> mapping;
+    // When not empty, the tensor's rows (along its first dimension) are `data`'s rows in this
+    // order: row i of the values is row rowOrder[i] of `data`. An importer reorders rows this way
+    // without copying a mapped file's bytes; toFloat32, convertToFloat32 and the writer follow it.
+    std::vector<int64_t> rowOrder;
     int64_t elementCount() const;
+    // A record whose `data` holds its values in order (a copy where rowOrder reorders them).
+    TensorRecord inOrder() const;
 };
 
 struct SafetensorsFile {
@@ -46,6 +52,11 @@ SafetensorsFile readSafetensors(const QString& path);
 // The tensor's values as float32: F32 as is, F16, BF16 and F64 converted (F64 rounded).
 // Throws parrot::Error naming `what` for integer and boolean dtypes.
 std::vector<float> toFloat32(const TensorRecord& t, const QString& what);
+// Elements [first, first + count) of the tensor as float32 into `out`, converted as toFloat32 does.
+void convertToFloat32(const TensorRecord& t, int64_t first, int64_t count, float* out, const QString& what);
+// Gives back the memory a mapped record's pages take once its values have been copied out (they
+// stay in the page cache, not in this process); the record stays readable, from the file again.
+void releaseMappedPages(const TensorRecord& t);
 // IEEE half and bfloat16 bit patterns to float.
 float halfToFloat(uint16_t h);
 float bfloat16ToFloat(uint16_t b);

@@ -1,5 +1,7 @@
 #include "core/models/mamba.h"
 
+#include "core/models/dense.h"
+
 #include "core/kernels/fastpaths.h"
 #include "core/kernels/selectivescan.h"
 #include "base/error.h"
@@ -102,7 +104,7 @@ void initMambaMixer(MambaMixerImpl& m, const MambaOptions& o)
 MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 {
     const int64_t C = o.dModel, Di = o.dInner(), N = o.dState, R = o.dtRank();
-    in_proj = register_module("in_proj", torch::nn::Linear(torch::nn::LinearOptions(C, 2 * Di).bias(o.projBias)));
+    in_proj = register_module("in_proj", storedLinear(torch::nn::LinearOptions(C, 2 * Di).bias(o.projBias)));
     conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(Di, Di, o.dConv).groups(Di).padding(o.dConv - 1).bias(o.convBias)));
     if (o.selective) {
         x_proj = register_module("x_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, R + 2 * N).bias(false)));
@@ -110,11 +112,13 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
         A_log = register_parameter("A_log", torch::empty({Di, N}));
         D = register_parameter("D", torch::empty({Di}));
         initMambaMixer(*this, o);
+        storeWeight(x_proj->weight);
+        storeWeight(dt_proj->weight);
     } else {
         s4 = register_module("s4", S4DKernel(Di, N, o.dtMin, o.dtMax));
         D = register_parameter("D", torch::ones({Di}));
     }
-    out_proj = register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(Di, C).bias(o.projBias)));
+    out_proj = register_module("out_proj", storedLinear(torch::nn::LinearOptions(Di, C).bias(o.projBias)));
 }
 
 torch::Tensor MambaMixerImpl::convBias() const
@@ -128,13 +132,13 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
     // The explicit twin (and the probes' path): the projections' outputs transposed to
     // (B, channels, T) for conv1d and the scan, as mamba_simple.py does.
     const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
-    auto xz = in_proj(hidden).transpose(1, 2);              // (B, 2Di, T)
+    auto xz = dense(in_proj, hidden).transpose(1, 2);       // (B, 2Di, T)
     auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);  // (B, Di, T) each
     x = F::silu(conv1d(x).narrow(2, 0, T));                  // causal: drop the right padding
     torch::Tensor y;
     if (m_o.selective) {
-        auto xdbl = x_proj(x.transpose(1, 2));                // (B, T, R + 2N)
-        auto dt = torch::matmul(xdbl.narrow(2, 0, R), dt_proj->weight.t()).transpose(1, 2);  // (B, Di, T), bias in the scan
+        auto xdbl = dense(x_proj, x.transpose(1, 2));         // (B, T, R + 2N)
+        auto dt = denseT(xdbl.narrow(2, 0, R), dt_proj->weight).transpose(1, 2);  // (B, Di, T), bias in the scan
         auto Bm = xdbl.narrow(2, R, N).transpose(1, 2);       // (B, N, T)
         auto Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);   // (B, N, T)
         ScanInputs in{x, dt, -torch::exp(A_log), Bm, Cm, D, z, dt_proj->bias, true};
@@ -167,15 +171,15 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
             probes->stateLayer.push_back(layer);
         }
     }
-    return out_proj(y.transpose(1, 2));  // (B, T, C)
+    return dense(out_proj, y.transpose(1, 2));  // (B, T, C)
 }
 
 ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& x, const torch::Tensor& z)
 {
     const int64_t N = m_o.dState, R = m_o.dtRank();
     auto u = causalConvSilu(x, conv1d->weight, convBias());      // (B, T, Di), fused conv + SiLU
-    auto xdbl = x_proj(u);                                         // (B, T, R + 2N)
-    auto dt = F::linear(xdbl.narrow(2, 0, R), dt_proj->weight);    // (B, T, Di), bias in the scan
+    auto xdbl = dense(x_proj, u);                                  // (B, T, R + 2N)
+    auto dt = denseLinear(xdbl.narrow(2, 0, R), dt_proj->weight);  // (B, T, Di), bias in the scan
     // (B, Di, T) views of channel-last tensors: the scan reads them in place and returns its
     // result over (B, T, Di) memory.
     return {u.transpose(1, 2), dt.transpose(1, 2), -torch::exp(A_log), xdbl.narrow(2, R, N).transpose(1, 2),
@@ -186,12 +190,15 @@ torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
 {
     // in_proj's halves as two contiguous (B, T, Di) tensors from one node: no (B, T, 2 Di)
     // gradient of zeros for the halves to be added into, no full-size weight gradient per half.
-    auto xz = splitLinear(hidden, in_proj->weight, m_o.dInner());                        // x, z: (B, T, Di)
+    auto xz = isSixteenBit(in_proj->weight)  // x, z: (B, T, Di)
+                  ? std::vector<torch::Tensor>{denseLinear(hidden, in_proj->weight.narrow(0, 0, m_o.dInner())),
+                                               denseLinear(hidden, in_proj->weight.narrow(0, m_o.dInner(), m_o.dInner()))}
+                  : splitLinear(hidden, in_proj->weight, m_o.dInner());
     if (in_proj->bias.defined()) {
         xz[0] = xz[0] + in_proj->bias.narrow(0, 0, m_o.dInner());
         xz[1] = xz[1] + in_proj->bias.narrow(0, m_o.dInner(), m_o.dInner());
     }
-    return out_proj(selectiveScan(channelLastScan(xz[0], xz[1])).transpose(1, 2));  // (B, T, C), no copy
+    return dense(out_proj, selectiveScan(channelLastScan(xz[0], xz[1])).transpose(1, 2));  // (B, T, C), no copy
 }
 
 torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch::Tensor& rows)
@@ -201,10 +208,10 @@ torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch
     // The scan without its gate (y = C.x + D u at every step), then the gate at the rows.
     const int64_t Di = m_o.dInner();
     const auto bias = [&](int64_t from) { return in_proj->bias.defined() ? in_proj->bias.narrow(0, from, Di) : torch::Tensor(); };
-    auto x = F::linear(hidden, in_proj->weight.narrow(0, 0, Di), bias(0));                   // (B, T, Di)
+    auto x = denseLinear(hidden, in_proj->weight.narrow(0, 0, Di), bias(0));                 // (B, T, Di)
     auto y = pick(selectiveScan(channelLastScan(x, torch::Tensor())).transpose(1, 2));       // (R, Di)
-    auto z = F::linear(pick(hidden), in_proj->weight.narrow(0, Di, Di), bias(Di));         // (R, Di)
-    return out_proj(y * F::silu(z));                                                        // (R, C)
+    auto z = denseLinear(pick(hidden), in_proj->weight.narrow(0, Di, Di), bias(Di));       // (R, Di)
+    return dense(out_proj, y * F::silu(z));                                                 // (R, C)
 }
 
 torch::Tensor unrollScan(const torch::Tensor& delta, const torch::Tensor& A, const torch::Tensor& Bm, const torch::Tensor& Cm)
@@ -272,10 +279,10 @@ MambaImplicitAttention MambaMixerImpl::implicitAttention(const torch::Tensor& hi
 {
     TORCH_CHECK(m_o.selective, "implicit attention: an S4-Mamba mixer has no selective scan");
     const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
-    auto xz = in_proj(hidden).transpose(1, 2);
+    auto xz = dense(in_proj, hidden).transpose(1, 2);
     auto u = F::silu(conv1d(xz.narrow(1, 0, Di)).narrow(2, 0, T));
-    auto xdbl = x_proj(u.transpose(1, 2));
-    auto dt = F::softplus(torch::matmul(xdbl.narrow(2, 0, R), dt_proj->weight.t()).transpose(1, 2) + dt_proj->bias.view({1, Di, 1}));
+    auto xdbl = dense(x_proj, u.transpose(1, 2));
+    auto dt = F::softplus(denseT(xdbl.narrow(2, 0, R), dt_proj->weight).transpose(1, 2) + dt_proj->bias.view({1, Di, 1}));
     auto Bm = xdbl.narrow(2, R, N).transpose(1, 2), Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);
     return {unrollScan(dt, -torch::exp(A_log), Bm, Cm), u, xz.narrow(1, Di, Di)};
 }
@@ -284,7 +291,7 @@ torch::Tensor MambaMixerImpl::prefill(const torch::Tensor& hidden, MambaCache& c
 {
     TORCH_CHECK(m_o.selective, "prefill: a selective mixer only");
     const int64_t Di = m_o.dInner(), K = m_o.dConv, S = hidden.size(1);
-    const auto xz = in_proj(hidden);                                        // (B, S, 2Di)
+    const auto xz = dense(in_proj, hidden);                                 // (B, S, 2Di)
     const auto x = xz.narrow(2, 0, Di).contiguous(), z = xz.narrow(2, Di, Di).contiguous();
     // the convolution's window: the last K inputs, zeros before the prompt
     cache.conv = torch::cat({cache.conv, x.transpose(1, 2)}, 2).narrow(2, S, K).contiguous();
@@ -305,7 +312,7 @@ torch::Tensor MambaMixerImpl::prefill(const torch::Tensor& hidden, MambaCache& c
         state = state * torch::exp(A.squeeze(2) * total) + (w * dBu).sum(2);
     }
     cache.ssm = state;
-    return out_proj(y.transpose(1, 2));                                     // (B, S, C)
+    return dense(out_proj, y.transpose(1, 2));                              // (B, S, C)
 }
 
 MambaCache MambaMixerImpl::emptyCache(int64_t batch, torch::TensorOptions opts) const
@@ -316,14 +323,14 @@ MambaCache MambaMixerImpl::emptyCache(int64_t batch, torch::TensorOptions opts) 
 torch::Tensor MambaMixerImpl::step(const torch::Tensor& hidden, MambaCache& cache)
 {
     const int64_t Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
-    auto xz = in_proj(hidden);                               // (B, 2Di)
+    auto xz = dense(in_proj, hidden);                        // (B, 2Di)
     auto x = xz.narrow(1, 0, Di), z = xz.narrow(1, Di, Di);
     cache.conv = torch::cat({cache.conv.narrow(2, 1, m_o.dConv - 1), x.unsqueeze(2)}, 2);  // (B, Di, K)
     x = F::silu((cache.conv * conv1d->weight.squeeze(1).unsqueeze(0)).sum(-1) + convBias());  // (B, Di)
     torch::Tensor y;
     if (m_o.selective) {
-        auto xdbl = x_proj(x);                               // (B, R + 2N)
-        auto dt = F::softplus(dt_proj(xdbl.narrow(1, 0, R)));  // (B, Di)
+        auto xdbl = dense(x_proj, x);                        // (B, R + 2N)
+        auto dt = F::softplus(dense(dt_proj, xdbl.narrow(1, 0, R)));  // (B, Di)
         auto Bm = xdbl.narrow(1, R, N), Cm = xdbl.narrow(1, R + N, N);  // (B, N)
         auto dA = torch::exp(dt.unsqueeze(-1) * -torch::exp(A_log));    // (B, Di, N)
         cache.ssm = cache.ssm * dA + dt.unsqueeze(-1) * Bm.unsqueeze(1) * x.unsqueeze(-1);
@@ -335,7 +342,7 @@ torch::Tensor MambaMixerImpl::step(const torch::Tensor& hidden, MambaCache& cach
         y = (cache.ssm * s4->C.unsqueeze(0)).sum(-1);
     }
     y = (y + x * D) * F::silu(z);
-    return out_proj(y);
+    return dense(out_proj, y);
 }
 
 namespace {
@@ -345,13 +352,13 @@ class GatedMlpImpl : public torch::nn::Module {
 public:
     GatedMlpImpl(int64_t dModel, int64_t hidden) : m_hidden(hidden)
     {
-        fc1 = register_module("fc1", torch::nn::Linear(torch::nn::LinearOptions(dModel, 2 * hidden).bias(false)));
-        fc2 = register_module("fc2", torch::nn::Linear(torch::nn::LinearOptions(hidden, dModel).bias(false)));
+        fc1 = register_module("fc1", storedLinear(torch::nn::LinearOptions(dModel, 2 * hidden).bias(false)));
+        fc2 = register_module("fc2", storedLinear(torch::nn::LinearOptions(hidden, dModel).bias(false)));
     }
     torch::Tensor forward(const torch::Tensor& x)
     {
-        auto h = fc1(x);
-        return fc2(h.narrow(-1, 0, m_hidden) * F::silu(h.narrow(-1, m_hidden, m_hidden)));
+        auto h = dense(fc1, x);
+        return dense(fc2, h.narrow(-1, 0, m_hidden) * F::silu(h.narrow(-1, m_hidden, m_hidden)));
     }
     torch::nn::Linear fc1{nullptr}, fc2{nullptr};
 
@@ -403,12 +410,13 @@ torch::Tensor MambaBlockImpl::step(torch::Tensor x, MambaCache& cache)
 MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
 {
     m_backbone = std::make_shared<torch::nn::Module>("backbone");
-    embedding = m_backbone->register_module("embedding", torch::nn::Embedding(o.vocabSize, o.mixer.dModel));
+    embedding = m_backbone->register_module("embedding", storedEmbedding(o.vocabSize, o.mixer.dModel));
     layers = m_backbone->register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) layers->push_back(MambaBlock(o));
     norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel, kSsmNormEps));
     register_module("backbone", m_backbone);
     lm_head = registerLmHead(*this, o.mixer.dModel, o.vocabSize, o.tieEmbeddings);
+    if (WeightStorage::current() != torch::kFloat) return;  // 16-bit weights are built only to be loaded into
     torch::NoGradGuard noGrad;
     embedding->weight.normal_(0.0, 0.02);
     if (lm_head) lm_head->weight.normal_(0.0, 0.02);
@@ -423,7 +431,7 @@ MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
     }
 }
 
-torch::Tensor MambaLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
+torch::Tensor MambaLMImpl::embed(const torch::Tensor& idx) { return dense(embedding, idx); }
 
 torch::Tensor MambaLMImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, embedding->weight); }
 
@@ -446,7 +454,7 @@ torch::Tensor MambaLMImpl::forwardAt(const torch::Tensor& idx, const torch::Tens
 
 torch::Tensor MambaLMImpl::step(const torch::Tensor& idx, std::vector<MambaCache>& caches)
 {
-    auto x = embedding(idx);  // (B, C)
+    auto x = dense(embedding, idx);  // (B, C)
     if (caches.empty())
         for (const auto& block : *layers)
             caches.push_back(block->as<MambaBlockImpl>()->mixer->emptyCache(idx.size(0), x.options()));
@@ -469,7 +477,7 @@ torch::Tensor MambaLMImpl::decode(const torch::Tensor& idx, DecodeState& state)
     if (s.caches.empty() && idx.size(1) > 1 && m_o.mixer.selective && fastPaths()) {
         // The prompt at once: the projections as matrix products, the fused scan, the final
         // state in closed form; then one step a token. (Each step reads every weight once.)
-        auto x = embedding(idx);  // (B, S, C)
+        auto x = dense(embedding, idx);  // (B, S, C)
         for (const auto& block : *layers) {
             auto* b = block->as<MambaBlockImpl>();
             s.caches.push_back(b->mixer->emptyCache(idx.size(0), x.options()));

@@ -1,5 +1,7 @@
 #include "core/models/sequencemodel.h"
 
+#include "core/models/dense.h"
+
 namespace parrot {
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : m_eps(eps)
@@ -83,12 +85,12 @@ torch::Tensor SequenceModelImpl::decode(const torch::Tensor&, DecodeState&)
 torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied)
 {
     if (tied) return nullptr;
-    return model.register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(dModel, vocab).bias(false)));
+    return model.register_module("lm_head", storedLinear(torch::nn::LinearOptions(dModel, vocab).bias(false)));
 }
 
 torch::Tensor lmLogits(const torch::Tensor& x, torch::nn::Linear head, const torch::Tensor& embedding)
 {
-    return head ? head->forward(x) : torch::linear(x, embedding);
+    return head ? dense(head, x) : denseLinear(x, embedding);
 }
 
 }  // namespace parrot

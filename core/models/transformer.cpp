@@ -1,6 +1,7 @@
 #include "core/models/transformer.h"
 
 #include "core/kernels/fastpaths.h"
+#include "core/models/dense.h"
 #include "core/torchcompat.h"
 
 #include <cmath>
@@ -72,8 +73,8 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
     // without first learning a previous-token head. Initialised as torch's Conv1d, as Mamba's conv1d.
     if (o.shortConv > 0)
         conv1d = register_module("conv1d", torch::nn::Conv1d(torch::nn::Conv1dOptions(o.dModel, o.dModel, o.shortConv).groups(o.dModel)));
-    c_attn = register_module("c_attn", torch::nn::Linear(o.dModel, 3 * o.dModel));
-    c_proj = register_module("c_proj", torch::nn::Linear(o.dModel, o.dModel));
+    c_attn = register_module("c_attn", storedLinear(torch::nn::LinearOptions(o.dModel, 3 * o.dModel)));
+    c_proj = register_module("c_proj", storedLinear(torch::nn::LinearOptions(o.dModel, o.dModel)));
     const int64_t D = o.dModel / o.heads;
     if (o.positions == Positions::Rope) m_rotaryDims = (int64_t(o.rotaryFraction * double(D)) / 2) * 2;
     if (o.repeatPassDims) {
@@ -105,7 +106,7 @@ torch::Tensor layerBias(const TransformerOptions& o, const torch::Tensor& x, boo
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights)
 {
-    return c_proj(mix(x, bias, weights));
+    return dense(c_proj, mix(x, bias, weights));
 }
 
 torch::Tensor CausalSelfAttentionImpl::shortConv(const torch::Tensor& x, const torch::Tensor& before)
@@ -120,8 +121,8 @@ torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& input, const tor
 {
     const auto x = shortConv(input);
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = m_heads, D = C / H;
-    if (!bias.defined()) return attentionFused(c_attn(x), m_pattern);
-    auto qkv = c_attn(x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
+    if (!bias.defined()) return attentionFused(dense(c_attn, x), m_pattern);
+    auto qkv = dense(c_attn, x).view({B, T, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, T, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, 0, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, 0, m_rotaryBase), v = qkv[2];
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
     if (!weights) return compat::attention(q, k, v, bias).transpose(1, 2).reshape({B, T, C});  // (B, T, C)
@@ -143,7 +144,7 @@ torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& input, tor
         convState = torch::cat({convState, input}, 1).narrow(1, input.size(1), W - 1).contiguous();  // the last W - 1 inputs
     }
     const int64_t B = x.size(0), S = x.size(1), C = x.size(2), H = m_heads, D = C / H;
-    auto qkv = c_attn(x).view({B, S, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, S, D)
+    auto qkv = dense(c_attn, x).view({B, S, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, S, D)
     auto q = applyRotary(qkv[0], m_rotaryDims, offset, m_rotaryBase), k = applyRotary(qkv[1], m_rotaryDims, offset, m_rotaryBase);
     if (m_scoreScale.defined()) q = q * m_scoreScale.to(q.device());
     K = K.defined() && K.size(2) > 0 ? torch::cat({K, k}, 2) : k.contiguous();  // (B, H, offset + S, D)
@@ -153,11 +154,11 @@ torch::Tensor CausalSelfAttentionImpl::mixCached(const torch::Tensor& input, tor
 
 MlpImpl::MlpImpl(int64_t dModel, int64_t hidden)
 {
-    c_fc = register_module("c_fc", torch::nn::Linear(dModel, hidden));
-    c_proj = register_module("c_proj", torch::nn::Linear(hidden, dModel));
+    c_fc = register_module("c_fc", storedLinear(torch::nn::LinearOptions(dModel, hidden)));
+    c_proj = register_module("c_proj", storedLinear(torch::nn::LinearOptions(hidden, dModel)));
 }
 
-torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return c_proj(torch::gelu(c_fc(x))); }
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return dense(c_proj, torch::gelu(dense(c_fc, x))); }
 
 BlockImpl::BlockImpl(const TransformerOptions& o) : parallelResidual(o.parallelResidual)
 {
@@ -179,7 +180,7 @@ torch::Tensor BlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& 
     const int64_t C = x.size(-1);
     auto pick = [&](const torch::Tensor& t) { return t.reshape({-1, C}).index_select(0, rows); };
     auto xr = pick(x);                                          // (R, C)
-    auto a = attn->c_proj(pick(attn->mix(ln_1(x), bias)));     // (R, C)
+    auto a = dense(attn->c_proj, pick(attn->mix(ln_1(x), bias)));     // (R, C)
     if (parallelResidual) return xr + a + mlp(ln_2(xr));
     xr = xr + a;
     return xr + mlp(ln_2(xr));
@@ -188,7 +189,7 @@ torch::Tensor BlockImpl::forwardAt(const torch::Tensor& x, const torch::Tensor& 
 torch::Tensor BlockImpl::decode(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState, int64_t offset,
                                 const torch::Tensor& bias)
 {
-    const auto a = attn->c_proj(attn->mixCached(ln_1(x), K, V, convState, offset, bias));
+    const auto a = dense(attn->c_proj, attn->mixCached(ln_1(x), K, V, convState, offset, bias));
     if (parallelResidual) return x + a + mlp(ln_2(x));
     const auto y = x + a;
     return y + mlp(ln_2(y));
@@ -201,6 +202,7 @@ void gpt2Init(torch::nn::Module& m, int64_t layers)
         return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
     };
     for (auto& p : m.named_parameters()) {
+        if (isSixteenBit(p.value())) continue;  // built only to be loaded into
         const std::string& name = p.key();
         if (endsWith(name, ".bias")) p.value().zero_();
         else if (name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos) p.value().fill_(1.0);
@@ -212,7 +214,7 @@ void gpt2Init(torch::nn::Module& m, int64_t layers)
 
 TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
 {
-    wte = register_module("wte", torch::nn::Embedding(o.vocabSize, o.dModel));
+    wte = register_module("wte", storedEmbedding(o.vocabSize, o.dModel));
     if (o.positions == Positions::Learned) wpe = register_module("wpe", torch::nn::Embedding(o.maxPositions, o.dModel));
     h = register_module("h", torch::nn::ModuleList());
     for (int64_t i = 0; i < o.layers; ++i) h->push_back(Block(o));
@@ -221,7 +223,7 @@ TransformerImpl::TransformerImpl(const TransformerOptions& o) : m_options(o)
     gpt2Init(*this, o.layers);
 }
 
-torch::Tensor TransformerImpl::embed(const torch::Tensor& idx) { return wte(idx); }
+torch::Tensor TransformerImpl::embed(const torch::Tensor& idx) { return dense(wte, idx); }
 
 torch::Tensor TransformerImpl::head(const torch::Tensor& x) { return lmLogits(x, lm_head, wte->weight); }
 

@@ -11,7 +11,7 @@
 
 namespace parrot {
 
-LanguageModel LanguageModel::load(const QString& spec, const std::function<bool(int, int)>& progress)
+LanguageModel LanguageModel::load(const QString& spec, const std::function<bool(int, int)>& progress, WeightDtype dtype)
 {
     const QString folder = resolveModelFolder(spec);  // a folder, or a hub id found in the HuggingFace cache
     const QFileInfo fi(folder);
@@ -30,7 +30,7 @@ LanguageModel LanguageModel::load(const QString& spec, const std::function<bool(
     const QString hubId = hubIdOf(lm.folder);
     lm.name = hubId.isEmpty() ? dir.dirName() : hubId.section('/', -1);  // a snapshot's folder is named by its commit
     lm.tokenizer = BpeTokenizer::load(tokenizerPath);  // before the weights: a wrong tokenizer costs no loading
-    lm.model = Model::load(lm.folder, progress);
+    lm.model = Model::load(lm.folder, progress, dtype);
     const ExperimentConfig& c = lm.model.config();
     if (!isTextTask(c.task.kind)) throw Error(QString("%1: not a language model with a tokenizer").arg(lm.folder));
     if (lm.tokenizer.vocabSize() > c.task.vocabSize)
@@ -45,11 +45,12 @@ LanguageModel LanguageModel::load(const QString& spec, const std::function<bool(
 QString LanguageModel::summary() const
 {
     const QLocale en(QLocale::English);
-    return QString("%1: %2, %3 parameters, %4 layers, d_model %5, vocabulary %6, %7")
+    return QString("%1: %2, %3 parameters, %4 layers, d_model %5, vocabulary %6, %7, weights %8")
         .arg(name, architecture, en.toString(model.parameterCount()))
         .arg(model.config().model.layers).arg(model.config().model.dModel)
         .arg(en.toString(tokenizer.vocabSize()))
-        .arg(contextLength > 0 ? QString("context %1 tokens").arg(en.toString(contextLength)) : QString("no context limit"));
+        .arg(contextLength > 0 ? QString("context %1 tokens").arg(en.toString(contextLength)) : QString("no context limit"),
+             model.weightDtype());
 }
 
 void LanguageModel::checkFits(size_t tokens, int newTokens) const

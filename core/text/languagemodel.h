@@ -30,7 +30,8 @@ struct LanguageModel {
     // type, a tokenizer whose ids the model's embedding does not have, a damaged or truncated
     // weights file, more memory than the machine has free. `progress(done, total)` per tensor;
     // false cancels.
-    static LanguageModel load(const QString& folderOrHubId, const std::function<bool(int done, int total)>& progress = {});
+    static LanguageModel load(const QString& folderOrHubId, const std::function<bool(int done, int total)>& progress = {},
+                              WeightDtype dtype = weightDtypeChoice());
 
     // One line for people: name, architecture, parameters, vocabulary, context.
     QString summary() const;

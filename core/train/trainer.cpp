@@ -222,6 +222,12 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
         out.message = "no model to train";
         return out;
     }
+    if (model.weightDtype() != "float32") {
+        out.status = TrainOutcome::Status::Failed;
+        out.message = QString("this model holds its weights as %1, for running only; open it with the weight dtype float32 to train it")
+                          .arg(model.weightDtype());
+        return out;
+    }
     const ExperimentConfig& cfg = model.config();
     const TrainConfig& tc = cfg.train;
     const bool bf16 = tc.precision == "bf16";
@@ -570,7 +576,7 @@ ResumePlan planResume(const QString& runDir, const ResumeOptions& o)
                             "without resuming, or stopped before its first autosave (train.checkpoint_every); "
                             "train its checkpoint on in a new run instead").arg(runDir));
     auto state = std::make_shared<TrainState>();
-    Model saved = Model::load(path);
+    Model saved = Model::load(path, {}, WeightDtype::Float32);  // trained further: float32 whatever the preference
     state->file = readSafetensors(path);
     QJsonParseError err;
     const QJsonObject meta = QJsonDocument::fromJson(state->file.metadata.value("train_state").toUtf8(), &err).object();

@@ -1,5 +1,7 @@
 #include "ui/window/appsettings.h"
 
+#include "base/weightdtype.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
@@ -11,6 +13,7 @@ namespace {
 const char* const kThreads = "threads";
 const char* const kTheme = "theme";
 const char* const kDevice = "device";
+const char* const kWeightDtype = "weightDtype";
 const char* const kRunsFolder = "runsFolder";
 const char* const kWelcomed = "welcomed";
 const char* const kLastCheckpoint = "lastCheckpoint";
@@ -48,6 +51,8 @@ AppSettings AppSettings::load()
     a.threads = s.value(kThreads, a.threads).toInt();
     a.theme = s.value(kTheme, a.theme).toString();
     a.device = s.value(kDevice, a.device).toString();
+    a.weightDtype = s.value(kWeightDtype, a.weightDtype).toString();
+    if (!weightDtypeNames().contains(a.weightDtype)) a.weightDtype = "auto";  // a hand-edited or older settings file
     a.runsFolder = s.value(kRunsFolder, defaultRunsFolder()).toString();
     a.welcomed = s.value(kWelcomed, a.welcomed).toBool();
     a.lastCheckpoint = s.value(kLastCheckpoint).toString();
@@ -73,6 +78,7 @@ void AppSettings::savePreferences() const
 {
     QSettings s;
     s.setValue(kDevice, device);
+    s.setValue(kWeightDtype, weightDtype);
     s.setValue(kThreads, threads);
     s.setValue(kRunsFolder, runsFolder);
     s.setValue(kTheme, theme);

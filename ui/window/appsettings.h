@@ -15,6 +15,7 @@ struct AppSettings {
     int threads = 0;                 // torch threads; 0 = all cores
     QString theme = "system";        // system, light or dark
     QString device = "auto";         // a device spec (core/device.h)
+    QString weightDtype = "auto";    // how pretrained models' matrices are held (base/weightdtype.h)
     QString runsFolder;              // where the window's runs go
     bool welcomed = false;           // the first-start dialog was shown
     QString lastCheckpoint;          // the open dialog's starting point
@@ -27,7 +28,7 @@ struct AppSettings {
     static constexpr int kRecentCheckpoints = 10;
 
     static AppSettings load();
-    // Writes the Preferences' fields: threads, theme, device and the runs folder.
+    // Writes the Preferences' fields: threads, theme, device, weight dtype and the runs folder.
     void savePreferences() const;
     static void markWelcomed();
     // Puts an opened checkpoint first among the recent ones and makes it the dialog's start.

@@ -3,6 +3,7 @@
 #include "ui/window/appsettings.h"
 #include "ui/window/preferencesdialog.h"
 #include "ui/window/theme.h"
+#include "base/weightdtype.h"
 #include "base/config.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
@@ -838,6 +839,10 @@ QDialog* MainWindow::showPreferences()
         if (s.device != deviceChoice()) {
             setDeviceChoice(s.device);  // one of deviceOptions(): usable here
             log(tr("Device: %1 for the models built or opened from now on.").arg(deviceDescription()));
+        }
+        if (s.weightDtype != weightDtypeName(weightDtypeChoice())) {
+            setWeightDtypeChoice(weightDtypeFromName(s.weightDtype));
+            log(tr("Pretrained weights: %1 for the models opened from now on.").arg(s.weightDtype));
         }
         applyTheme(s.theme);
         m_runs->setFolder(s.runsFolder);

@@ -1,5 +1,6 @@
 #include "ui/window/preferencesdialog.h"
 
+#include "base/weightdtype.h"
 #include "core/device.h"
 
 #include <QComboBox>
@@ -56,6 +57,19 @@ PreferencesDialog::PreferencesDialog(QWidget* parent) : QDialog(parent)
                             "CUDA and one is present. A model keeps the device it was built or opened on; the next one uses this."));
     m_device->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
     form->addRow(tr("Device"), m_device);
+    m_weightDtype = new QComboBox(this);
+    m_weightDtype->setObjectName("weightDtype");
+    m_weightDtype->addItem(tr("As stored where as fast (auto)"), "auto");
+    m_weightDtype->addItem(tr("float32"), "float32");
+    m_weightDtype->addItem(tr("float16"), "float16");
+    m_weightDtype->addItem(tr("bfloat16"), "bfloat16");
+    m_weightDtype->setCurrentIndex(std::max(0, m_weightDtype->findData(weightDtypeName(weightDtypeChoice()))));
+    m_weightDtype->setToolTip(tr("How a pretrained model's matrices are held in memory. 16 bits take half the memory of float32 "
+                                 "(Pythia-2.8B: about 5.6 GB instead of 11); the arithmetic stays float32 either way. Auto keeps "
+                                 "an F16 or BF16 file's own type where this CPU runs it at least as fast, else float32. "
+                                 "Applies to models opened from now on."));
+    m_weightDtype->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    form->addRow(tr("Pretrained weights"), m_weightDtype);
     form->addRow(tr("CPU threads"), m_threads);
     form->addRow(tr("Runs folder"), runsRow);
     form->addRow(tr("Theme"), m_theme);
@@ -66,6 +80,7 @@ PreferencesDialog::PreferencesDialog(QWidget* parent) : QDialog(parent)
     connect(this, &QDialog::accepted, this, [this] {
         AppSettings s = AppSettings::load();
         s.device = m_device->currentData().toString();
+        s.weightDtype = m_weightDtype->currentData().toString();
         s.threads = m_threads->value();
         s.runsFolder = m_runs->text();
         s.theme = m_theme->currentData().toString();

@@ -25,6 +25,7 @@ private:
     QLineEdit* m_runs;
     QComboBox* m_theme;
     QComboBox* m_device;
+    QComboBox* m_weightDtype;
 };
 
 }  // namespace parrot

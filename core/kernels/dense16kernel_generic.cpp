@@ -1,0 +1,42 @@
+#include "core/kernels/dense16kernel.h"
+
+#include <bit>
+
+namespace parrot::dense16 {
+
+namespace {
+
+float widen(uint16_t h, bool bf16)
+{
+    if (bf16) return std::bit_cast<float>(uint32_t(h) << 16);
+    const uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    if (exponent == 0) return std::bit_cast<float>(sign) + (sign ? -1.0f : 1.0f) * float(mantissa) * 0x1p-24f;  // zero, subnormal
+    if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | mantissa << 13);
+    return std::bit_cast<float>(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
+}
+
+}  // namespace
+
+void gemvGeneric(const Args& a, int64_t o0, int64_t o1)
+{
+    for (int64_t o = o0; o < o1; ++o) {
+        const uint16_t* w = a.w + o * a.ldw;
+        for (int64_t r = 0; r < a.rows; ++r) {
+            const float* x = a.x + r * a.ldx;
+            float s = 0;
+            for (int64_t i = 0; i < a.in; ++i) s += x[i] * widen(w[i], a.bf16);
+            a.y[r * a.ldy + o] = s + (a.bias ? a.bias[o] : 0.0f);
+        }
+    }
+}
+
+bool haveAvx2F16c()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+    return false;
+#endif
+}
+
+}  // namespace parrot::dense16
