@@ -14,7 +14,9 @@
 #   phonebook   an 80-entry phone book's prompt (about 900 tokens) answered with 8 new tokens
 #   qa          a 600-token question-answering prompt, 32 new tokens
 #   perplexity  the loss of every token of 2,000 tokens
-# and prints C++ / transformers per workload (the goal is <= 0.5).
+# and prints C++ / transformers per workload (the goal is <= 0.5), for the app holding the weights
+# as float32 (what transformers holds by default) and as float16 (what --dtype auto holds for
+# Pythia's F16 files on a CPU with F16C; the arithmetic is float32 in both).
 #
 # Usage: bash bench/lm_vs_python.sh [--repeats N] [--threads N] [--tokens T] [--only pythia|mamba]
 #        bash bench/lm_vs_python.sh --transformers /path/to/venv/bin/python [--size 160m|410m] [--repeats N]
@@ -47,7 +49,8 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 if [ -n "$HF" ]; then
     "$HF" -c 'import torch, transformers' 2>/dev/null \
         || { echo "lm_vs_python.sh: $HF cannot import torch and transformers (pip install torch transformers in its virtualenv)" >&2; exit 1; }
-    echo "threads $THREADS, $REPEATS alternating runs per side, $SIZE shapes; the app against transformers $("$HF" -c 'import transformers; print(transformers.__version__)')"
+    echo "threads $THREADS, $REPEATS alternating runs per side, $SIZE shapes; the app against transformers $("$HF" -c 'import transformers; print(transformers.__version__)') (float32)"
+    echo "  (in brackets: C++ / transformers, the goal is <= 0.5)"
     for which in pythia mamba; do
         [ "$ONLY" = all ] || [ "$ONLY" = "$which" ] || continue
         for work in phonebook qa perplexity; do
@@ -56,15 +59,17 @@ if [ -n "$HF" ]; then
                 qa) args=(generate --prompt-tokens 600 --new 32) ;;
                 perplexity) args=(perplexity --tokens 2000) ;;
             esac
-            cpp=() py=()
+            cpp=() half=() py=()
             for r in $(seq 1 "$REPEATS"); do
                 cpp+=("$("$BENCH" "$which" "${args[@]}" --repeats 1 --threads "$THREADS" --size "$SIZE" | awk '{ print $3 }')")
+                half+=("$("$BENCH" "$which" "${args[@]}" --repeats 1 --threads "$THREADS" --size "$SIZE" --dtype float16 | awk '{ print $3 }')")
                 py+=("$("$HF" "$ROOT/bench/python/lm_hf_ref.py" "$which" "${args[@]}" --repeats 1 --threads "$THREADS" --size "$SIZE" 2>/dev/null | awk '{ print $3 }')")
             done
             c="$(printf '%s\n' "${cpp[@]}" | median)"
+            h="$(printf '%s\n' "${half[@]}" | median)"
             p="$(printf '%s\n' "${py[@]}" | median)"
-            awk -v w="$which" -v x="$work" -v c="$c" -v p="$p" 'BEGIN {
-                printf "  %-7s %-10s C++ %8.3f s   transformers %8.3f s   C++ / transformers %.2f (goal <= 0.5)\n", w, x, c, p, c / p }'
+            awk -v w="$which" -v x="$work" -v c="$c" -v h="$h" -v p="$p" 'BEGIN {
+                printf "  %-7s %-10s transformers %7.3f s   C++ float32 %7.3f s (%.2f)   C++ float16 %7.3f s (%.2f)\n", w, x, p, c, c / p, h, h / p }'
         done
     done
     exit 0

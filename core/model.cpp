@@ -213,6 +213,8 @@ QString Model::weightDtype() const
     return "float32";
 }
 
+bool Model::autoKeepsSixteenBits() { return sixteenBitRunsFast(preferredDevice()); }
+
 long long Model::parameterCount() const
 {
     if (!d) return 0;

@@ -45,6 +45,9 @@ public:
                       WeightDtype dtype = weightDtypeChoice());
     // How this model's large matrices are held: "float32", "float16" or "bfloat16".
     QString weightDtype() const;
+    // Whether WeightDtype::Auto keeps a 16-bit file's matrices in 16 bits on the chosen device
+    // (the CPU has what the 16-bit kernel needs: AVX2, FMA and F16C).
+    static bool autoKeepsSixteenBits();
 
     // Writes a safetensors checkpoint atomically; the configs, step and app version go
     // into its __metadata__. Throws parrot::Error when the file cannot be written.

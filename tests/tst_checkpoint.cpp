@@ -145,7 +145,7 @@ private slots:
     void foreignSafetensorsIsNamed()
     {
         SafetensorsFile s;
-        s.tensors.insert("weight", TensorRecord{"F32", {2}, QByteArray(8, '\0'), {}});
+        s.tensors.insert("weight", TensorRecord{"F32", {2}, QByteArray(8, '\0'), {}, {}});
         const QString f = path("foreign.safetensors");
         writeSafetensors(f, s);
         expectRejected(f, "not a Parrotscope checkpoint");
@@ -170,7 +170,7 @@ private slots:
         expectRejected(f, "1 missing tensor(s) the config's model has: h.0.mlp.c_fc.bias");
 
         s = readSafetensors(m_good);
-        s.tensors.insert("h.9.attn.c_attn.weight", TensorRecord{"F32", {1}, QByteArray(4, '\0'), {}});
+        s.tensors.insert("h.9.attn.c_attn.weight", TensorRecord{"F32", {1}, QByteArray(4, '\0'), {}, {}});
         const QString g = path("extra.safetensors");
         writeSafetensors(g, s);
         expectRejected(g, "unexpected tensor(s), not part of the model its config describes: h.9.attn.c_attn.weight");

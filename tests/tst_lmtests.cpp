@@ -10,6 +10,7 @@
 #include "base/tasks/taskcatalog.h"
 #include "testutil.h"
 #include "core/text/languagemodel.h"
+#include "core/train/trainer.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -198,6 +199,85 @@ private slots:
         c.model.layers = 1;
         const QString msg = errorOf([&] { Model::create(c); });
         QVERIFY2(msg.contains("too large") && msg.contains("as float32 weights") && msg.contains("GB of memory available"), qPrintable(msg));
+    }
+
+    // The same config held in 16 bits needs half: the guard counts what the chosen dtype takes.
+    void memoryGuardCountsTheDtype()
+    {
+        const LanguageModel lm = LanguageModel::load(fixture("neox"));
+        const ExperimentConfig& c = lm.model.config();
+        const double params = double(lm.model.parameterCount());
+        const double available = params * 3.0 / 0.8;  // 3 bytes a parameter: float32 does not fit, 16 bits do
+        const QString f32 = Model::memoryProblem(c, available, 4);
+        QVERIFY2(f32.contains("as float32 weights") && f32.contains("--dtype bfloat16"), qPrintable(f32));
+        QVERIFY(Model::memoryProblem(c, available, 2).isEmpty());
+        QVERIFY(Model::memoryProblem(c, params * 1.5 / 0.8, 2).contains("as 16-bit weights"));
+    }
+
+    // A file stored in 16 bits and held in 16 bits computes what the same file held as float32
+    // computes (every half and bfloat16 value is a float32 value; only the order of the sums may
+    // differ): logits on a prompt (the widened blocks) and on a few tokens (the 16-bit kernel),
+    // and the greedy continuation, for both architectures and both 16-bit types.
+    void sixteenBitWeightsComputeAsFloat32()
+    {
+        QTemporaryDir tmp;
+        for (const QString which : {"neox", "mamba"})
+            for (const QString dtype : {"F16", "BF16"}) {
+                const QString dir = copyFolder(fixture(which), tmp.filePath(which + dtype));
+                SafetensorsFile f = readSafetensors(fixture(which + "/model.safetensors"));
+                for (TensorRecord& r : f.tensors) {
+                    if (r.dtype != "F32") continue;
+                    const std::vector<float> v = toFloat32(r, "fixture");
+                    QByteArray bytes(qsizetype(v.size() * 2), Qt::Uninitialized);
+                    auto* out = reinterpret_cast<uint16_t*>(bytes.data());
+                    for (size_t i = 0; i < v.size(); ++i) out[i] = dtype == "F16" ? floatToHalf(v[i]) : floatToBfloat16(v[i]);
+                    r.data = bytes;
+                    r.mapping.reset();
+                    r.dtype = dtype;
+                }
+                QFile::remove(dir + "/model.safetensors");
+                writeSafetensors(dir + "/model.safetensors", f);
+                const WeightDtype held = dtype == "F16" ? WeightDtype::Float16 : WeightDtype::BFloat16;
+                const LanguageModel wide = LanguageModel::load(dir, {}, WeightDtype::Float32);
+                const LanguageModel narrow = LanguageModel::load(dir, {}, held);
+                QCOMPARE(wide.model.weightDtype(), QString("float32"));
+                QCOMPARE(narrow.model.weightDtype(), dtype == "F16" ? QString("float16") : QString("bfloat16"));
+                QVERIFY(narrow.summary().endsWith("weights " + narrow.model.weightDtype()));
+                const LanguageModel automatic = LanguageModel::load(dir, {}, WeightDtype::Auto);
+                QCOMPARE(automatic.model.weightDtype(), Model::autoKeepsSixteenBits() ? narrow.model.weightDtype() : QString("float32"));
+                for (int tokens : {4, 40}) {
+                    std::vector<int> ids;
+                    for (int i = 0; i < tokens; ++i) ids.push_back((i * 37 + 11) % 600);
+                    const std::vector<float> a = wide.model.logits(ids, 1, tokens), b = narrow.model.logits(ids, 1, tokens);
+                    QCOMPARE(a.size(), b.size());
+                    double worst = 0, scale = 0;
+                    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i]))), scale = std::max(scale, double(std::abs(a[i])));
+                    QVERIFY2(worst <= 1e-5 * std::max(1.0, scale), qPrintable(QString("%1 %2, %3 tokens: logits differ by %4").arg(which, dtype).arg(tokens).arg(worst)));
+                }
+                const QString prompt = "The cat sat on the mat and";
+                QCOMPARE(narrow.generate(prompt, 12).newIds, wide.generate(prompt, 12).newIds);
+                // held in 16 bits, for running only: training refuses it by name
+                QTemporaryDir runDir;
+                Model m = narrow.model;
+                TrainControl control;
+                const TrainOutcome o = train(m, runDir.path(), control, {});
+                QVERIFY2(o.status == TrainOutcome::Status::Failed && o.message.contains(narrow.model.weightDtype()), qPrintable(o.message));
+            }
+    }
+
+    void halfAndBfloat16Conversions()
+    {
+        for (float v : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 0.1f, 3.14159f, 6.1e-5f, 5.96e-8f, 1e-3f, -123.456f}) {
+            QCOMPARE(halfToFloat(floatToHalf(halfToFloat(floatToHalf(v)))), halfToFloat(floatToHalf(v)));  // a fixed point
+            QVERIFY2(std::abs(halfToFloat(floatToHalf(v)) - v) <= std::max(std::abs(v) * 0x1p-11f, 0x1p-25f), qPrintable(QString::number(v)));
+            QVERIFY(std::abs(bfloat16ToFloat(floatToBfloat16(v)) - v) <= std::abs(v) * 0x1p-8f);
+        }
+        QCOMPARE(floatToHalf(1.0f + 0x1p-11f), uint16_t(0x3c00));  // a tie rounds to even
+        QCOMPARE(floatToHalf(1.0f + 3 * 0x1p-11f), uint16_t(0x3c02));
+        QCOMPARE(floatToHalf(70000.0f), uint16_t(0x7c00));  // past the largest half: infinity
+        QVERIFY(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));
+        QCOMPARE(floatToBfloat16(1.0f + 0x1p-8f), uint16_t(0x3f80));
+        QVERIFY(std::isnan(bfloat16ToFloat(floatToBfloat16(std::nanf("")))));
     }
 
     void refusesPromptsLongerThanTheContext()

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include <sys/mman.h>
@@ -163,6 +164,27 @@ float halfToFloat(uint16_t h)
 }
 
 float bfloat16ToFloat(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+uint16_t floatToHalf(float f)
+{
+    const uint32_t x = std::bit_cast<uint32_t>(f), sign = (x >> 16) & 0x8000, a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) return uint16_t(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0));  // inf, NaN
+    if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00);                                 // rounds past 65504
+    if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24 (0x400 is the smallest normal, as encoded)
+        return uint16_t(sign | uint32_t(std::nearbyint(std::bit_cast<float>(a) * 0x1p24f)));
+    }
+    uint32_t h = ((a >> 23) - 127 + 15) << 10 | (a & 0x7fffff) >> 13;
+    const uint32_t rest = a & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;  // a carry into the exponent is still right
+    return uint16_t(sign | h);
+}
+
+uint16_t floatToBfloat16(float f)
+{
+    const uint32_t x = std::bit_cast<uint32_t>(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // NaN stays NaN
+    return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
 
 namespace {
 

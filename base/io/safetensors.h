@@ -60,6 +60,9 @@ void releaseMappedPages(const TensorRecord& t);
 // IEEE half and bfloat16 bit patterns to float.
 float halfToFloat(uint16_t h);
 float bfloat16ToFloat(uint16_t b);
+// float to IEEE half and bfloat16, rounded to nearest even (overflow to infinity, NaN kept).
+uint16_t floatToHalf(float f);
+uint16_t floatToBfloat16(float f);
 
 // Writes atomically: a temporary file beside the target, renamed over it only when complete.
 void writeSafetensors(const QString& path, const SafetensorsFile& file);

@@ -24,7 +24,11 @@ struct Args {
 void gemvGeneric(const Args& a, int64_t o0, int64_t o1);
 void gemvAvx2(const Args& a, int64_t o0, int64_t o1);
 
-// Whether this CPU has what gemvAvx2 needs.
+// Rows [r0, r1) of a (rows, cols) 16-bit matrix, row stride ldw, widened into dst (row stride cols).
+void widenGeneric(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float* dst, int64_t r0, int64_t r1);
+void widenAvx2(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float* dst, int64_t r0, int64_t r1);
+
+// Whether this CPU has what gemvAvx2 and widenAvx2 need.
 bool haveAvx2F16c();
 
 }  // namespace parrot::dense16

@@ -76,6 +76,23 @@ void gemvAvx2(const Args& a, int64_t o0, int64_t o1)
     else gemv<false>(a, o0, o1);
 }
 
+void widenAvx2(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float* dst, int64_t r0, int64_t r1)
+{
+    const int64_t cols8 = cols / 8 * 8;
+    for (int64_t r = r0; r < r1; ++r) {
+        const uint16_t* src = w + r * ldw;
+        float* out = dst + r * cols;
+        int64_t c = 0;
+        if (bf16) {
+            for (; c < cols8; c += 8) _mm256_storeu_ps(out + c, load8<true>(src + c));
+            for (; c < cols; ++c) out[c] = widen1<true>(src[c]);
+        } else {
+            for (; c < cols8; c += 8) _mm256_storeu_ps(out + c, load8<false>(src + c));
+            for (; c < cols; ++c) out[c] = widen1<false>(src[c]);
+        }
+    }
+}
+
 }  // namespace parrot::dense16
 
 #else  // another processor: haveAvx2F16c() is false and this is never called
@@ -83,6 +100,10 @@ void gemvAvx2(const Args& a, int64_t o0, int64_t o1)
 namespace parrot::dense16 {
 
 void gemvAvx2(const Args& a, int64_t o0, int64_t o1) { gemvGeneric(a, o0, o1); }
+void widenAvx2(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float* dst, int64_t r0, int64_t r1)
+{
+    widenGeneric(w, ldw, cols, bf16, dst, r0, r1);
+}
 
 }  // namespace parrot::dense16
 

@@ -30,6 +30,12 @@ void gemvGeneric(const Args& a, int64_t o0, int64_t o1)
     }
 }
 
+void widenGeneric(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float* dst, int64_t r0, int64_t r1)
+{
+    for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = widen(w[r * ldw + c], bf16);
+}
+
 bool haveAvx2F16c()
 {
 #if defined(__x86_64__) || defined(__i386__)

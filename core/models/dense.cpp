@@ -84,10 +84,27 @@ torch::Tensor denseLinear(const torch::Tensor& x, const torch::Tensor& weight, c
         return y.view(shape);
     }
     const int64_t block = std::max<int64_t>(16, kBlockFloats / std::max<int64_t>(1, in));
+    const bool own = x2.is_cpu() && weight.stride(1) == 1;  // widened by the kernel into a buffer kept per thread
+    thread_local torch::Tensor t_buffer;
+    if (own && (!t_buffer.defined() || t_buffer.numel() < std::min(block, out) * in))
+        t_buffer = torch::empty({std::min(block, out) * in}, torch::kFloat);
+    const auto* w16 = own ? reinterpret_cast<const uint16_t*>(weight.data_ptr()) : nullptr;
+    const bool bf16 = weight.scalar_type() == torch::kBFloat16, fast = dense16::haveAvx2F16c();
     for (int64_t o0 = 0; o0 < out; o0 += block) {
         const int64_t n = std::min(block, out - o0);
         auto ys = y.narrow(1, o0, n);
-        const auto w = weight.narrow(0, o0, n).to(torch::kFloat);
+        torch::Tensor w;
+        if (own) {
+            float* dst = t_buffer.data_ptr<float>();
+            const uint16_t* src = w16 + o0 * weight.stride(0);
+            at::parallel_for(0, n, 64, [&](int64_t r0, int64_t r1) {
+                if (fast) dense16::widenAvx2(src, weight.stride(0), in, bf16, dst, r0, r1);
+                else dense16::widenGeneric(src, weight.stride(0), in, bf16, dst, r0, r1);
+            });
+            w = t_buffer.narrow(0, 0, n * in).view({n, in});
+        } else {
+            w = weight.narrow(0, o0, n).to(torch::kFloat);
+        }
         if (bias.defined()) torch::addmm_out(ys, bias.narrow(0, o0, n).to(torch::kFloat), x2, w.t());
         else torch::mm_out(ys, x2, w.t());
     }
