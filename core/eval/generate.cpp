@@ -40,6 +40,7 @@ std::vector<int> generateGreedy(Model::Impl& m, const std::vector<int>& prompt, 
     GenerateSession session(m);
     auto state = m.net->startDecoding(1, torch::TensorOptions().device(m.device));
     if (!state) return generateReference(m, prompt, maxNew, stop, done, suppressFirst);
+    state->lastOnly = true;
     std::vector<int64_t> ids(prompt.begin(), prompt.end());
     torch::Tensor logits = m.net->decode(toTensor(ids, 1, int(ids.size()), m.device), *state);
     std::vector<int> out;

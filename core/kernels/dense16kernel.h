@@ -13,6 +13,7 @@ struct Args {
     const float* x = nullptr;  // (rows, in), row stride ldx
     int64_t rows = 0, in = 0, ldx = 0;
     const uint16_t* w = nullptr;  // (out, in), row stride ldw
+    const float* w32 = nullptr;   // or float32 weights (generating with a float32 model), row stride ldw
     int64_t ldw = 0;
     bool bf16 = false;            // bfloat16, else IEEE half
     const float* bias = nullptr;  // (out) or nullptr

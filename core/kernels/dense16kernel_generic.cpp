@@ -20,11 +20,10 @@ float widen(uint16_t h, bool bf16)
 void gemvGeneric(const Args& a, int64_t o0, int64_t o1)
 {
     for (int64_t o = o0; o < o1; ++o) {
-        const uint16_t* w = a.w + o * a.ldw;
         for (int64_t r = 0; r < a.rows; ++r) {
             const float* x = a.x + r * a.ldx;
             float s = 0;
-            for (int64_t i = 0; i < a.in; ++i) s += x[i] * widen(w[i], a.bf16);
+            for (int64_t i = 0; i < a.in; ++i) s += x[i] * (a.w32 ? a.w32[o * a.ldw + i] : widen(a.w[o * a.ldw + i], a.bf16));
             a.y[r * a.ldy + o] = s + (a.bias ? a.bias[o] : 0.0f);
         }
     }

@@ -57,9 +57,47 @@ bool isSixteenBit(const torch::Tensor& t)
 
 bool sixteenBitRunsFast(const torch::Device& device) { return device.is_cpu() && dense16::haveAvx2F16c(); }
 
+namespace {
+
+// Generating with a float32 model: a few rows, in inference mode, on the CPU. Torch's own product
+// for one row runs well below the memory's speed here; the kernel reads each weight once for all
+// rows. Anything with autograd (training) or many rows keeps Torch's op.
+bool generatingRows(const torch::Tensor& x, const torch::Tensor& weight)
+{
+    return c10::InferenceMode::is_enabled() && x.is_cpu() && weight.is_cpu() && x.scalar_type() == torch::kFloat &&
+           weight.scalar_type() == torch::kFloat && weight.dim() == 2 && weight.stride(1) == 1 && x.dim() >= 1 &&
+           x.numel() / std::max<int64_t>(1, x.size(-1)) <= kKernelRows && dense16::haveAvx2F16c();
+}
+
+torch::Tensor kernelProduct(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias)
+{
+    const int64_t out = weight.size(0), in = weight.size(1);
+    const auto x2 = x.reshape({-1, in}).to(torch::kFloat).contiguous();
+    auto shape = x.sizes().vec();
+    shape.back() = out;
+    auto y = torch::empty({x2.size(0), out}, x2.options());
+    const auto b = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();
+    dense16::Args a;
+    a.x = x2.data_ptr<float>();
+    a.rows = x2.size(0);
+    a.in = in;
+    a.ldx = in;
+    if (weight.scalar_type() == torch::kFloat) a.w32 = weight.data_ptr<float>();
+    else a.w = reinterpret_cast<const uint16_t*>(weight.data_ptr());
+    a.ldw = weight.stride(0);
+    a.bf16 = weight.scalar_type() == torch::kBFloat16;
+    a.bias = b.defined() ? b.data_ptr<float>() : nullptr;
+    a.y = y.data_ptr<float>();
+    a.ldy = out;
+    at::parallel_for(0, out, 32, [&](int64_t o0, int64_t o1) { dense16::gemvAvx2(a, o0, o1); });
+    return y.view(shape);
+}
+
+}  // namespace
+
 torch::Tensor denseLinear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias)
 {
-    if (!isSixteenBit(weight)) return torch::linear(x, weight, bias);
+    if (!isSixteenBit(weight)) return generatingRows(x, weight) ? kernelProduct(x, weight, bias) : torch::linear(x, weight, bias);
     const int64_t out = weight.size(0), in = weight.size(1);
     TORCH_CHECK(x.size(-1) == in, "denseLinear: input of ", x.size(-1), " features, weight of ", in);
     auto x2 = x.reshape({-1, in}).to(torch::kFloat).contiguous();
@@ -67,22 +105,7 @@ torch::Tensor denseLinear(const torch::Tensor& x, const torch::Tensor& weight, c
     auto shape = x.sizes().vec();
     shape.back() = out;
     auto y = torch::empty({rows, out}, x2.options());
-    if (x2.is_cpu() && rows <= kKernelRows && weight.stride(1) == 1 && dense16::haveAvx2F16c()) {
-        const auto b = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();
-        dense16::Args a;
-        a.x = x2.data_ptr<float>();
-        a.rows = rows;
-        a.in = in;
-        a.ldx = in;
-        a.w = reinterpret_cast<const uint16_t*>(weight.data_ptr());
-        a.ldw = weight.stride(0);
-        a.bf16 = weight.scalar_type() == torch::kBFloat16;
-        a.bias = b.defined() ? b.data_ptr<float>() : nullptr;
-        a.y = y.data_ptr<float>();
-        a.ldy = out;
-        at::parallel_for(0, out, 32, [&](int64_t o0, int64_t o1) { dense16::gemvAvx2(a, o0, o1); });
-        return y.view(shape);
-    }
+    if (x2.is_cpu() && rows <= kKernelRows && weight.stride(1) == 1 && dense16::haveAvx2F16c()) return kernelProduct(x2, weight, bias).view(shape);
     const int64_t block = std::max<int64_t>(16, kBlockFloats / std::max<int64_t>(1, in));
     const bool own = x2.is_cpu() && weight.stride(1) == 1;  // widened by the kernel into a buffer kept per thread
     thread_local torch::Tensor t_buffer;
@@ -113,12 +136,12 @@ torch::Tensor denseLinear(const torch::Tensor& x, const torch::Tensor& weight, c
 
 torch::Tensor denseT(const torch::Tensor& x, const torch::Tensor& weight)
 {
-    return isSixteenBit(weight) ? denseLinear(x, weight) : torch::matmul(x, weight.t());
+    return isSixteenBit(weight) || generatingRows(x, weight) ? denseLinear(x, weight) : torch::matmul(x, weight.t());
 }
 
 torch::Tensor dense(const torch::nn::Linear& l, const torch::Tensor& x)
 {
-    return isSixteenBit(l->weight) ? denseLinear(x, l->weight, l->bias) : l.ptr()->forward(x);
+    return isSixteenBit(l->weight) || generatingRows(x, l->weight) ? denseLinear(x, l->weight, l->bias) : l.ptr()->forward(x);
 }
 
 torch::Tensor denseEmbedding(const torch::Tensor& weight, const torch::Tensor& idx)

@@ -484,7 +484,8 @@ torch::Tensor MambaLMImpl::decode(const torch::Tensor& idx, DecodeState& state)
             x = b->prefill(x, s.caches.back());
         }
         s.length += idx.size(1);
-        return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, S, V)
+        if (s.lastOnly && x.size(1) > 1) x = x.narrow(1, x.size(1) - 1, 1);
+        return lmLogits(norm_f(x), lm_head, embedding->weight);  // (B, S, V), or (B, 1, V)
     }
     std::vector<torch::Tensor> logits;
     for (int64_t t = 0; t < idx.size(1); ++t) logits.push_back(step(idx.select(1, t), s.caches));  // (B, V) each

@@ -45,6 +45,9 @@ struct StateSize {
 struct DecodeState {
     virtual ~DecodeState() = default;
     int64_t length = 0;  // tokens decoded so far
+    // decode() gives the logits of the last position only (B, 1, V): generating needs no more,
+    // and a prompt's head over every position is a large share of its cost (50k-row vocabularies).
+    bool lastOnly = false;
 };
 
 // Every family is embed -> hidden -> head. Token tasks go through the embedding and the LM

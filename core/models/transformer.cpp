@@ -292,7 +292,8 @@ torch::Tensor TransformerImpl::decode(const torch::Tensor& idx, DecodeState& sta
     for (size_t layer = 0; layer < h->size(); ++layer)
         x = h->at<BlockImpl>(layer).decode(x, cache.k[layer], cache.v[layer], cache.conv[layer], offset, bias);
     cache.length += S;
-    return head(ln_f(x));  // (B, S, V)
+    if (state.lastOnly && S > 1) x = x.narrow(1, S - 1, 1);
+    return head(ln_f(x));  // (B, S, V), or (B, 1, V)
 }
 
 StateSize TransformerImpl::stateSize() const
