@@ -1,7 +1,10 @@
 // The window's Pretrained tab on the tiny HuggingFace folders: folders load one after the other
 // off the GUI thread, a broken one says why and keeps what was loaded, the prompt box shows the
 // reference continuation, and a zero-shot run draws one curve per model and can be stopped.
+#include "base/weightdtype.h"
 #include "core/eval/lmtests.h"
+#include "core/text/languagemodel.h"
+#include "ui/window/appsettings.h"
 #include "ui/panels/explorerpanel.h"
 #include "figures/export.h"
 #include "ui/window/mainwindow.h"
@@ -11,6 +14,8 @@
 #include "qcustomplot.h"
 
 #include <QApplication>
+#include <QSettings>
+#include <QTest>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -33,6 +38,32 @@ class TestPretrained : public QObject {
     Q_OBJECT
 
 private slots:
+    // Preferences' Pretrained weights: auto and the three dtypes, applied on OK to the models opened
+    // after it, kept for the next start (AppSettings), and a word the settings file should not
+    // hold falls back to auto.
+    void preferencesChooseTheWeightDtype()
+    {
+        MainWindow w;
+        w.show();
+        QDialog* dialog = w.showPreferences();
+        QVERIFY(QTest::qWaitForWindowExposed(dialog));
+        auto* dtype = dialog->findChild<QComboBox*>("weightDtype");
+        QVERIFY(dtype);
+        QCOMPARE(dtype->count(), 4);
+        QCOMPARE(dtype->currentData().toString(), QString("auto"));
+        dtype->setCurrentIndex(dtype->findData("bfloat16"));
+        dialog->accept();
+        QCOMPARE(weightDtypeChoice(), WeightDtype::BFloat16);
+        QCOMPARE(AppSettings::load().weightDtype, QString("bfloat16"));
+        const LanguageModel lm = LanguageModel::load(QString(PARROT_TEST_DATA) + "/hf_tiny/neox");
+        QCOMPARE(lm.model.weightDtype(), QString("bfloat16"));
+        QSettings().setValue("weightDtype", "float8");
+        QCOMPARE(AppSettings::load().weightDtype, QString("auto"));
+        setWeightDtypeChoice(WeightDtype::Auto);
+        QSettings().remove("weightDtype");
+    }
+
+
     void loadsGeneratesAndRuns()
     {
         PretrainedPanel panel;

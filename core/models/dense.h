@@ -7,7 +7,9 @@
 //    half the bytes of float32;
 //  - many rows (a prompt, perplexity): the weight is widened to float32 a block of rows at a time
 //    (16 MB), each block multiplied by Torch's float32 product, so the extra memory is one block.
-// A float32 weight takes the plain Torch op, exactly as before: training never sees a 16-bit weight.
+// A float32 weight takes the plain Torch op, but for a few rows on the CPU in inference mode
+// (generating), where the same kernel reads float32 weights. Training always takes Torch's op and
+// never sees a 16-bit weight.
 #pragma once
 
 #include <torch/torch.h>

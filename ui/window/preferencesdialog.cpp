@@ -59,7 +59,7 @@ PreferencesDialog::PreferencesDialog(QWidget* parent) : QDialog(parent)
     form->addRow(tr("Device"), m_device);
     m_weightDtype = new QComboBox(this);
     m_weightDtype->setObjectName("weightDtype");
-    m_weightDtype->addItem(tr("As stored where as fast (auto)"), "auto");
+    m_weightDtype->addItem(tr("Automatic (as stored, where as fast)"), "auto");
     m_weightDtype->addItem(tr("float32"), "float32");
     m_weightDtype->addItem(tr("float16"), "float16");
     m_weightDtype->addItem(tr("bfloat16"), "bfloat16");
