@@ -13,6 +13,7 @@
 #include "base/configfields.h"
 #include "core/diagnostics.h"
 #include "core/eval/lmtests.h"
+#include "base/ablation.h"
 #include "base/error.h"
 #include "base/experiments/sweep.h"
 #include "base/experiments/results.h"
@@ -477,6 +478,59 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
 
 // Attention heads of a copy model on one input, or of a pretrained language model on a text
 // prompt: n-gram lookup scores and labels (base/analysis/lookup.h).
+// inspect --ablate: the predictions with and without the heads, side by side.
+int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const QString& text, const HeadAblation& ablation, bool json)
+{
+    const std::vector<int> plain = s.predictions(tokens);
+    const CopyScore before = s.score(tokens, plain);
+    const LanguageModel* lm = s.languageModel();
+    const QString continuation = lm ? lm->generate(text, 16).text : QString();
+    std::vector<int> cut;
+    QString cutContinuation;
+    {
+        const HeadsOff off(s.model(), ablation);
+        cut = s.predictions(tokens);
+        if (lm) cutContinuation = lm->generate(text, 16).text;
+    }
+    const CopyScore after = s.score(tokens, cut);
+    const ModelProbes labels = s.probe(tokens);
+    const auto label = [&](int id) {
+        if (lm) return lm->tokenizer.decode({id}, true).replace('\n', "\\n");
+        const std::vector<QString> shown = s.probe(std::vector<int>{id}).tokens;
+        return shown.empty() ? QString::number(id) : shown.front();
+    };
+    // the positions that are scored: where a prediction that is never right counts as wrong
+    const CopyScore scored = s.score(tokens, std::vector<int>(tokens.size(), -1));
+    const QString off = ablation.heads.size() == 1 ? "the head" : "the heads";
+    const auto shown = [](QString t) { return t.replace('\n', "\\n").replace('\r', "\\r"); };
+    QJsonArray changed;
+    QStringList lines;
+    for (size_t t = 0; t < after.wrong.size(); ++t) {
+        if (plain[t] == cut[t] || t + 1 >= tokens.size() || t >= scored.wrong.size() || !scored.wrong[t]) continue;
+        changed.append(QJsonObject{{"position", int(t)}, {"expected", label(tokens[t + 1])}, {"plain", label(plain[t])},
+                                   {"ablated", label(cut[t])}, {"right_before", !before.wrong[t]}, {"right_after", !after.wrong[t]}});
+        lines << QString("  %1  %2 -> expected %3, predicts %4 %5, with %6 off %7 %8")
+                     .arg(t, 4).arg(t < labels.tokens.size() ? labels.tokens[t] : QString(), label(tokens[t + 1]), label(plain[t]), before.wrong[t] ? "✗" : "✓",
+                          off, label(cut[t]), after.wrong[t] ? "✗" : "✓");
+    }
+    QJsonArray heads;
+    for (const auto& [l, h] : ablation.heads) heads.append(QString("%1.%2").arg(l).arg(h));
+    if (json) {
+        QJsonObject o{{"ablation", QJsonObject{{"method", ablationMethodName(ablation.method)}, {"heads", heads}}},
+                      {"answers", before.answers}, {"right", before.right}, {"right_ablated", after.right}, {"changed", changed}};
+        if (lm) o["continuation"] = continuation, o["continuation_ablated"] = cutContinuation;
+        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
+        return 0;
+    }
+    out() << s.name() << ": " << ablation.describe() << " (a forward-time mask; the weights are untouched)\n";
+    out() << QString("%1 %2 of %3 %4; with %5 off %6 of %3\n")
+                 .arg(lm ? "predicts" : "copies").arg(before.right).arg(before.answers)
+                 .arg(lm ? "copyable tokens (the next token after a repeated n-gram)" : "answer tokens", off).arg(after.right);
+    if (!lines.isEmpty()) out() << "answers that change:\n" << lines.join('\n') << "\n";
+    if (lm) out() << "greedy continuation: " << shown(continuation) << "\n" << QString("with %1 off: ").arg(off).leftJustified(21) << shown(cutContinuation) << "\n";
+    return 0;
+}
+
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
@@ -500,7 +554,15 @@ int cmdInspect(Args& a)
     const ExportOptions style = figureStyle(a);
     const QString lengthsText = a.value("--lengths");
     const int samples = a.integer("--samples", 100, 1, 100000);
+    const QString ablate = a.value("--ablate"), ablationMethod = a.value("--ablation");
     a.done();
+    HeadAblation ablation;
+    if (!ablate.isNull()) {
+        ablation.heads = parseHeadList(ablate);
+        ablation.method = ablationMethod.isNull() ? HeadAblation::Method::Zero : ablationMethodFromName(ablationMethod);
+    } else if (!ablationMethod.isNull()) {
+        throw Error("inspect: --ablation zero|mean needs --ablate LAYER.HEAD[,LAYER.HEAD...]");
+    }
     if (int(!path.isEmpty()) + int(!bundled.isEmpty()) + int(constructionN > 0) + int(!modelDir.isEmpty()) != 1)
         throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N, --model DIR");
     if (modelDir.isEmpty() && (!prompt.isNull() || !lmTest.isEmpty()))
@@ -527,6 +589,13 @@ int cmdInspect(Args& a)
         subject = InsideSubject::loadLanguageModel(modelDir);
     } else {
         subject = InsideSubject::load(path);
+    }
+    if (!ablation.isEmpty()) {
+        if (subject.isConstruction())
+            throw Error("inspect --ablate: the construction's heads cannot be switched off yet; use --checkpoint, --bundled hard-alibi or --model");
+        if (figure == "capacity") throw Error("inspect --ablate: --figure capacity measures the model as trained; draw a look-inside figure instead");
+        const QString why = subject.model().ablationProblem(ablation);
+        if (!why.isEmpty()) throw Error("inspect --ablate: " + why);
     }
     if (figure == "construction") {
         if (!subject.isConstruction()) throw Error("--figure construction: needs --construction N (the n-gram order)");
@@ -567,7 +636,10 @@ int cmdInspect(Args& a)
         const int len = length > 0 ? length : subject.isConstruction() ? 40 : subject.model().config().task.maxLen;
         tokens = randomCopyInput(len, subject.letters(), static_cast<unsigned long long>(seed), duplicated ? "copy_dup_ngram" : "copy", 3);
     }
+    if (!ablation.isEmpty() && figure.isEmpty()) return printAblation(subject, tokens, text, ablation, json);
     if (!figure.isEmpty()) {
+        std::optional<HeadsOff> off;  // a figure of the model with the heads switched off
+        if (!ablation.isEmpty()) off.emplace(subject.model(), ablation);
         out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
         return 0;
     }

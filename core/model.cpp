@@ -2,6 +2,7 @@
 
 #include "core/device.h"
 #include "core/models/dense.h"
+#include "core/models/transformer.h"
 #include "base/error.h"
 #include "core/eval/evaluate.h"
 #include "core/eval/generate.h"
@@ -427,6 +428,37 @@ std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int 
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
     auto out = d->net->forward(toTensor(ids, batch, time, d->device)).to(torch::kCPU).contiguous();
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+}
+
+QString Model::ablationProblem(const HeadAblation& ablation) const
+{
+    if (!d) return "no model";
+    if (ablation.isEmpty()) return {};
+    const ModelConfig& mc = d->config.model;
+    if (mc.kind != "transformer")
+        return QString("head ablation: a %1 has no attention layers of its own to switch off (a Transformer has)").arg(describeModel(mc));
+    for (const auto& [layer, head] : ablation.heads)
+        if (layer < 0 || layer >= mc.layers || head < 0 || head >= mc.heads)
+            return QString("head ablation: the model has no head %1.%2 (layers 0..%3, heads 0..%4)")
+                .arg(layer).arg(head).arg(mc.layers - 1).arg(mc.heads - 1);
+    return {};
+}
+
+HeadsOff::HeadsOff(const Model& model, const HeadAblation& ablation) : m_ablation(ablation)
+{
+    const QString problem = model.ablationProblem(m_ablation);
+    if (!problem.isEmpty()) throw Error(problem);
+    m_previous = HeadAblationScope::exchange(&m_ablation);
+}
+
+HeadsOff::~HeadsOff() { HeadAblationScope::exchange(m_previous); }
+
+std::vector<float> Model::logits(const std::vector<int>& tokens, int batch, int time, const HeadAblation& ablation) const
+{
+    const QString problem = ablationProblem(ablation);
+    if (!problem.isEmpty()) throw Error(problem);
+    const HeadAblationScope scope(ablation);
+    return logits(tokens, batch, time);
 }
 
 std::vector<float> Model::tokenLosses(const std::vector<int>& tokens) const

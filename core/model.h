@@ -2,6 +2,7 @@
 // so the UI and the command line can hold a model without compiling LibTorch.
 #pragma once
 
+#include "base/ablation.h"
 #include "base/config.h"
 #include "base/types.h"
 #include "base/weightdtype.h"
@@ -78,6 +79,11 @@ public:
 
     // Logits for a batch of token rows (batch x time, row-major): batch x time x vocab.
     std::vector<float> logits(const std::vector<int>& tokens, int batch, int time) const;
+    // The same with attention heads switched off (base/ablation.h); the weights are untouched.
+    // Throws parrot::Error for a model without attention heads or a head it does not have.
+    std::vector<float> logits(const std::vector<int>& tokens, int batch, int time, const HeadAblation& ablation) const;
+    // Why this model cannot run `ablation` ("" when it can): not a Transformer, or no such head.
+    QString ablationProblem(const HeadAblation& ablation) const;
     // The loss (negative log-likelihood, nats) of each token after those before it in one row:
     // tokens.size() - 1 values; their mean is the row's language-modelling loss.
     std::vector<float> tokenLosses(const std::vector<int>& tokens) const;
@@ -121,5 +127,20 @@ private:
 
 // Whether the factory (core/models/factory.cpp) builds the catalogue's family `id`.
 bool canBuild(const QString& family);
+
+// While alive, everything `model` runs on this thread (logits, probe, generate) has the
+// ablation's heads switched off; the weights are untouched. Throws parrot::Error with
+// Model::ablationProblem's reason when the model cannot.
+class HeadsOff {
+public:
+    HeadsOff(const Model& model, const HeadAblation& ablation);
+    ~HeadsOff();
+    HeadsOff(const HeadsOff&) = delete;
+    HeadsOff& operator=(const HeadsOff&) = delete;
+
+private:
+    HeadAblation m_ablation;
+    const HeadAblation* m_previous = nullptr;
+};
 
 }  // namespace parrot

@@ -686,6 +686,38 @@ private slots:
         test::expectCliError(test::runCli({"inspect", "--model", m_dir.filePath("nowhere"), "--prompt", "hi"}), "nowhere");
     }
 
+    // inspect --ablate: the heads the bundled Hard-ALiBi model labels as lookup heads are the
+    // ones copying needs. Off together, its answers fall from most to few; the same number of
+    // its other second-layer heads off cost far less. Bad heads and models without heads are refused.
+    void inspectAblatesTheLookupHeads()
+    {
+        const auto plain = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "20", "--seed", "3", "--json"});
+        QVERIFY2(plain.code == 0, qPrintable(plain.err));
+        QStringList lookup, other;
+        for (const auto& v : QJsonDocument::fromJson(plain.out.toUtf8()).object()["heads"].toArray()) {
+            const QJsonObject h = v.toObject();
+            const QString name = QString("%1.%2").arg(h["layer"].toInt()).arg(h["head"].toInt());
+            if (h["label"].toString().startsWith("n-gram lookup")) lookup << name;
+            else if (h["layer"].toInt() == 1) other << name;
+        }
+        QVERIFY2(lookup.size() >= 2 && other.size() >= lookup.size(), qPrintable(plain.out));
+        const auto ablate = [](const QStringList& heads) {
+            const auto r = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "20", "--seed", "3", "--ablate", heads.join(','), "--json"});
+            return QJsonDocument::fromJson(r.out.toUtf8()).object();
+        };
+        const QJsonObject noLookup = ablate(lookup), noOther = ablate(other.mid(0, int(lookup.size())));
+        QCOMPARE(noLookup["answers"].toInt(), 20);
+        QVERIFY2(noLookup["right"].toInt() >= 15 && noLookup["right_ablated"].toInt() <= 8, qPrintable(QJsonDocument(noLookup).toJson()));
+        QVERIFY2(noOther["right_ablated"].toInt() >= noLookup["right_ablated"].toInt() + 6, qPrintable(QJsonDocument(noOther).toJson()));
+        QCOMPARE(noLookup["ablation"].toObject()["method"].toString(), QString("zero"));
+        const auto text = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "20", "--seed", "3", "--ablate", lookup.join(','), "--ablation", "mean"});
+        QVERIFY2(text.code == 0 && text.out.contains("replaced by their means over the input") && text.out.contains("✗"), qPrintable(text.out + text.err));
+        test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "9.9"}), "no head 9.9");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--ablate", "0.0"}), "no attention layers");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "one"}), "LAYER.HEAD");
+        test::expectCliError(test::runCli({"inspect", "--construction", "3", "--ablate", "0.0"}), "construction");
+    }
+
     void inspectFiguresAndTheBundledLookupHeads()
     {
         const auto json = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "8", "--seed", "3", "--json"});

@@ -1,10 +1,15 @@
 // The Transformer through the core's facade: causality, attention maps, Hard-ALiBi windows.
 #include "base/error.h"
 #include "core/model.h"
+#include "base/ablation.h"
+#include "base/io/safetensors.h"
 #include "base/tasks/tokentask.h"
 #include "testutil.h"
 
 #include <QtTest>
+#include <QTemporaryDir>
+
+#include <cmath>
 
 using namespace parrot;
 
@@ -125,6 +130,86 @@ private slots:
         QCOMPARE(Model::create(c).parameterCount(), 2 * V * C + c.model.layers * block + 2 * C);
         c.model.tieEmbeddings = true;
         QCOMPARE(Model::create(c).parameterCount(), V * C + c.model.layers * block + 2 * C);
+    }
+
+    // Switching a head off by the forward-time mask is the same model as one whose output
+    // projection never reads that head (its columns of c_proj zeroed by hand in the file): same
+    // logits to 1e-5, on the fused attention's path and on NoPE's explicit one.
+    void ablatingAHeadEqualsZeroingItsProjection_data()
+    {
+        QTest::addColumn<QString>("positions");
+        QTest::newRow("nope") << "nope";
+        QTest::newRow("hard_alibi") << "hard_alibi";
+    }
+    void ablatingAHeadEqualsZeroingItsProjection()
+    {
+        QFETCH(QString, positions);
+        const ExperimentConfig c = modelConfig(positions);
+        const Model m = Model::create(c);
+        const int T = 12, layer = c.model.layers - 1, head = 2, D = c.model.dModel / c.model.heads;
+        const std::vector<int> tokens = randomTokens(2 * T, c.task.vocabSize, 7);
+        QTemporaryDir dir;
+        const QString path = dir.filePath("m.safetensors");
+        m.save(path);
+        SafetensorsFile f = readSafetensors(path);
+        const QString name = QString("h.%1.attn.c_proj.weight").arg(layer);
+        QVERIFY(f.tensors.contains(name));
+        TensorRecord& w = f.tensors[name];  // (C out, C in): the head's inputs are columns head*D .. head*D + D - 1
+        std::vector<float> v = toFloat32(w, name);
+        const int C = c.model.dModel;
+        for (int r = 0; r < C; ++r)
+            for (int k = head * D; k < (head + 1) * D; ++k) v[size_t(r * C + k)] = 0;
+        w.data = QByteArray(reinterpret_cast<const char*>(v.data()), qsizetype(v.size() * sizeof(float)));
+        w.mapping.reset();
+        const QString zeroed = dir.filePath("zeroed.safetensors");
+        writeSafetensors(zeroed, f);
+        HeadAblation off;
+        off.heads = {{layer, head}};
+        const std::vector<float> masked = m.logits(tokens, 2, T, off), byHand = Model::load(zeroed).logits(tokens, 2, T);
+        const std::vector<float> plain = m.logits(tokens, 2, T);
+        QCOMPARE(masked.size(), byHand.size());
+        double worst = 0, changed = 0;
+        for (size_t i = 0; i < masked.size(); ++i) {
+            worst = std::max(worst, double(std::abs(masked[i] - byHand[i])));
+            changed = std::max(changed, double(std::abs(masked[i] - plain[i])));
+        }
+        QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+        QVERIFY2(changed > 1e-4, "switching the head off changed nothing");
+        QCOMPARE(m.logits(tokens, 2, T), plain);  // a forward-time mask: the model itself is unchanged
+    }
+
+    // Mean ablation keeps a head's average over the input: on one position that is the head itself.
+    void meanAblationOfOnePositionChangesNothing()
+    {
+        const Model m = Model::create(modelConfig("nope"));
+        HeadAblation mean;
+        mean.method = HeadAblation::Method::Mean;
+        mean.heads = {{0, 1}, {1, 3}};
+        const std::vector<int> one{5};
+        const std::vector<float> a = m.logits(one, 1, 1, mean), b = m.logits(one, 1, 1);
+        for (size_t i = 0; i < a.size(); ++i) QVERIFY(std::abs(a[i] - b[i]) < 1e-6);
+        const std::vector<int> tokens = randomTokens(10, 26, 3);
+        QVERIFY(m.logits(tokens, 1, 10, mean) != m.logits(tokens, 1, 10));
+    }
+
+    void ablationRefusesHeadsTheModelHasNot()
+    {
+        const ExperimentConfig c = modelConfig("nope");
+        const Model m = Model::create(c);
+        HeadAblation bad;
+        bad.heads = {{c.model.layers, 0}};
+        QVERIFY(m.ablationProblem(bad).contains(QString("no head %1.0").arg(c.model.layers)));
+        QVERIFY_THROWS_EXCEPTION(Error, m.logits({1, 2}, 1, 2, bad));
+        bad.heads = {{0, c.model.heads}};
+        QVERIFY(!m.ablationProblem(bad).isEmpty());
+        ExperimentConfig mc = c;
+        mc.model.kind = "mamba";
+        HeadAblation one;
+        one.heads = {{0, 0}};
+        QVERIFY(Model::create(mc).ablationProblem(one).contains("no attention layers"));
+        QCOMPARE(parseHeadList("1.2, 0.3,1.2"), (std::vector<std::pair<int, int>>{{1, 2}, {0, 3}}));
+        QVERIFY_THROWS_EXCEPTION(Error, parseHeadList("1-2"));
+        QVERIFY_THROWS_EXCEPTION(Error, parseHeadList(""));
     }
 
     void badTokensAreErrors()

@@ -1,6 +1,7 @@
 #include "core/eval/generate.h"
 
 #include "core/diagnostics.h"
+#include "core/models/transformer.h"
 #include "core/train/losses.h"
 
 #include <limits>
@@ -39,6 +40,10 @@ std::vector<int> generateGreedy(Model::Impl& m, const std::vector<int>& prompt, 
     if (prompt.empty() || maxNew <= 0) return {};
     GenerateSession session(m);
     auto state = m.net->startDecoding(1, torch::TensorOptions().device(m.device));
+    // A head replaced by its mean over the input: the mean of the whole sequence read so far, by
+    // a whole forward per token (the cache would hold each step's own mean).
+    const HeadAblation* ablation = HeadAblationScope::current();
+    if (ablation && ablation->method == HeadAblation::Method::Mean) state.reset();
     if (!state) return generateReference(m, prompt, maxNew, stop, done, suppressFirst);
     state->lastOnly = true;
     std::vector<int64_t> ids(prompt.begin(), prompt.end());

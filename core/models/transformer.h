@@ -3,6 +3,8 @@
 // Legend: B batch, T time, C channels (d_model), V vocab, H heads, D head size (C / H).
 #pragma once
 
+#include "base/ablation.h"
+
 #include "core/models/sequencemodel.h"
 
 #include "core/kernels/attention.h"
@@ -72,11 +74,19 @@ public:
     torch::Tensor mixCached(const torch::Tensor& x, torch::Tensor& K, torch::Tensor& V, torch::Tensor& convState, int64_t offset,
                             const torch::Tensor& bias);
 
+    // Its index among the Transformer's layers (what HeadAblation names); -1 outside a Transformer.
+    void setLayer(int layer) { m_layer = layer; }
+
     torch::nn::Conv1d conv1d{nullptr};  // depthwise causal, C channels, width W (model.short_conv); null without one
     torch::nn::Linear c_attn{nullptr};  // fused q, k, v projection, C -> 3C
     torch::nn::Linear c_proj{nullptr};  // C -> C, back into the residual stream
 
 private:
+    // The heads' outputs y (B, T, C) with the current HeadAblationScope's heads of this layer
+    // zeroed or replaced by their means over T; y itself when none is.
+    torch::Tensor ablated(const torch::Tensor& y) const;
+    torch::Tensor mixed(const torch::Tensor& x, const torch::Tensor& bias, torch::Tensor* weights);  // mix() before ablation
+    int m_layer = -1;
     int64_t m_heads;
     int64_t m_rotaryDims;  // 0 unless RoPE
     double m_rotaryBase;
@@ -87,6 +97,22 @@ private:
     AttentionPattern m_pattern;  // the same mask and bias as attentionBias(), for the fused kernel
 };
 TORCH_MODULE(CausalSelfAttention);
+
+// While alive, the Transformers run on this thread switch off the ablation's heads
+// (base/ablation.h); the weights are never touched.
+class HeadAblationScope {
+public:
+    explicit HeadAblationScope(const HeadAblation& ablation);
+    ~HeadAblationScope();
+    HeadAblationScope(const HeadAblationScope&) = delete;
+    HeadAblationScope& operator=(const HeadAblationScope&) = delete;
+    static const HeadAblation* current();
+    // Sets the thread's ablation (nullptr: none) and returns the one it replaces.
+    static const HeadAblation* exchange(const HeadAblation* ablation);
+
+private:
+    const HeadAblation* m_previous;
+};
 
 class MlpImpl : public torch::nn::Module {
 public:
