@@ -435,7 +435,7 @@ QString Model::ablationProblem(const HeadAblation& ablation) const
     if (!d) return "no model";
     if (ablation.isEmpty()) return {};
     const ModelConfig& mc = d->config.model;
-    if (mc.kind != "transformer")
+    if (!d->net->as<TransformerImpl>())
         return QString("head ablation: a %1 has no attention layers of its own to switch off (a Transformer has)").arg(describeModel(mc));
     for (const auto& [layer, head] : ablation.heads)
         if (layer < 0 || layer >= mc.layers || head < 0 || head >= mc.heads)

@@ -297,6 +297,28 @@ private slots:
 
     // --steps past the total needs --extend-schedule; a finished run needs more steps; only
     // train.* settings change; a run another process trains is refused.
+    // A run killed between creating its lock file and writing its process id into it leaves an
+    // empty run.lock: a remnant, not an owner. It is cleared; a live owner's lock still refuses.
+    void anEmptyLockFileIsARemnant()
+    {
+        QTemporaryDir dir;
+        const QString lockPath = QDir(dir.path()).filePath("run.lock");
+        QFile empty(lockPath);
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
+        RunFolder::checkNotInUse(dir.path());  // no throw
+        QVERIFY(!QFileInfo::exists(lockPath));
+        QLockFile held(lockPath);
+        QVERIFY(held.tryLock(0));
+        bool refused = false;
+        try {
+            RunFolder::checkNotInUse(dir.path());
+        } catch (const Error& e) {
+            refused = e.message().contains("is training this run");
+        }
+        QVERIFY(refused);
+    }
+
     void resumeRefusesWhatItCannotDo()
     {
         QTemporaryDir tmp;

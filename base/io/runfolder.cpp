@@ -12,11 +12,12 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocale>
+#include <QRegularExpression>
 #include <QSaveFile>
+#include <QThread>
 
 #include <algorithm>
 #include <set>
@@ -170,11 +171,28 @@ RunFolder::RunFolder(const QString& dir, const ExperimentConfig& config, const R
 
 RunFolder::~RunFolder() = default;
 
+namespace {
+
+// A lock file that says nobody holds it: its owner was killed between creating it and writing
+// its process id (QLockFile does the two one after the other). A live owner writes the id at
+// once, so a file still without one a moment later is a remnant; it is removed. True when one was.
+bool removeUnownedLock(QLockFile& lock)
+{
+    qint64 pid = 0;
+    QString host, app;
+    if (lock.getLockInfo(&pid, &host, &app) && pid > 0) return false;
+    QThread::msleep(200);
+    if (lock.getLockInfo(&pid, &host, &app) && pid > 0) return false;
+    return lock.removeStaleLockFile();
+}
+
+}  // namespace
+
 void RunFolder::lock()
 {
     m_lock = std::make_unique<QLockFile>(QDir(m_dir).filePath("run.lock"));
     m_lock->setStaleLockTime(0);  // only a dead owner's lock is stale, however long a run takes
-    if (!m_lock->tryLock(0)) {
+    if (!m_lock->tryLock(0) && !(removeUnownedLock(*m_lock) && m_lock->tryLock(0))) {
         qint64 pid = 0;
         QString host, app;
         m_lock->getLockInfo(&pid, &host, &app);
@@ -186,7 +204,7 @@ void RunFolder::checkNotInUse(const QString& dir)
 {
     QLockFile probe(QDir(dir).filePath("run.lock"));
     probe.setStaleLockTime(0);
-    if (probe.tryLock(0)) return probe.unlock();
+    if (probe.tryLock(0) || (removeUnownedLock(probe) && probe.tryLock(0))) return probe.unlock();
     qint64 pid = 0;
     QString host, app;
     probe.getLockInfo(&pid, &host, &app);
