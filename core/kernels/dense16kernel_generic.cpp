@@ -1,19 +1,12 @@
 #include "core/kernels/dense16kernel.h"
 
-#include <bit>
+#include "base/io/safetensors.h"  // halfToFloat, bfloat16ToFloat
 
 namespace parrot::dense16 {
 
 namespace {
 
-float widen(uint16_t h, bool bf16)
-{
-    if (bf16) return std::bit_cast<float>(uint32_t(h) << 16);
-    const uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-    if (exponent == 0) return std::bit_cast<float>(sign) + (sign ? -1.0f : 1.0f) * float(mantissa) * 0x1p-24f;  // zero, subnormal
-    if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | mantissa << 13);
-    return std::bit_cast<float>(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
-}
+float widen(uint16_t h, bool bf16) { return bf16 ? bfloat16ToFloat(h) : halfToFloat(h); }
 
 }  // namespace
 

@@ -104,8 +104,8 @@ torch::Tensor denseLinear(const torch::Tensor& x, const torch::Tensor& weight, c
     const int64_t rows = x2.size(0);
     auto shape = x.sizes().vec();
     shape.back() = out;
-    auto y = torch::empty({rows, out}, x2.options());
     if (x2.is_cpu() && rows <= kKernelRows && weight.stride(1) == 1 && dense16::haveAvx2F16c()) return kernelProduct(x2, weight, bias).view(shape);
+    auto y = torch::empty({rows, out}, x2.options());
     const int64_t block = std::max<int64_t>(16, kBlockFloats / std::max<int64_t>(1, in));
     const bool own = x2.is_cpu() && weight.stride(1) == 1;  // widened by the kernel into a buffer kept per thread
     thread_local torch::Tensor t_buffer;
