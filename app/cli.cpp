@@ -14,6 +14,8 @@
 #include "core/diagnostics.h"
 #include "core/eval/lmtests.h"
 #include "base/ablation.h"
+#include "core/analysis/causal.h"
+#include "figures/causalfigure.h"
 #include "base/error.h"
 #include "base/experiments/sweep.h"
 #include "base/experiments/results.h"
@@ -488,7 +490,7 @@ int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const 
     std::vector<int> cut;
     QString cutContinuation;
     {
-        const HeadsOff off(s.model(), ablation);
+        const SubjectHeadsOff off(s, ablation);
         cut = s.predictions(tokens);
         if (lm) cutContinuation = lm->generate(text, 16).text;
     }
@@ -496,8 +498,7 @@ int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const 
     const ModelProbes labels = s.probe(tokens);
     const auto label = [&](int id) {
         if (lm) return lm->tokenizer.decode({id}, true).replace('\n', "\\n");
-        const std::vector<QString> shown = s.probe(std::vector<int>{id}).tokens;
-        return shown.empty() ? QString::number(id) : shown.front();
+        return id >= 0 && id < CopyVocab{s.letters()}.size() ? CopyVocab{s.letters()}.text(id) : QString::number(id);
     };
     // the positions that are scored: where a prediction that is never right counts as wrong
     const CopyScore scored = s.score(tokens, std::vector<int>(tokens.size(), -1));
@@ -531,6 +532,72 @@ int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const 
     return 0;
 }
 
+// inspect --head-importance: each head switched off alone, the drops sorted.
+int printHeadImportance(const InsideSubject& s, const HeadImportanceRequest& r, bool json, const QString& outFile, int width, int height,
+                        const ExportOptions& style)
+{
+    const HeadImportance hi = measureHeadImportance(s, r);
+    if (!outFile.isEmpty()) renderHeadImportance(hi, outFile, width, height, style);
+    if (json) {
+        QJsonArray rows;
+        for (const HeadImportanceRow& h : hi.rows)
+            rows.append(QJsonObject{{"layer", h.layer}, {"head", h.head}, {"label", h.label}, {"order", h.order}, {"lookup", h.lookup},
+                                    {"answer_accuracy", h.answer}, {"answer_stderr", h.answerErr}, {"answer_drop", h.answerDrop},
+                                    {"answer_drop_stderr", h.answerDropErr}, {"token_accuracy", h.token}, {"token_stderr", h.tokenErr},
+                                    {"token_drop", h.tokenDrop}, {"token_drop_stderr", h.tokenDropErr}});
+        QJsonObject o{{"subject", hi.subject}, {"task", hi.task}, {"length", hi.length}, {"samples", hi.samples},
+                      {"seed", QString::number(hi.seed)}, {"method", hi.method}, {"layers", hi.layers}, {"heads", hi.heads},
+                      {"answer_accuracy", hi.answer}, {"answer_stderr", hi.answerErr}, {"token_accuracy", hi.token},
+                      {"token_stderr", hi.tokenErr}, {"rows", rows}};
+        if (!outFile.isEmpty()) o["figure"] = QFileInfo(outFile).absoluteFilePath();
+        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
+        return 0;
+    }
+    out() << QString("%1: %2 at length %3, %4 examples (seed %5); each head %6 alone\n")
+                 .arg(hi.subject, hi.task).arg(hi.length).arg(hi.samples).arg(hi.seed).arg(hi.method == "zero" ? "zeroed" : "replaced by its mean");
+    out() << QString("full model: answers %1% ± %2, tokens %3% ± %4\n")
+                 .arg(hi.answer * 100, 0, 'f', 1).arg(hi.answerErr * 100, 0, 'f', 1).arg(hi.token * 100, 0, 'f', 1).arg(hi.tokenErr * 100, 0, 'f', 1);
+    out() << "head   answer drop        token drop         lookup  label\n";
+    for (const HeadImportanceRow& h : hi.rows)
+        out() << QString("%1  %2 ± %3  %4 ± %5  %6  %7\n")
+                     .arg(QString("%1.%2").arg(h.layer).arg(h.head), -5)
+                     .arg(QString::number(h.answerDrop * 100, 'f', 1) + "%", 7).arg(QString::number(h.answerDropErr * 100, 'f', 1) + "%", -7)
+                     .arg(QString::number(h.tokenDrop * 100, 'f', 1) + "%", 7).arg(QString::number(h.tokenDropErr * 100, 'f', 1) + "%", -7)
+                     .arg(h.label.isEmpty() ? QString("–") : QString::number(h.lookup, 'f', 2), 6).arg(h.label);
+    if (!outFile.isEmpty()) out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
+    return 0;
+}
+
+// inspect --state-sweep: accuracy against length for each state setting, beside its bound.
+int printStateSweep(const StateSweep& sw, bool json, const QString& outFile, int width, int height, const ExportOptions& style)
+{
+    if (!outFile.isEmpty()) renderStateSweep(sw, outFile, width, height, style);
+    if (json) {
+        QJsonArray points;
+        for (const StateSweepPoint& p : sw.points) {
+            QJsonArray lengths, acc, tok;
+            for (size_t i = 0; i < p.curve.lengths.size(); ++i)
+                lengths.append(p.curve.lengths[i]), acc.append(p.curve.stringAccuracy[i]), tok.append(p.curve.charAccuracy[i]);
+            points.append(QJsonObject{{"setting", p.label}, {"state_bits", p.stateBits}, {"bound_length", p.boundLength},
+                                      {"longest_copied", p.longestCopied}, {"lengths", lengths}, {"answer_accuracy", acc}, {"token_accuracy", tok}});
+        }
+        QJsonObject o{{"subject", sw.subject}, {"mode", sw.mode}, {"task", sw.task}, {"alphabet", sw.vocab}, {"samples", sw.samples},
+                      {"seed", QString::number(sw.seed)}, {"points", points}};
+        if (!outFile.isEmpty()) o["figure"] = QFileInfo(outFile).absoluteFilePath();
+        out() << QJsonDocument(o).toJson(QJsonDocument::Compact) << "\n";
+        return 0;
+    }
+    const QLocale en(QLocale::English);
+    out() << QString("%1: state sweep (%2) on %3, %4 examples a length\n").arg(sw.subject, sw.mode, sw.task).arg(sw.samples);
+    out() << "setting                        state bits   bound L   longest copied (>= 90%)   accuracy\n";
+    for (const StateSweepPoint& p : sw.points)
+        out() << QString("%1 %2 %3 %4   %5\n").arg(p.label, -30).arg(en.toString(p.stateBits, 'f', 0), 10)
+                     .arg(p.boundLength > 0 ? en.toString(p.boundLength, 'f', 0) : QString("–"), 9).arg(p.longestCopied, 14)
+                     .arg(p.curve.summary());
+    if (!outFile.isEmpty()) out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
+    return 0;
+}
+
 int cmdInspect(Args& a)
 {
     const QString path = a.value("--checkpoint");
@@ -555,13 +622,24 @@ int cmdInspect(Args& a)
     const QString lengthsText = a.value("--lengths");
     const int samples = a.integer("--samples", 100, 1, 100000);
     const QString ablate = a.value("--ablate"), ablationMethod = a.value("--ablation");
+    const bool importance = a.flag("--head-importance");
+    const QString importanceTask = a.value("--task");
+    const QString sweepMode = a.value("--state-sweep");
+    const QString sweepValues = a.value("--values");
     a.done();
+    if (importance && !sweepMode.isNull()) throw Error("inspect: --head-importance and --state-sweep are two runs; give one");
+    if ((importance || !sweepMode.isNull()) && (!ablate.isNull() || !figure.isEmpty()))
+        throw Error("inspect: --head-importance and --state-sweep draw their own figure with --out; leave out --ablate and --figure");
+    if (!importanceTask.isNull() && !importance) throw Error("inspect: --task is for --head-importance");
+    if (!sweepValues.isNull() && sweepMode.isNull()) throw Error("inspect: --values is for --state-sweep dims|channels|bits");
+    if (!sweepMode.isNull() && outFile.isEmpty() && !json) throw Error("inspect --state-sweep: give --out FILE (.png, .pdf, .svg or .csv) or --json");
+    if (!outFile.isEmpty() && (importance || !sweepMode.isNull())) checkFigureFile(outFile, width, height);
     HeadAblation ablation;
     if (!ablate.isNull()) {
         ablation.heads = parseHeadList(ablate);
         ablation.method = ablationMethod.isNull() ? HeadAblation::Method::Zero : ablationMethodFromName(ablationMethod);
-    } else if (!ablationMethod.isNull()) {
-        throw Error("inspect: --ablation zero|mean needs --ablate LAYER.HEAD[,LAYER.HEAD...]");
+    } else if (!ablationMethod.isNull() && !importance) {
+        throw Error("inspect: --ablation zero|mean needs --ablate LAYER.HEAD[,LAYER.HEAD...] or --head-importance");
     }
     if (int(!path.isEmpty()) + int(!bundled.isEmpty()) + int(constructionN > 0) + int(!modelDir.isEmpty()) != 1)
         throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N, --model DIR");
@@ -572,7 +650,7 @@ int cmdInspect(Args& a)
                     "phonebook|copy-text|shuffled-text [--length L] [--seed S]");
     if (!lmTest.isEmpty()) checkLmTest(lmTest);
     if (!figure.isEmpty() && outFile.isEmpty()) throw Error("inspect: --figure needs --out FILE (.png, .pdf, .svg or .csv)");
-    if (figure.isEmpty() && !outFile.isEmpty())
+    if (figure.isEmpty() && !outFile.isEmpty() && !importance && sweepMode.isNull())
         throw Error("inspect: --out needs --figure " + figureIds(InspectFigure).join('|'));
     if (!figure.isEmpty()) checkFigure(figure, InspectFigure);
     InsideSubject subject;
@@ -591,11 +669,36 @@ int cmdInspect(Args& a)
         subject = InsideSubject::load(path);
     }
     if (!ablation.isEmpty()) {
-        if (subject.isConstruction())
-            throw Error("inspect --ablate: the construction's heads cannot be switched off yet; use --checkpoint, --bundled hard-alibi or --model");
         if (figure == "capacity") throw Error("inspect --ablate: --figure capacity measures the model as trained; draw a look-inside figure instead");
-        const QString why = subject.model().ablationProblem(ablation);
+        if (figure == "construction") throw Error("inspect --ablate: --figure construction draws the construction as designed; draw a look-inside figure instead");
+        const QString why = subject.ablationProblem(ablation);
         if (!why.isEmpty()) throw Error("inspect --ablate: " + why);
+    }
+    if (importance) {
+        HeadImportanceRequest r;
+        r.task = importanceTask;
+        r.length = length;
+        r.samples = samples;
+        r.seed = static_cast<unsigned long long>(seed);
+        r.method = ablationMethod.isNull() ? HeadAblation::Method::Zero : ablationMethodFromName(ablationMethod);
+        return printHeadImportance(subject, r, json, outFile, width, height, style);
+    }
+    if (!sweepMode.isNull()) {
+        if (subject.isConstruction() || subject.readsText())
+            throw Error("inspect --state-sweep: needs a trained state-space model (--checkpoint FILE or --bundled mamba)");
+        const StateShrink::Mode mode = stateShrinkModeFromName(sweepMode);
+        std::vector<StateShrink> settings;
+        for (const QString& v : sweepValues.split(',', Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const double x = v.trimmed().toDouble(&ok);
+            if (!ok) throw Error(QString("--values: '%1' is not a number").arg(v.trimmed()));
+            if (mode == StateShrink::Mode::Channels) settings.push_back(StateShrink::keepChannels(x));
+            else if (x != std::floor(x)) throw Error(QString("--values: '%1' is not a whole number").arg(v.trimmed()));
+            else settings.push_back(mode == StateShrink::Mode::Dims ? StateShrink::keepDims(int(x)) : StateShrink::quantise(int(x)));
+        }
+        const std::vector<int> lengths = lengthsText.isEmpty() ? std::vector<int>{} : parseLengthList(lengthsText, "--lengths");
+        const StateSweep sw = measureStateSweep(subject.model(), subject.name(), mode, settings, lengths, samples, static_cast<unsigned long long>(seed));
+        return printStateSweep(sw, json, outFile, width, height, style);
     }
     if (figure == "construction") {
         if (!subject.isConstruction()) throw Error("--figure construction: needs --construction N (the n-gram order)");
@@ -638,8 +741,8 @@ int cmdInspect(Args& a)
     }
     if (!ablation.isEmpty() && figure.isEmpty()) return printAblation(subject, tokens, text, ablation, json);
     if (!figure.isEmpty()) {
-        std::optional<HeadsOff> off;  // a figure of the model with the heads switched off
-        if (!ablation.isEmpty()) off.emplace(subject.model(), ablation);
+        std::optional<SubjectHeadsOff> off;  // a figure of the model with the heads switched off
+        if (!ablation.isEmpty()) off.emplace(subject, ablation);
         out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
         return 0;
     }

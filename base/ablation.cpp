@@ -48,4 +48,60 @@ std::vector<std::pair<int, int>> parseHeadList(const QString& text)
     return out;
 }
 
+QString StateShrink::describe() const
+{
+    switch (mode) {
+    case Mode::Dims: return QString("the first %1 state dimension%2 of each channel kept").arg(dims).arg(dims == 1 ? "" : "s");
+    case Mode::Channels: return QString("the state of the first %1% of the channels kept").arg(fraction * 100, 0, 'g', 3);
+    case Mode::Bits: return QString("the state quantised to %1 bit%2 an entry").arg(bits).arg(bits == 1 ? "" : "s");
+    case Mode::None: break;
+    }
+    return "the whole state";
+}
+
+StateShrink StateShrink::keepDims(int k)
+{
+    if (k < 1) throw Error(QString("state dimensions kept: %1, expected at least 1").arg(k));
+    StateShrink s;
+    s.mode = Mode::Dims;
+    s.dims = k;
+    return s;
+}
+
+StateShrink StateShrink::keepChannels(double fraction)
+{
+    if (!(fraction > 0 && fraction <= 1)) throw Error(QString("channel fraction kept: %1, expected above 0 and at most 1").arg(fraction));
+    StateShrink s;
+    s.mode = Mode::Channels;
+    s.fraction = fraction;
+    return s;
+}
+
+StateShrink StateShrink::quantise(int bits)
+{
+    if (bits < 1 || bits > 16) throw Error(QString("state bits: %1, expected 1..16").arg(bits));
+    StateShrink s;
+    s.mode = Mode::Bits;
+    s.bits = bits;
+    return s;
+}
+
+QString stateShrinkModeName(StateShrink::Mode m)
+{
+    switch (m) {
+    case StateShrink::Mode::Dims: return "dims";
+    case StateShrink::Mode::Channels: return "channels";
+    case StateShrink::Mode::Bits: return "bits";
+    case StateShrink::Mode::None: break;
+    }
+    return "none";
+}
+
+StateShrink::Mode stateShrinkModeFromName(const QString& name)
+{
+    for (StateShrink::Mode m : {StateShrink::Mode::Dims, StateShrink::Mode::Channels, StateShrink::Mode::Bits})
+        if (name == stateShrinkModeName(m)) return m;
+    throw Error(QString("unknown state sweep '%1' (expected dims, channels or bits)").arg(name));
+}
+
 }  // namespace parrot

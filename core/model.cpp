@@ -2,6 +2,8 @@
 
 #include "core/device.h"
 #include "core/models/dense.h"
+#include "core/models/mamba.h"
+#include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
 #include "base/error.h"
 #include "core/eval/evaluate.h"
@@ -444,6 +446,65 @@ QString Model::ablationProblem(const HeadAblation& ablation) const
     return {};
 }
 
+Model::StateLayout Model::stateLayout() const
+{
+    StateLayout l;
+    if (!d) return l;
+    for (const auto& m : d->net->modules(false)) {
+        if (const auto* mixer = dynamic_cast<const MambaMixerImpl*>(m.get())) {
+            const MambaOptions& o = mixer->options();
+            l.otherFloats += o.dInner() * (o.dConv - 1);
+            if (o.selective) {
+                l.channels.push_back(o.dInner());
+                l.dState = int(o.dState);
+            }
+        } else if (const auto* s4 = dynamic_cast<const S4DKernelImpl*>(m.get())) {
+            l.channels.push_back(s4->log_dt.size(0));
+            l.dState = int(s4->A_log.size(1));
+        }
+    }
+    l.grows = size().stateFloatsPerToken > 0;
+    return l;
+}
+
+QString Model::shrinkProblem(const StateShrink& shrink) const
+{
+    if (!d) return "no model";
+    if (shrink.isEmpty()) return {};
+    const StateLayout l = stateLayout();
+    if (l.channels.empty())
+        return QString("state shrinking: a %1 has no state-space layers (Mamba, S4D and the hybrids have)").arg(describeModel(d->config.model));
+    if (shrink.mode == StateShrink::Mode::Dims && (shrink.dims < 1 || shrink.dims > l.dState))
+        return QString("state shrinking: %1 state dimensions asked, the model has %2").arg(shrink.dims).arg(l.dState);
+    if (shrink.mode == StateShrink::Mode::Channels && !(shrink.fraction > 0 && shrink.fraction <= 1))
+        return QString("state shrinking: channel fraction %1, expected above 0 and at most 1").arg(shrink.fraction);
+    if (shrink.mode == StateShrink::Mode::Bits && (shrink.bits < 1 || shrink.bits > 16))
+        return QString("state shrinking: %1 bits, expected 1..16").arg(shrink.bits);
+    return {};
+}
+
+double Model::stateBits(const StateShrink& shrink) const
+{
+    const StateLayout l = stateLayout();
+    if (l.grows) return 0;
+    const StateShrinkScope scope(shrink);  // keptChannels() rounds as the layers do
+    const bool quantised = shrink.mode == StateShrink::Mode::Bits;
+    const double perEntry = quantised ? shrink.bits : 32;
+    const int dims = shrink.mode == StateShrink::Mode::Dims ? std::min(shrink.dims, l.dState) : l.dState;
+    double bits = double(l.otherFloats) * 32;
+    for (long long c : l.channels) bits += double(keptChannels(c)) * dims * perEntry + (quantised ? double(c) * 32 : 0);
+    return bits;
+}
+
+StateShrunk::StateShrunk(const Model& model, const StateShrink& shrink) : m_shrink(shrink)
+{
+    const QString problem = model.shrinkProblem(m_shrink);
+    if (!problem.isEmpty()) throw Error(problem);
+    m_previous = StateShrinkScope::exchange(&m_shrink);
+}
+
+StateShrunk::~StateShrunk() { StateShrinkScope::exchange(m_previous); }
+
 HeadsOff::HeadsOff(const Model& model, const HeadAblation& ablation) : m_ablation(ablation)
 {
     const QString problem = model.ablationProblem(m_ablation);
@@ -595,6 +656,21 @@ LengthCurve Model::evaluate(const std::vector<int>& lengths, int samples, unsign
         if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
     if (isVectorTask(d->config.task.kind)) return evaluateInContext(*d, lengths, samples, seed, keepGoing);
     return evaluateTokens(*d, lengths, samples, seed, keepGoing);
+}
+
+LengthCurve Model::evaluate(const TaskConfig& task, const std::vector<int>& lengths, int samples, unsigned long long seed,
+                            const std::function<bool(int, int)>& keepGoing) const
+{
+    if (!d) throw Error("no model to evaluate");
+    if (isVectorTask(task.kind) || isVectorTask(d->config.task.kind))
+        throw Error(QString("evaluation on task %1: only token tasks are evaluated on a task other than the model's own").arg(task.kind));
+    if (taskVocabSize(task) != taskVocabSize(d->config.task))
+        throw Error(QString("evaluation on task %1: its vocabulary has %2 tokens, the model's %3").arg(task.kind)
+                        .arg(taskVocabSize(task)).arg(taskVocabSize(d->config.task)));
+    if (samples < 1) throw Error(QString("evaluation samples: expected >= 1, got %1").arg(samples));
+    for (int len : lengths)
+        if (len < 1 || len > 10000) throw Error(QString("evaluation length %1: expected 1..10000").arg(len));
+    return evaluateTokens(*d, lengths, samples, seed, keepGoing, &task);
 }
 
 }  // namespace parrot

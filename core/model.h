@@ -84,6 +84,22 @@ public:
     std::vector<float> logits(const std::vector<int>& tokens, int batch, int time, const HeadAblation& ablation) const;
     // Why this model cannot run `ablation` ("" when it can): not a Transformer, or no such head.
     QString ablationProblem(const HeadAblation& ablation) const;
+    // Why this model cannot run `shrink` (base/ablation.h, "" when it can): no state-space layers
+    // (a Transformer, an LSTM), or more state dimensions than it has.
+    QString shrinkProblem(const StateShrink& shrink) const;
+    // Its state-space layers: the channels of each, d_state, and the other floats a fixed state
+    // carries (Mamba's convolution window); `grows` when attention's KV cache is part of it.
+    struct StateLayout {
+        std::vector<long long> channels;  // per SSM layer
+        int dState = 0;
+        long long otherFloats = 0;
+        bool grows = false;
+    };
+    StateLayout stateLayout() const;
+    // The bits of the fixed state under `shrink`: the SSM state at 32 bits a float (or `bits`
+    // an entry plus one 32-bit scale per channel), the convolution window at 32. 0 for a model
+    // whose state grows with the context (no fixed bound).
+    double stateBits(const StateShrink& shrink = {}) const;
     // The loss (negative log-likelihood, nats) of each token after those before it in one row:
     // tokens.size() - 1 values; their mean is the row's language-modelling loss.
     std::vector<float> tokenLosses(const std::vector<int>& tokens) const;
@@ -102,6 +118,10 @@ public:
     // `keepGoing(done, total)` is polled between batches; when it returns false the evaluation
     // stops and returns what it has.
     LengthCurve evaluate(const std::vector<int>& lengths, int samples, unsigned long long seed,
+                         const std::function<bool(int done, int total)>& keepGoing = {}) const;
+    // The same on another token task that reads this model's vocabulary (a copy model on
+    // copy_dup_ngram, say). Throws parrot::Error naming what does not fit.
+    LengthCurve evaluate(const TaskConfig& task, const std::vector<int>& lengths, int samples, unsigned long long seed,
                          const std::function<bool(int done, int total)>& keepGoing = {}) const;
 
     // The greedy continuation of a row of tokens: up to `maxNewTokens` tokens, each the most
@@ -131,6 +151,20 @@ bool canBuild(const QString& family);
 // While alive, everything `model` runs on this thread (logits, probe, generate) has the
 // ablation's heads switched off; the weights are untouched. Throws parrot::Error with
 // Model::ablationProblem's reason when the model cannot.
+// While alive, everything `model` runs on this thread has its state shrunk (base/ablation.h);
+// the weights are untouched. Throws parrot::Error with Model::shrinkProblem's reason.
+class StateShrunk {
+public:
+    StateShrunk(const Model& model, const StateShrink& shrink);
+    ~StateShrunk();
+    StateShrunk(const StateShrunk&) = delete;
+    StateShrunk& operator=(const StateShrunk&) = delete;
+
+private:
+    StateShrink m_shrink;
+    const StateShrink* m_previous = nullptr;
+};
+
 class HeadsOff {
 public:
     HeadsOff(const Model& model, const HeadAblation& ablation);

@@ -162,6 +162,7 @@ private slots:
             {"core/analysis/construction.h", {"copy"}},
             {"core/analysis/inside.cpp", {"copy", "copy_dup_ngram", "mamba"}},  // "mamba": a bundled checkpoint's id
             {"core/analysis/inside.h", {"copy"}},
+            {"core/analysis/causal.cpp", {"copy", "copy_dup_ngram"}},  // the construction's tasks, and the copy bound's
             {"app/cli.cpp", {"copy", "copy_dup_ngram"}},
             {"ui/panels/constructionview.cpp", {"copy"}},
             // "mamba": the bundled checkpoint's id; "phonebook": the zero-shot test Look inside draws

@@ -1,5 +1,6 @@
 // The copy paper's two-layer construction: hand-set weights that copy by n-gram lookup, and
 // fail only where the bound says they may.
+#include "core/analysis/causal.h"
 #include "core/analysis/construction.h"
 #include "base/analysis/lookup.h"
 #include "base/error.h"
@@ -40,6 +41,64 @@ std::vector<int> predictions(const CopyConstruction& c, const std::vector<int>& 
 class TestConstruction : public QObject {
     Q_OBJECT
 private slots:
+    // The design, tested by switching heads off: layer 1's head o copies the token o + 1 back
+    // into slot o + 1, so without the head of the last offset the order-n construction matches
+    // (n-1)-grams and predicts what the order-(n-1) one predicts; without layer 2's head nothing
+    // is looked up and nothing is copied; layer 2's other heads write nothing.
+    void eachFirstLayerHeadCarriesOneOffset()
+    {
+        const InsideSubject four(ConstructionOptions{4, 6}), three(ConstructionOptions{3, 6});
+        HeadAblation lastOffset;
+        lastOffset.heads = {{0, 3}};
+        std::mt19937 rng(8);
+        int differ = 0;
+        for (int example = 0; example < 20; ++example) {
+            std::vector<int> letters;
+            for (int i = 0; i < 30; ++i) letters.push_back(int(rng() % 6));  // six letters: many repeated 3-grams
+            const std::vector<int> tokens = copyTokens(letters);
+            std::vector<int> cut;
+            {
+                const SubjectHeadsOff off(four, lastOffset);
+                cut = four.predictions(tokens);
+            }
+            const std::vector<int> byThree = three.predictions(tokens), full = four.predictions(tokens);
+            for (size_t t = letters.size() + 1; t < tokens.size(); ++t) {
+                QCOMPARE(cut[t], byThree[t]);
+                differ += full[t] != byThree[t];
+            }
+        }
+        QVERIFY2(differ > 0, "the orders 3 and 4 never disagreed: the comparison shows nothing");
+
+        HeadImportanceRequest r;
+        r.length = 40;
+        r.samples = 100;
+        const HeadImportance hi = measureHeadImportance(InsideSubject(ConstructionOptions{3, 26}), r);
+        QCOMPARE(hi.layers, 2);
+        QCOMPARE(hi.heads, 3);
+        QCOMPARE(int(hi.rows.size()), 6);
+        QVERIFY2(hi.answer > 0.85, qPrintable(QString::number(hi.answer)));
+        QCOMPARE(hi.rows.front().layer, 1);  // the lookup head matters most
+        QCOMPARE(hi.rows.front().head, 0);
+        QCOMPARE(hi.rows.front().answer, 0.0);
+        QVERIFY(hi.rows.front().label.startsWith("n-gram lookup"));
+        for (int h = 1; h < 3; ++h) QCOMPARE(hi.find(1, h)->answerDrop, 0.0);
+        // the nearer the offset, the more of the n-gram it takes with it
+        QVERIFY(hi.find(0, 0)->tokenDrop > hi.find(0, 2)->tokenDrop);
+        QVERIFY(hi.find(0, 1)->tokenDrop > hi.find(0, 2)->tokenDrop);
+        for (int h = 0; h < 3; ++h) QVERIFY2(hi.find(0, h)->answerDrop > 0.3, qPrintable(hi.csv()));
+        QVERIFY(hi.csv().startsWith("layer,head,label"));
+        QCOMPARE(hi.csv().count('\n'), 7);
+        // mean ablation of a head that writes nothing changes nothing either
+        r.method = HeadAblation::Method::Mean;
+        r.samples = 20;
+        const HeadImportance mean = measureHeadImportance(InsideSubject(ConstructionOptions{3, 26}), r);
+        QCOMPARE(mean.find(1, 2)->answerDrop, 0.0);
+        QVERIFY(mean.find(1, 0)->answerDrop > 0.5);
+        HeadAblation none;
+        none.heads = {{2, 0}};
+        QVERIFY(InsideSubject(ConstructionOptions{3, 26}).ablationProblem(none).contains("no head 2.0"));
+    }
+
     // The test: |V| = 26, n = 5 copies strings of 200 letters, >= 99% of them exactly
     // (the bound allows 200^2 / 26^5 = 0.34% errors; a repeated 5-gram has chance ~0.16%).
     void copiesLongStringsWithoutTraining()

@@ -715,7 +715,71 @@ private slots:
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "9.9"}), "no head 9.9");
         test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--ablate", "0.0"}), "no attention layers");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "one"}), "LAYER.HEAD");
-        test::expectCliError(test::runCli({"inspect", "--construction", "3", "--ablate", "0.0"}), "construction");
+        test::expectCliError(test::runCli({"inspect", "--construction", "3", "--ablate", "2.0"}), "no head 2.0");
+        // the construction without its lookup head copies nothing
+        const auto construction = test::runCli({"inspect", "--construction", "3", "--length", "30", "--ablate", "1.0", "--json"});
+        QVERIFY2(construction.code == 0, qPrintable(construction.err));
+        const QJsonObject c = QJsonDocument::fromJson(construction.out.toUtf8()).object();
+        QVERIFY2(c["right"].toInt() >= 28 && c["right_ablated"].toInt() == 0, qPrintable(construction.out));
+    }
+
+    // Each head alone switched off over many examples: on the bundled Hard-ALiBi model the layer-2
+    // head whose removal costs most is one labelled lookup; the table is sorted, deterministic, and
+    // drawn; a Mamba's heads cannot be ablated.
+    void inspectHeadImportance()
+    {
+        const QStringList args{"inspect", "--bundled", "hard-alibi", "--head-importance", "--samples", "100", "--seed", "2", "--json"};
+        const auto r = test::runCli(args);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o["layers"].toInt() * o["heads"].toInt(), 16);
+        const QJsonArray rows = o["rows"].toArray();
+        QCOMPARE(rows.size(), 16);
+        QVERIFY2(o["answer_accuracy"].toDouble() > 0.85, qPrintable(r.out));
+        double previous = 2;
+        QJsonObject topOfLayer1;
+        for (const auto& v : rows) {
+            const QJsonObject h = v.toObject();
+            QVERIFY(h["answer_drop"].toDouble() <= previous);
+            previous = h["answer_drop"].toDouble();
+            QVERIFY(h["answer_drop_stderr"].toDouble() > 0);
+            if (h["layer"].toInt() == 1 && topOfLayer1.isEmpty()) topOfLayer1 = h;
+        }
+        QVERIFY2(topOfLayer1["label"].toString().startsWith("n-gram lookup") && topOfLayer1["answer_drop"].toDouble() > 0.1,
+                 qPrintable(QJsonDocument(topOfLayer1).toJson()));
+        QCOMPARE(test::runCli(args).out, r.out);  // the same examples under the same seed
+        const QString png = m_dir.filePath("importance.png"), csv = m_dir.filePath("importance.csv");
+        auto drawn = test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--samples", "20", "--out", png, "--size", "600x400"});
+        QVERIFY2(drawn.code == 0 && drawn.out.contains("answer drop") && QImage(png).width() > 1000, qPrintable(drawn.out + drawn.err));
+        drawn = test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--samples", "20", "--ablation", "mean", "--out", csv});
+        QVERIFY2(drawn.code == 0, qPrintable(drawn.err));
+        QCOMPARE(QString::fromUtf8(test::readAll(csv)).count('\n'), 17);
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--head-importance"}), "no attention layers");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "linear_regression"}), "token tasks");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "text_copy"}), "vocabulary");
+    }
+
+    // The bundled Mamba's state quantised: whole and 16-bit copy what it was trained on, 1 bit
+    // does not, and every setting's bound lies far beyond where copying fails.
+    void inspectStateSweep()
+    {
+        const auto r = test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "bits", "--values", "16,1", "--lengths", "4,8",
+                                     "--samples", "50", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonArray points = QJsonDocument::fromJson(r.out.toUtf8()).object()["points"].toArray();
+        QCOMPARE(points.size(), 3);
+        const auto accuracyAt8 = [&](int i) { return points[i].toObject()["answer_accuracy"].toArray()[1].toDouble(); };
+        QVERIFY2(accuracyAt8(0) > 0.9 && accuracyAt8(1) > 0.9 && accuracyAt8(2) < 0.5, qPrintable(r.out));
+        for (const auto& p : points) QVERIFY(p.toObject()["bound_length"].toDouble() > 1000);
+        QVERIFY(points[2].toObject()["state_bits"].toDouble() < points[1].toObject()["state_bits"].toDouble());
+        const QString png = m_dir.filePath("sweep.png");
+        const auto drawn = test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "dims", "--lengths", "4,8", "--samples", "20",
+                                         "--out", png, "--size", "600x400"});
+        QVERIFY2(drawn.code == 0 && drawn.out.contains("d_state 1 of") && QImage(png).width() > 1000, qPrintable(drawn.out + drawn.err));
+        test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--state-sweep", "dims", "--json"}), "no state-space layers");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "dims", "--values", "99", "--json"}), "state dimensions");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "volume", "--json"}), "dims, channels or bits");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "bits"}), "--out FILE");
     }
 
     void inspectFiguresAndTheBundledLookupHeads()

@@ -7,6 +7,7 @@
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
+#include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
 #include "base/tasks/taskcatalog.h"
 #include "testutil.h"
@@ -15,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -79,6 +81,143 @@ private slots:
             if (t > 0) QVERIFY2(maxAbsDiff(out.narrow(1, 0, t), base.narrow(1, 0, t)) == 0.0, qPrintable(QString::number(t)));
             QVERIFY(maxAbsDiff(out.narrow(1, t, 1), base.narrow(1, t, 1)) > 1e-7);
         }
+    }
+
+    // State shrinking (base/ablation.h) that removes nothing is the plain model, value for
+    // value; removing something changes the output; the bits counted follow the state's shape.
+    void shrinkingNothingIsThePlainModel_data()
+    {
+        QTest::addColumn<QString>("kind");
+        for (const char* k : {"mamba", "s4_mamba", "s4d", "hybrid", "mambaformer"}) QTest::newRow(k) << k;
+    }
+    void shrinkingNothingIsThePlainModel()
+    {
+        QFETCH(QString, kind);
+        torch::manual_seed(3);
+        const ExperimentConfig c = smallConfig(kind);
+        const Model model = Model::create(c);
+        const int B = 2, T = 14, V = CopyVocab{c.task.vocabSize}.size();
+        std::vector<int> tokens;
+        std::mt19937 rng(4);
+        for (int i = 0; i < B * T; ++i) tokens.push_back(int(rng() % unsigned(V)));
+        const std::vector<float> plain = model.logits(tokens, B, T);
+        const auto under = [&](const StateShrink& s) {
+            const StateShrunk scope(model, s);
+            return model.logits(tokens, B, T);
+        };
+        const auto maxDiff = [&](const std::vector<float>& a) {
+            double d = 0;
+            for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::abs(a[i] - plain[i])));
+            return d;
+        };
+        const int N = model.stateLayout().dState;
+        QCOMPARE(N, c.model.dState);
+        QVERIFY(under(StateShrink::keepDims(N)) == plain);      // exactly: a mask of ones
+        QVERIFY(under(StateShrink::keepChannels(1.0)) == plain);
+        QVERIFY2(maxDiff(under(StateShrink::quantise(16))) < 1e-3, qPrintable(QString::number(maxDiff(under(StateShrink::quantise(16))))));
+        QVERIFY(maxDiff(under(StateShrink::keepDims(1))) > 1e-5);
+        QVERIFY(maxDiff(under(StateShrink::keepChannels(0.25))) > 1e-5);
+        QVERIFY(maxDiff(under(StateShrink::quantise(1))) > 1e-5);
+        QVERIFY(model.logits(tokens, B, T) == plain);  // the scope is gone with its block
+        // the bits: the whole state at 32 bits a float, less with less of it
+        const ModelSize size = model.size();
+        if (size.stateFloatsPerToken == 0) {
+            QCOMPARE(model.stateBits(), double(size.stateFloats) * 32);
+            QVERIFY(model.stateBits(StateShrink::keepDims(1)) < model.stateBits());
+            QVERIFY(model.stateBits(StateShrink::quantise(2)) < model.stateBits(StateShrink::quantise(8)));
+        } else {
+            QCOMPARE(model.stateBits(), 0.0);  // attention's cache grows: no fixed bound
+        }
+        QVERIFY(model.shrinkProblem(StateShrink::keepDims(N + 1)).contains("state dimensions"));
+    }
+
+    void shrinkingNeedsStateSpaceLayers()
+    {
+        for (const char* k : {"transformer", "lstm"}) {
+            const Model m = Model::create(smallConfig(k));
+            QVERIFY2(m.shrinkProblem(StateShrink::keepDims(1)).contains("no state-space layers"), k);
+            QVERIFY_THROWS_EXCEPTION(Error, StateShrunk(m, StateShrink::quantise(4)));
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, StateShrink::keepChannels(0));
+        QVERIFY_THROWS_EXCEPTION(Error, StateShrink::quantise(0));
+        QVERIFY_THROWS_EXCEPTION(Error, StateShrink::keepDims(0));
+    }
+
+    // Keeping the first k state dimensions is the model whose x_proj writes nothing into B and C
+    // beyond k: the other dimensions never fill and are never read.
+    void keepingKStateDimsEqualsCuttingBAndCByHand()
+    {
+        torch::manual_seed(5);
+        const ExperimentConfig c = smallConfig("mamba");
+        SequenceModel net = buildModel(c);
+        SequenceModel cut = buildModel(c);
+        torch::NoGradGuard g;
+        auto source = net->named_parameters(), target = cut->named_parameters();
+        for (const auto& p : source) target[p.key()].copy_(p.value());
+        const int64_t N = c.model.dState, k = 2;
+        for (const auto& m : cut->modules(false))
+            if (auto* mixer = dynamic_cast<MambaMixerImpl*>(m.get())) {
+                const int64_t R = mixer->options().dtRank();
+                mixer->x_proj->weight.narrow(0, R + k, N - k).zero_();      // B's columns k..N-1
+                mixer->x_proj->weight.narrow(0, R + N + k, N - k).zero_();  // C's
+            }
+        auto idx = torch::randint(0, CopyVocab{c.task.vocabSize}.size(), {2, 16}, torch::kLong);
+        const StateShrink shrink = StateShrink::keepDims(int(k));
+        torch::Tensor shrunk;
+        {
+            const StateShrinkScope scope(shrink);
+            shrunk = net->forward(idx);
+        }
+        const double diff = maxAbsDiff(shrunk, cut->forward(idx));
+        QVERIFY2(diff < 1e-5, qPrintable(QString::number(diff)));
+        QVERIFY(maxAbsDiff(net->forward(idx), cut->forward(idx)) > 1e-4);
+    }
+
+    // b bits an entry: at most 2^b values in each row of the state, within half a step of h.
+    void quantisedStateKeepsItsLevels()
+    {
+        torch::manual_seed(6);
+        const auto h = torch::randn({3, 5, 8}) * torch::rand({3, 5, 1}) * 4;
+        for (int bits : {1, 2, 3, 8}) {
+            const auto q = quantisedState(h, bits);
+            const auto s = h.abs().amax(-1, true);
+            const double step = 2.0 / (std::pow(2.0, bits) - 1);
+            QVERIFY(((q - h).abs() <= s * (step / 2) + 1e-6).all().item<bool>());
+            for (int64_t r = 0; r < 3 * 5; ++r) {
+                const auto row = q.view({15, 8})[r];
+                QVERIFY(int(std::get<0>(at::_unique(row)).numel()) <= (1 << bits));
+            }
+        }
+        QVERIFY(quantisedState(torch::zeros({2, 3}), 2).abs().sum().item<double>() == 0.0);
+    }
+
+    // Generating (one step a token) under a shrink computes what the whole sequence gives under it.
+    void stepsFollowTheShrunkState_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int>("setting");
+        for (const char* k : {"mamba", "s4_mamba"})
+            for (int s = 0; s < 3; ++s) QTest::newRow(qPrintable(QString("%1 %2").arg(k).arg(s))) << k << s;
+    }
+    void stepsFollowTheShrunkState()
+    {
+        QFETCH(QString, kind);
+        QFETCH(int, setting);
+        const StateShrink shrink = setting == 0 ? StateShrink::keepDims(2) : setting == 1 ? StateShrink::keepChannels(0.5) : StateShrink::quantise(3);
+        torch::manual_seed(7);
+        const ExperimentConfig c = smallConfig(kind);
+        SequenceModel net = buildModel(c);
+        auto* mamba = dynamic_cast<MambaLMImpl*>(net.get());
+        QVERIFY(mamba);
+        auto idx = torch::randint(0, CopyVocab{c.task.vocabSize}.size(), {2, 10}, torch::kLong);
+        torch::NoGradGuard g;
+        const StateShrinkScope scope(shrink);
+        const auto parallel = net->forward(idx);
+        std::vector<MambaCache> caches;
+        std::vector<torch::Tensor> steps;
+        for (int64_t t = 0; t < 10; ++t) steps.push_back(mamba->step(idx.select(1, t), caches));
+        const double diff = maxAbsDiff(torch::stack(steps, 1), parallel);
+        QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
     }
 
     void recurrentStepEqualsParallelForward_data()

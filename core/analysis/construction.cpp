@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/tasks/tokentask.h"
+#include "core/models/transformer.h"
 
 #include <torch/torch.h>
 
@@ -127,6 +128,13 @@ static Forward runConstruction(const CopyConstruction::Weights& w, const torch::
     Forward f;
     auto x = torch::embedding(w.embed, idx);  // (B, T, D)
     x.narrow(2, w.pos, 2 * kFrequencies).add_(positionCode(T).unsqueeze(0));
+    // Heads switched off (HeadAblationScope): zeroed, or their output replaced by its mean
+    // over the positions. Layer 2's heads after the first write nothing either way.
+    const HeadAblation* off = HeadAblationScope::current();
+    const auto ablated = [&](int layer, int head, const torch::Tensor& out) {
+        if (!off || !off->contains(layer, head)) return out;
+        return off->method == HeadAblation::Method::Zero ? torch::zeros_like(out) : out.mean(1, true).expand_as(out);
+    };
     auto written = torch::zeros_like(x);
     for (size_t h = 0; h < w.q1.size(); ++h) {
         // A null key (value zero) scoring one unit under the best: where t - o is before the start
@@ -135,11 +143,11 @@ static Forward runConstruction(const CopyConstruction::Weights& w, const torch::
         const auto null = torch::full({scores.size(0), T, 1}, w.beta1 * (kFrequencies - 1), scores.options());
         const auto a = causalSoftmax(torch::cat({scores, null}, 2)).narrow(2, 0, T);
         f.layer1.push_back(a);
-        written += torch::matmul(torch::matmul(torch::matmul(a, x), w.v1[h]), w.o1[h]);
+        written += ablated(0, int(h), torch::matmul(torch::matmul(torch::matmul(a, x), w.v1[h]), w.o1[h]));
     }
     x = x + written;
     f.layer2 = causalSoftmax(torch::matmul(torch::matmul(x, w.q2), torch::matmul(x, w.k2).transpose(1, 2)));
-    f.logits = torch::matmul(torch::matmul(torch::matmul(f.layer2, x), w.v2), w.unembed) + w.readoutBias;
+    f.logits = torch::matmul(ablated(1, 0, torch::matmul(torch::matmul(f.layer2, x), w.v2)), w.unembed) + w.readoutBias;
     return f;
 }
 

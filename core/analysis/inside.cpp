@@ -1,4 +1,5 @@
 #include "core/analysis/inside.h"
+#include "core/models/transformer.h"
 
 #include "base/modelcatalog.h"
 #include "base/error.h"
@@ -123,6 +124,25 @@ int InsideSubject::maxProbeTokens() const
     if (m_lm->contextLength > 0) most = std::min(most, m_lm->contextLength);
     return most;
 }
+
+QString InsideSubject::ablationProblem(const HeadAblation& ablation) const
+{
+    if (!m_construction) return m_model.ablationProblem(ablation);
+    const int n = m_construction->heads();
+    for (const auto& [layer, head] : ablation.heads)
+        if (layer < 0 || layer > 1 || head < 0 || head >= n)
+            return QString("head ablation: the construction has no head %1.%2 (layers 0..1, heads 0..%3)").arg(layer).arg(head).arg(n - 1);
+    return {};
+}
+
+SubjectHeadsOff::SubjectHeadsOff(const InsideSubject& subject, const HeadAblation& ablation) : m_ablation(ablation)
+{
+    const QString problem = subject.ablationProblem(m_ablation);
+    if (!problem.isEmpty()) throw Error(problem);
+    m_previous = HeadAblationScope::exchange(&m_ablation);
+}
+
+SubjectHeadsOff::~SubjectHeadsOff() { HeadAblationScope::exchange(m_previous); }
 
 int InsideSubject::letters() const
 {

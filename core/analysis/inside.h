@@ -50,6 +50,10 @@ public:
     // "transformer/hard_alibi", "mamba", ..., or "construction"
     QString architecture() const;
     bool isConstruction() const { return bool(m_construction); }
+    const CopyConstruction* construction() const { return m_construction.get(); }
+    // Why its heads cannot be switched off as `ablation` says ("" when they can): a model without
+    // attention layers, or a head it does not have. The construction has 2 layers of n heads.
+    QString ablationProblem(const HeadAblation& ablation) const;
     const Model& model() const { return m_model; }
     // A pretrained language model: it reads text prompts, not copy inputs.
     bool readsText() const { return bool(m_lm); }
@@ -86,6 +90,21 @@ private:
     std::shared_ptr<const CopyConstruction> m_construction;
     std::shared_ptr<const LanguageModel> m_lm;
     QString m_name;
+};
+
+// While alive, what `subject` computes on this thread (predictions, probes, evaluations,
+// generation) has the ablation's heads switched off; the weights are untouched. Throws
+// parrot::Error with InsideSubject::ablationProblem's reason.
+class SubjectHeadsOff {
+public:
+    SubjectHeadsOff(const InsideSubject& subject, const HeadAblation& ablation);
+    ~SubjectHeadsOff();
+    SubjectHeadsOff(const SubjectHeadsOff&) = delete;
+    SubjectHeadsOff& operator=(const SubjectHeadsOff&) = delete;
+
+private:
+    HeadAblation m_ablation;
+    const HeadAblation* m_previous = nullptr;
 };
 
 // `$ s | s .` from letters a user typed (spaces ignored). Throws parrot::Error naming the first

@@ -68,9 +68,9 @@ long long nearestValueHits(const torch::Tensor& predictions, const VectorBatch& 
 }
 
 LengthCurve evaluateTokens(Model::Impl& m, const std::vector<int>& lengths, int samples, unsigned long long seed,
-                           const std::function<bool(int, int)>& keepGoing)
+                           const std::function<bool(int, int)>& keepGoing, const TaskConfig* other)
 {
-    const std::unique_ptr<TokenTask> task = TokenTask::create(evaluationTask(m.config.task));
+    const std::unique_ptr<TokenTask> task = TokenTask::create(evaluationTask(other ? *other : m.config.task));
     for (int len : lengths) {
         const QString problem = task->checkDifficulty(len);
         if (!problem.isEmpty()) throw Error(QString("evaluation: %1").arg(problem));

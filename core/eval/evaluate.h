@@ -18,8 +18,9 @@ uint64_t evaluationSeed(unsigned long long seed, int length);
 // whole answers right and answer tokens right. In-context tasks: see Model::evaluate.
 // `keepGoing(done, total)` is polled after each point (in-context: each batch); false stops
 // the evaluation with what it has. Inputs are checked by Model::evaluate.
+// `task`: another token task of the same vocabulary in place of the model's own.
 LengthCurve evaluateTokens(Model::Impl& m, const std::vector<int>& lengths, int samples, unsigned long long seed,
-                           const std::function<bool(int, int)>& keepGoing);
+                           const std::function<bool(int, int)>& keepGoing, const TaskConfig* task = nullptr);
 LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, int samples, unsigned long long seed,
                               const std::function<bool(int, int)>& keepGoing);
 

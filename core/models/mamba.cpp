@@ -1,4 +1,5 @@
 #include "core/models/mamba.h"
+#include "core/models/stateshrink.h"
 
 #include "core/models/dense.h"
 
@@ -121,6 +122,32 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
     out_proj = register_module("out_proj", storedLinear(torch::nn::LinearOptions(Di, C).bias(o.projBias)));
 }
 
+namespace {
+
+// What the scan gives with no state: the skip D u, gated where in.z is defined (B, D, T).
+torch::Tensor skipOnly(const ScanInputs& in)
+{
+    const auto y = in.u * in.D.view({1, -1, 1});
+    return in.z.defined() ? y * F::silu(in.z) : y;
+}
+
+// y (B, D, T) with the channels a Channels shrink drops given what they give with no state.
+torch::Tensor withoutDroppedStates(const torch::Tensor& y, const ScanInputs& in)
+{
+    return keptChannels(y.size(1)) == y.size(1) ? y : dropChannelStates(y, skipOnly(in));
+}
+
+// One step's new state (B, Di, N) under the thread's StateShrink: the dropped channels' state
+// zeroed, or every entry quantised.
+torch::Tensor shrunkStep(torch::Tensor h)
+{
+    const int64_t kept = keptChannels(h.size(1));
+    if (kept < h.size(1)) h = torch::cat({h.narrow(1, 0, kept), torch::zeros_like(h.narrow(1, kept, h.size(1) - kept))}, 1);
+    return shrinkQuantises() ? quantisedState(h, shrinkBits()) : h;
+}
+
+}  // namespace
+
 torch::Tensor MambaMixerImpl::convBias() const
 {
     return conv1d->bias.defined() ? conv1d->bias : torch::zeros({m_o.dInner()}, conv1d->weight.options());
@@ -128,7 +155,7 @@ torch::Tensor MambaMixerImpl::convBias() const
 
 torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probes, int layer)
 {
-    if (!probes && m_o.selective && fastPaths()) return forwardFast(hidden);
+    if (!probes && m_o.selective && fastPaths() && !shrinkQuantises()) return forwardFast(hidden);
     // The explicit twin (and the probes' path): the projections' outputs transposed to
     // (B, channels, T) for conv1d and the scan, as mamba_simple.py does.
     const int64_t T = hidden.size(1), Di = m_o.dInner(), N = m_o.dState, R = m_o.dtRank();
@@ -139,8 +166,8 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
     if (m_o.selective) {
         auto xdbl = dense(x_proj, x.transpose(1, 2));         // (B, T, R + 2N)
         auto dt = denseT(xdbl.narrow(2, 0, R), dt_proj->weight).transpose(1, 2);  // (B, Di, T), bias in the scan
-        auto Bm = xdbl.narrow(2, R, N).transpose(1, 2);       // (B, N, T)
-        auto Cm = xdbl.narrow(2, R + N, N).transpose(1, 2);   // (B, N, T)
+        auto Bm = keptStateDims(xdbl.narrow(2, R, N).transpose(1, 2), 1);  // (B, N, T)
+        auto Cm = keptStateDims(xdbl.narrow(2, R + N, N).transpose(1, 2), 1);  // (B, N, T)
         ScanInputs in{x, dt, -torch::exp(A_log), Bm, Cm, D, z, dt_proj->bias, true};
         if (probes && probes->mapsOnly) {
             y = selectiveScan(in);
@@ -159,8 +186,10 @@ torch::Tensor MambaMixerImpl::forward(const torch::Tensor& hidden, Probes* probe
             probes->deltaLayer.push_back(layer);
             probes->implicitAttention.push_back(implicitAttentionMean(delta, in.A, Bm, Cm, probes->keepGoing).detach());
             probes->implicitLayer.push_back(layer);
+        } else if (shrinkQuantises()) {
+            y = quantisedSelectiveScan(in, shrinkBits());
         } else {
-            y = selectiveScan(in);
+            y = withoutDroppedStates(selectiveScan(in), in);
         }
     } else {
         torch::Tensor states;
@@ -182,8 +211,8 @@ ScanInputs MambaMixerImpl::channelLastScan(const torch::Tensor& x, const torch::
     auto dt = denseLinear(xdbl.narrow(2, 0, R), dt_proj->weight);  // (B, T, Di), bias in the scan
     // (B, Di, T) views of channel-last tensors: the scan reads them in place and returns its
     // result over (B, T, Di) memory.
-    return {u.transpose(1, 2), dt.transpose(1, 2), -torch::exp(A_log), xdbl.narrow(2, R, N).transpose(1, 2),
-            xdbl.narrow(2, R + N, N).transpose(1, 2), D, z.defined() ? z.transpose(1, 2) : z, dt_proj->bias, true};
+    return {u.transpose(1, 2), dt.transpose(1, 2), -torch::exp(A_log), keptStateDims(xdbl.narrow(2, R, N).transpose(1, 2), 1),
+            keptStateDims(xdbl.narrow(2, R + N, N).transpose(1, 2), 1), D, z.defined() ? z.transpose(1, 2) : z, dt_proj->bias, true};
 }
 
 torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
@@ -198,18 +227,20 @@ torch::Tensor MambaMixerImpl::forwardFast(const torch::Tensor& hidden)
         xz[0] = xz[0] + in_proj->bias.narrow(0, 0, m_o.dInner());
         xz[1] = xz[1] + in_proj->bias.narrow(0, m_o.dInner(), m_o.dInner());
     }
-    return dense(out_proj, selectiveScan(channelLastScan(xz[0], xz[1])).transpose(1, 2));  // (B, T, C), no copy
+    const ScanInputs in = channelLastScan(xz[0], xz[1]);
+    return dense(out_proj, withoutDroppedStates(selectiveScan(in), in).transpose(1, 2));  // (B, T, C), no copy
 }
 
 torch::Tensor MambaMixerImpl::forwardAt(const torch::Tensor& hidden, const torch::Tensor& rows)
 {
     auto pick = [&](const torch::Tensor& t) { return t.reshape({-1, t.size(-1)}).index_select(0, rows); };
-    if (!m_o.selective || !fastPaths()) return pick(forward(hidden));
+    if (!m_o.selective || !fastPaths() || shrinkQuantises()) return pick(forward(hidden));
     // The scan without its gate (y = C.x + D u at every step), then the gate at the rows.
     const int64_t Di = m_o.dInner();
     const auto bias = [&](int64_t from) { return in_proj->bias.defined() ? in_proj->bias.narrow(0, from, Di) : torch::Tensor(); };
     auto x = denseLinear(hidden, in_proj->weight.narrow(0, 0, Di), bias(0));                 // (B, T, Di)
-    auto y = pick(selectiveScan(channelLastScan(x, torch::Tensor())).transpose(1, 2));       // (R, Di)
+    const ScanInputs in = channelLastScan(x, torch::Tensor());
+    auto y = pick(withoutDroppedStates(selectiveScan(in), in).transpose(1, 2));      // (R, Di)
     auto z = denseLinear(pick(hidden), in_proj->weight.narrow(0, Di, Di), bias(Di));       // (R, Di)
     return dense(out_proj, y * F::silu(z));                                                 // (R, C)
 }
@@ -331,14 +362,14 @@ torch::Tensor MambaMixerImpl::step(const torch::Tensor& hidden, MambaCache& cach
     if (m_o.selective) {
         auto xdbl = dense(x_proj, x);                        // (B, R + 2N)
         auto dt = F::softplus(dense(dt_proj, xdbl.narrow(1, 0, R)));  // (B, Di)
-        auto Bm = xdbl.narrow(1, R, N), Cm = xdbl.narrow(1, R + N, N);  // (B, N)
+        auto Bm = keptStateDims(xdbl.narrow(1, R, N), 1), Cm = keptStateDims(xdbl.narrow(1, R + N, N), 1);  // (B, N)
         auto dA = torch::exp(dt.unsqueeze(-1) * -torch::exp(A_log));    // (B, Di, N)
-        cache.ssm = cache.ssm * dA + dt.unsqueeze(-1) * Bm.unsqueeze(1) * x.unsqueeze(-1);
+        cache.ssm = shrunkStep(cache.ssm * dA + dt.unsqueeze(-1) * Bm.unsqueeze(1) * x.unsqueeze(-1));
         y = (cache.ssm * Cm.unsqueeze(1)).sum(-1);           // (B, Di)
     } else {
         auto dt = torch::exp(s4->log_dt).unsqueeze(-1);       // (Di, 1)
         auto dA = torch::exp(dt * -torch::exp(s4->A_log));    // (Di, N)
-        cache.ssm = cache.ssm * dA + (dt * s4->B).unsqueeze(0) * x.unsqueeze(-1);
+        cache.ssm = shrunkStep(cache.ssm * dA + keptStateDims(dt * s4->B, 1).unsqueeze(0) * x.unsqueeze(-1));
         y = (cache.ssm * s4->C.unsqueeze(0)).sum(-1);
     }
     y = (y + x * D) * F::silu(z);
@@ -474,7 +505,7 @@ std::unique_ptr<DecodeState> MambaLMImpl::startDecoding(int64_t, torch::TensorOp
 torch::Tensor MambaLMImpl::decode(const torch::Tensor& idx, DecodeState& state)
 {
     auto& s = static_cast<MambaDecode&>(state);
-    if (s.caches.empty() && idx.size(1) > 1 && m_o.mixer.selective && fastPaths()) {
+    if (s.caches.empty() && idx.size(1) > 1 && m_o.mixer.selective && fastPaths() && !StateShrinkScope::current()) {
         // The prompt at once: the projections as matrix products, the fused scan, the final
         // state in closed form; then one step a token. (Each step reads every weight once.)
         auto x = dense(embedding, idx);  // (B, S, C)

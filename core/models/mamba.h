@@ -71,6 +71,7 @@ public:
     MambaImplicitAttention implicitAttention(const torch::Tensor& x);
     bool selective() const { return m_o.selective; }
     long long stateFloats() const { return m_o.dInner() * (m_o.dState + m_o.dConv - 1); }
+    const MambaOptions& options() const { return m_o; }
 
     // Declared in data-flow order, named as mamba_ssm's state dict.
     torch::nn::Linear in_proj{nullptr};   // C -> 2 Di: x and the gate z

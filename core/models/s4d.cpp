@@ -2,6 +2,7 @@
 
 #include "core/kernels/fastpaths.h"
 #include "core/kernels/selectivescan.h"
+#include "core/models/stateshrink.h"
 
 #include <cmath>
 
@@ -28,13 +29,26 @@ torch::Tensor S4DKernelImpl::kernel(int64_t T) const
     auto dtA = dt * -torch::exp(A_log);                         // (D, N)
     auto l = torch::arange(T, log_dt.options()).view({1, 1, T});
     auto powers = torch::exp(dtA.unsqueeze(-1) * l);            // (D, N, T)
-    return ((C * B * dt).unsqueeze(-1) * powers).sum(1);        // (D, T)
+    return ((keptStateDims(C, 1) * B * dt).unsqueeze(-1) * powers).sum(1);  // (D, T), all of C unless a StateShrink cuts it
 }
 
 torch::Tensor S4DKernelImpl::forward(const torch::Tensor& u, torch::Tensor* states)
 {
     const int64_t Dn = u.size(1), T = u.size(2);
+    if (shrinkQuantises() && !states) {
+        // A Bits shrink: the recurrence step by step, the state quantised after every step.
+        auto dt = torch::exp(log_dt).unsqueeze(-1);
+        auto dA = torch::exp(dt * -torch::exp(A_log)), dB = dt * B;  // (D, N)
+        auto x = torch::zeros({u.size(0), Dn, A_log.size(1)}, u.options());
+        std::vector<torch::Tensor> ys;
+        for (int64_t t = 0; t < T; ++t) {
+            x = quantisedState(x * dA + dB * u.select(2, t).unsqueeze(-1), shrinkBits());
+            ys.push_back((x * C.unsqueeze(0)).sum(-1));
+        }
+        return torch::stack(ys, 2);  // (B, D, T)
+    }
     auto K = kernel(T);  // (D, T)
+    if (const int64_t kept = keptChannels(Dn); kept < Dn) K = torch::cat({K.narrow(0, 0, kept), torch::zeros_like(K.narrow(0, kept, Dn - kept))}, 0);
     // y_t = sum_{s <= t} K[t - s] u_s: a depthwise convolution with the flipped kernel.
     auto y = F::conv1d(F::pad(u, F::PadFuncOptions({T - 1, 0})), K.flip(-1).unsqueeze(1),
                        F::Conv1dFuncOptions().groups(Dn));      // (B, D, T)
