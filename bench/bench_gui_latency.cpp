@@ -12,7 +12,9 @@
 #include "core/diagnostics.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/window/exportdialog.h"
+#include "ui/panels/causaldialog.h"
 #include "ui/panels/explorerpanel.h"
+#include "ui/panels/insidepane.h"
 #include "ui/jobs/latencyprobe.h"
 #include "ui/window/mainwindow.h"
 #include "base/presets.h"
@@ -325,6 +327,31 @@ int main(int argc, char** argv)
         QObject::disconnect(l);
         QObject::disconnect(r);
         settle(1000);
+    }
+
+    // The causal tests: the lookup heads switched off in the pane (it probes again), each head's
+    // importance and the Mamba's state sweep in their dialogs, each run to the end.
+    probe.setPhase("causal");
+    {
+        ExplorerPanel* e = w.explorer();
+        InsidePane* pane = e->left();
+        const InsideView view = pane->shown();
+        for (size_t i = 0; i < view.maps.size(); ++i)
+            if (view.highlighted[i]) pane->setHeadOff(view.blocks[i], view.heads[i], true);
+        check(waitUntil([&] { return !pane->busy(); }, 60000), "the pane with its heads off did not redraw within 60 s");
+        pane->resetHeads();
+        check(waitUntil([&] { return !pane->busy(); }, 60000), "the pane did not redraw within 60 s");
+        if (HeadImportanceDialog* d = pane->openHeadImportance()) {
+            d->show();
+            check(runUntilSignal([&] { d->run(); }, d, &CausalDialog::measured, 300000), "head importance did not finish");
+            d->close();
+        }
+        if (StateSweepDialog* d = e->right()->openStateSweep()) {
+            d->show();
+            check(runUntilSignal([&] { d->run(); }, d, &CausalDialog::measured, 300000), "the state sweep did not finish");
+            d->close();
+        }
+        settle(500);
     }
 
     // A bundled sweep from the Experiments tab, shrunk to a few steps per run (as tst_gui runs it).

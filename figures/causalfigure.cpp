@@ -87,7 +87,8 @@ QString drawStateSweep(QCustomPlot& plot, const StateSweep& sweep)
     plot.clearItems();
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));
-    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    plot.legend->setBrush(Qt::NoBrush);
+    plot.legend->setBorderPen(Qt::NoPen);
     const QList<QColor> colours{QColor(0, 0, 0), QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
                                 QColor(214, 39, 40), QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194)};
     double lo = 1e9, hi = 1;
@@ -108,7 +109,7 @@ QString drawStateSweep(QCustomPlot& plot, const StateSweep& sweep)
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 6));
         QString name = p.label;
         if (sweep.copyTask && p.boundLength > 0)
-            name += QString(": %1 bits, bound L = %2").arg(QLocale(QLocale::English).toString(p.stateBits, 'f', 0))
+            name += QString(": %1 bits, bound %2").arg(QLocale(QLocale::English).toString(p.stateBits, 'f', 0))
                         .arg(QLocale(QLocale::English).toString(p.boundLength, 'f', 0));
         g->setName(legendName(name, 60));
         if (!sweep.copyTask || p.boundLength <= 0) continue;
@@ -126,7 +127,7 @@ QString drawStateSweep(QCustomPlot& plot, const StateSweep& sweep)
     if (sweep.copyTask) {
         QCPGraph* key = plot.addGraph();
         key->setPen(QPen(Qt::gray, 1.5, Qt::DashLine));
-        key->setName("dashed: the bound, accuracy \u2264 2^(m \u2212 L log2|V|), for each state");
+        key->setName("dashed: each state's bound, accuracy \u2264 2^(m \u2212 L log2|V|)");
     }
     plot.xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot.xAxis->setTicker(integerTicker(true));
@@ -134,11 +135,18 @@ QString drawStateSweep(QCustomPlot& plot, const StateSweep& sweep)
     plot.yAxis->setRange(-0.02, 1.05);
     plot.xAxis->setLabel(QString("string length L (%1, alphabet of %2)").arg(sweep.task).arg(sweep.vocab));
     plot.yAxis->setLabel("strings copied exactly");
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     if (plot.plotLayout()->rowCount() < 2 || !qobject_cast<QCPTextElement*>(plot.plotLayout()->element(0, 0))) {
         plot.plotLayout()->insertRow(0);
         plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, QString(), QFont("sans", 10, QFont::Bold)));
     }
+    // the legend under the axes, two columns: inside them it would hide the curves or the bounds
+    if (plot.legend->layout() != plot.plotLayout()) {
+        const int row = plot.plotLayout()->rowCount();
+        plot.plotLayout()->addElement(row, 0, plot.legend);
+        plot.plotLayout()->setRowStretchFactor(row, 0.001);
+    }
+    plot.legend->setWrap(2);
+    plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);
     static_cast<QCPTextElement*>(plot.plotLayout()->element(0, 0))
         ->setText(QString("State sweep (%1): %2, %3 examples a length").arg(sweep.mode, sweep.subject).arg(sweep.samples));
     plot.replot();

@@ -3,6 +3,7 @@
 // and the views rendered without a window.
 #include "core/analysis/inside.h"
 #include "core/eval/lmtests.h"
+#include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
 #include "ui/panels/explorerpanel.h"
 #include "figures/heatmap.h"
@@ -28,6 +29,10 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QPushButton>
+#include <QProgressBar>
+#include <QTableWidget>
+#include <QComboBox>
+#include <QLineEdit>
 #include <QtTest>
 #include <qcustomplot.h>
 
@@ -780,6 +785,126 @@ private slots:
         test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "dims", "--values", "99", "--json"}), "state dimensions");
         test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "volume", "--json"}), "dims, channels or bits");
         test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--state-sweep", "bits"}), "--out FILE");
+    }
+
+    // In the window: the lookup heads the pane outlines are switched off by clicking their
+    // thumbnails, and the copy breaks (more ✗ rows, fewer letters copied, said beside the
+    // every-head count); Reset restores it. The weights are never changed.
+    void lookupHeadsSwitchedOffInThePane()
+    {
+        MainWindow w;  // a laptop's screen
+        w.resize(1366, 768);
+        w.showExplorer();
+        w.show();
+        ExplorerPanel& e = *w.explorer();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        e.setInputText("qwertyuiopasdfghjklz");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        InsidePane* pane = e.left();
+        QVERIFY(pane->importanceButton()->isVisible() && pane->ablateModeButton()->isVisible());
+        QVERIFY(!pane->sweepButton()->isVisible());      // a Transformer has no state to shrink
+        QVERIFY(e.right()->sweepButton()->isVisible());   // the Mamba has
+        QVERIFY(!e.right()->ablateModeButton()->isVisible());
+        const int copied = [&] {
+            const CopyScore sc = scoreCopy(pane->tokens(), pane->predictions());
+            return sc.right;
+        }();
+        QVERIFY2(copied >= 17, qPrintable(pane->info()));
+        const std::vector<float> before = pane->subject().model().logits(pane->tokens(), 1, int(pane->tokens().size()));
+        pane->ablateModeButton()->setChecked(true);
+        const InsideView view = pane->shown();
+        int switched = 0;
+        for (size_t i = 0; i < view.maps.size(); ++i) {
+            if (!view.highlighted[i]) continue;
+            QCOMPARE(pane->thumbnails().size(), view.maps.size());
+            QTest::mouseClick(pane->thumbnails()[i], Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+            ++switched;
+        }
+        QVERIFY(switched >= 2);
+        QCOMPARE(int(pane->ablation().heads.size()), switched);
+        const CopyScore after = scoreCopy(pane->tokens(), pane->predictions());
+        QVERIFY2(after.right <= copied - 8, qPrintable(pane->info()));
+        QCOMPARE(pane->plainScore().right, copied);
+        QVERIFY2(pane->info().contains("With heads") && pane->info().contains(QString("with every head: %1 of 20").arg(copied)), qPrintable(pane->info()));
+        QVERIFY(int(pane->heatmap()->data().markedRows.size()) >= 20 - after.right - 1);
+        QVERIFY(pane->status().contains("zeroed"));
+        QVERIFY(pane->subject().model().logits(pane->tokens(), 1, int(pane->tokens().size())) == before);  // weights untouched
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {
+            w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-heads-off-1366.png");
+            w.resize(1920, 1080);
+            QTest::qWait(200);
+            w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-heads-off-1920.png");
+        }
+        // the mean over the input instead of zero, then every head back
+        pane->setAblationMethod(HeadAblation::Method::Mean);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        QVERIFY2(pane->status().contains("mean"), qPrintable(pane->status()));
+        QVERIFY(pane->resetHeadsButton()->isEnabled());
+        QTest::mouseClick(pane->resetHeadsButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        QVERIFY(pane->ablation().isEmpty());
+        QCOMPARE(scoreCopy(pane->tokens(), pane->predictions()).right, copied);
+        QVERIFY(!pane->info().contains("With heads"));
+        // a head the subject lacks is refused with the reason, nothing switched
+        QSignalSpy failed(pane, &InsidePane::failed);
+        pane->setHeadOff(7, 0, true);
+        QCOMPARE(failed.size(), 1);
+        QVERIFY(pane->ablation().isEmpty());
+    }
+
+    // The dialogs run off the GUI thread, show progress, stop with what they have, and draw.
+    void causalDialogsRunAndStop()
+    {
+        ExplorerPanel e;
+        e.resize(1400, 1000);
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        HeadImportanceDialog* hi = e.left()->openHeadImportance();
+        QVERIFY(hi);
+        hi->show();
+        hi->samplesBox()->setValue(50);
+        QSignalSpy measured(hi, &CausalDialog::measured);
+        QTest::mouseClick(hi->runButton(), Qt::LeftButton);
+        QVERIFY(hi->busy() && hi->stopButton()->isEnabled() && !hi->runButton()->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(measured.size() == 1, 60000);
+        QCOMPARE(hi->table()->rowCount(), 16);
+        QVERIFY(hi->result().complete);
+        QVERIFY2(hi->status().contains("Full model"), qPrintable(hi->status()));
+        QVERIFY(hi->plot()->plottableCount() >= 1);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) hi->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/head-importance-dialog.png");
+        const QString csv = m_dir.filePath("dialog-importance.csv");
+        hi->save(csv);
+        QCOMPARE(QString::fromUtf8(test::readAll(csv)).count('\n'), 17);
+        // Stop: a long run ends early with the heads measured so far
+        hi->samplesBox()->setValue(20000);
+        QTest::mouseClick(hi->runButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(hi->progressBar()->maximum() > 1 && hi->progressBar()->value() >= 1, 60000);
+        QTest::mouseClick(hi->stopButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(measured.size() == 2, 60000);
+        QVERIFY2(!hi->result().complete && hi->result().rows.size() < 16, qPrintable(hi->status()));
+        QVERIFY(hi->status().contains("Stopped"));
+        hi->close();
+
+        StateSweepDialog* sw = e.right()->openStateSweep();
+        QVERIFY(sw);
+        QVERIFY(!e.left()->openStateSweep());
+        sw->show();
+        sw->modeBox()->setCurrentIndex(sw->modeBox()->findData("bits"));
+        sw->lengthsEdit()->setText("4,8");
+        sw->samplesBox()->setValue(30);
+        QSignalSpy swept(sw, &CausalDialog::measured);
+        QTest::mouseClick(sw->runButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(swept.size() == 1, 60000);
+        QCOMPARE(int(sw->result().points.size()), 6);  // the whole state and 16, 8, 4, 2, 1 bits
+        QCOMPARE(sw->table()->rowCount(), 6);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) sw->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/state-sweep-dialog.png");
+        QVERIFY(sw->result().points.back().curve.stringAccuracy.back() < sw->result().points.front().curve.stringAccuracy.back());
+        sw->lengthsEdit()->setText("four");
+        QTest::mouseClick(sw->runButton(), Qt::LeftButton);
+        QTRY_VERIFY(swept.size() == 2);
+        QVERIFY2(sw->status().contains("four"), qPrintable(sw->status()));
+        sw->close();
     }
 
     void inspectFiguresAndTheBundledLookupHeads()

@@ -49,6 +49,31 @@ const HeadImportanceRow* HeadImportance::find(int layer, int head) const
     return nullptr;
 }
 
+QStringList headImportanceTasks(const InsideSubject& subject)
+{
+    QStringList out;
+    if (subject.languageModel()) {
+        for (const LmTestInfo& t : lmTests())
+            if (!t.readsData) out << t.id;
+    } else if (subject.isConstruction()) {
+        out << "copy" << "copy_dup_ngram";
+    } else if (!subject.isNull()) {
+        const QString own = subject.model().config().task.kind;
+        out << own;
+        if (own == "copy") out << "copy_dup_ngram";
+    }
+    return out;
+}
+
+int defaultImportanceLength(const InsideSubject& subject, const QString& task)
+{
+    if (subject.languageModel()) return 20;
+    if (subject.isConstruction()) return 40;
+    if (subject.isNull()) return 0;
+    const TaskConfig& own = subject.model().config().task;
+    return task.isEmpty() || task == own.kind ? own.maxLen : std::max(own.maxLen, 2 * own.ngram);
+}
+
 HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImportanceRequest& request,
                                      const std::function<bool(int, int)>& keepGoing)
 {
@@ -72,7 +97,14 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
         const QString why = subject.ablationProblem(probe);
         if (!why.isEmpty()) throw Error("head importance: " + why);
     }
-    // what is measured, and one example of it for the heads' labels
+    // what is measured, and one example of it for the heads' labels; the evaluations inside poll
+    // `alive` too, so that a stop does not wait for a whole head of a large model
+    int done = 0;
+    bool stopped = false;
+    const auto alive = [&](int, int) {
+        if (keepGoing && !keepGoing(done, out.layers * out.heads + 1)) stopped = true;
+        return !stopped;
+    };
     std::function<Measured()> measure;
     std::vector<int> example;
     const LanguageModel* lm = subject.languageModel();
@@ -80,8 +112,8 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
         out.task = request.task.isEmpty() ? lmTests().front().id : request.task;  // the phone book
         checkLmTest(out.task);
         if (findLmTest(out.task)->readsData) throw Error("head importance: " + out.task + " reads a data file; use phonebook, copy-text or shuffled-text");
-        out.length = request.length > 0 ? request.length : 20;
-        measure = [&] { return fromCurve(runLmTest(*lm, out.task, {out.length}, request.samples, request.seed)); };
+        out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, out.task);
+        measure = [&] { return fromCurve(runLmTest(*lm, out.task, {out.length}, request.samples, request.seed, alive)); };
         std::mt19937_64 rng(request.seed);
         example = makeLmPrompt(out.task, out.length, lm->tokenizer, rng).ids;
     } else {
@@ -91,10 +123,10 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
             if (!isCopyKind(task.kind)) throw Error("head importance: the construction copies; use --task copy or copy_dup_ngram, not " + task.kind);
             task.vocabSize = c->options().letters;
             task.ngram = c->options().n;
-            out.length = request.length > 0 ? request.length : 40;
+            out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
             task.minLen = task.maxLen = out.length;
             task.contextLen = 2 * out.length + 4;
-            measure = [&, c, kind = task.kind] { return fromCurve(c->evaluate({out.length}, request.samples, request.seed, kind)); };
+            measure = [&, c, kind = task.kind] { return fromCurve(c->evaluate({out.length}, request.samples, request.seed, kind, alive)); };
         } else {
             const Model& m = subject.model();
             task = evaluationTask(m.config().task);
@@ -108,10 +140,10 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
                     throw Error(QString("head importance: task %1 reads a vocabulary of %2 tokens, the model %3")
                                     .arg(task.kind).arg(taskVocabSize(task)).arg(taskVocabSize(m.config().task)));
             }
-            out.length = request.length > 0 ? request.length : task.maxLen;
+            out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
             if (task.kind != m.config().task.kind) task.minLen = task.maxLen = out.length;  // only this length is generated
             const Model model = m;
-            measure = [&, model, task] { return fromCurve(model.evaluate(task, {out.length}, request.samples, request.seed)); };
+            measure = [&, model, task] { return fromCurve(model.evaluate(task, {out.length}, request.samples, request.seed, alive)); };
         }
         out.task = task.kind;
         const std::unique_ptr<TokenTask> t = TokenTask::create(task);
@@ -122,10 +154,15 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
         example.assign(b.input.begin(), b.input.end());
         while (!example.empty() && example.back() == CopyVocab::Pad) example.pop_back();
     }
-    const int total = out.layers * out.heads + 1;
-    const Measured full = measure();
+    Measured full;
+    try {
+        full = measure();
+    } catch (const Error&) {
+        if (!stopped) throw;
+    }
     out.answer = full.answer, out.answerErr = full.answerErr, out.token = full.token, out.tokenErr = full.tokenErr;
-    if (keepGoing && !keepGoing(1, total)) {
+    done = 1;
+    if (stopped || !alive(0, 0)) {
         out.complete = false;
         return out;
     }
@@ -139,16 +176,19 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
     } catch (const Error&) {
         // an example without the queries a lookup answers: heads unlabelled
     }
-    for (int l = 0; l < out.layers; ++l)
-        for (int h = 0; h < out.heads; ++h) {
+    for (int l = 0; l < out.layers && !stopped; ++l)
+        for (int h = 0; h < out.heads && !stopped; ++h) {
             HeadAblation off;
             off.method = request.method;
             off.heads = {{l, h}};
             Measured m;
-            {
+            try {
                 const SubjectHeadsOff scope(subject, off);
                 m = measure();
+            } catch (const Error&) {
+                if (!stopped) throw;
             }
+            if (stopped) break;  // this head measured in part: left out
             HeadImportanceRow r;
             r.layer = l, r.head = h;
             r.answer = m.answer, r.answerErr = m.answerErr, r.token = m.token, r.tokenErr = m.tokenErr;
@@ -171,12 +211,10 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
                 }
             }
             out.rows.push_back(r);
-            if (keepGoing && !keepGoing(int(out.rows.size()) + 1, total)) {
-                out.complete = false;
-                l = out.layers;
-                break;
-            }
+            done = int(out.rows.size()) + 1;
+            if (!alive(0, 0)) break;
         }
+    out.complete = !stopped;
     std::stable_sort(out.rows.begin(), out.rows.end(), [](const HeadImportanceRow& a, const HeadImportanceRow& b) {
         if (a.answerDrop != b.answerDrop) return a.answerDrop > b.answerDrop;
         return a.tokenDrop > b.tokenDrop;
@@ -200,7 +238,7 @@ std::vector<StateShrink> defaultStateSweep(StateShrink::Mode mode, int dState)
     std::vector<StateShrink> out;
     switch (mode) {
     case StateShrink::Mode::Dims:
-        for (int k = dState; k >= 1; k /= 2) out.push_back(StateShrink::keepDims(k));
+        for (int k = dState / 2; k >= 1; k /= 2) out.push_back(StateShrink::keepDims(k));
         break;
     case StateShrink::Mode::Channels:
         for (double f : {0.5, 0.25, 0.125, 0.0625}) out.push_back(StateShrink::keepChannels(f));

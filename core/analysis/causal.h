@@ -48,9 +48,16 @@ struct HeadImportance {
     const HeadImportanceRow* find(int layer, int head) const;
 };
 
+// The tasks the window offers for a subject, its own first: a copy model's task (and the
+// duplicated-n-gram copy for a copy model), the construction's two, a pretrained model's tests.
+QStringList headImportanceTasks(const InsideSubject& subject);
+// The length a request of length 0 measures at for `task`.
+int defaultImportanceLength(const InsideSubject& subject, const QString& task);
+
 // Throws parrot::Error for a subject without attention heads, a task it cannot read, or a length
-// out of range. `keepGoing(done, total)` after the full model and each head (total = heads + 1);
-// false stops and returns the heads measured so far (complete = false).
+// out of range. `keepGoing(done, total)` (total = heads + 1, done = the full model and the heads
+// measured) is polled during each evaluation too; false stops and returns the heads measured so
+// far (complete = false).
 HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImportanceRequest& request,
                                      const std::function<bool(int done, int total)>& keepGoing = {});
 
@@ -78,7 +85,7 @@ struct StateSweep {
     QString csv() const;  // one row per setting and length
 };
 
-// The settings swept by default: dims d_state, d_state/2, ..., 1; channels 1/2 ... 1/16;
+// The settings swept by default: dims d_state/2, d_state/4, ..., 1; channels 1/2 ... 1/16;
 // bits 16, 8, 4, 2, 1 (each after the whole state).
 std::vector<StateShrink> defaultStateSweep(StateShrink::Mode mode, int dState);
 

@@ -1,5 +1,6 @@
 #include "ui/panels/insidepane.h"
 
+#include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
 #include "base/error.h"
 
@@ -17,6 +18,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -29,6 +32,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <optional>
 
 namespace parrot {
 
@@ -140,6 +144,54 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     range->addStretch(1);
     m_range->setVisible(false);
     layout->addWidget(m_range);
+
+    // the causal tests: heads switched off in place, each head's importance, the state swept
+    m_causal = new QWidget(this);
+    auto* causal = new QHBoxLayout(m_causal);
+    causal->setContentsMargins(0, 0, 0, 0);
+    m_ablateMode = new QToolButton(m_causal);
+    m_ablateMode->setObjectName("ablateMode");
+    m_ablateMode->setText("Switch heads off");
+    m_ablateMode->setCheckable(true);
+    m_ablateMode->setToolTip("While down, clicking a head's thumbnail switches it off or on (right-click one at any time). "
+                             "The pane then shows the model with those heads off: a forward-time mask, the weights untouched.");
+    m_ablationMethod = new QComboBox(m_causal);
+    m_ablationMethod->setObjectName("ablationMethod");
+    m_ablationMethod->addItem("zeroed", "zero");
+    m_ablationMethod->addItem("mean over the input", "mean");
+    m_ablationMethod->setToolTip("Zeroed: the head's output taken away. Mean: replaced by its mean over the input's positions, "
+                                 "which keeps its average contribution and removes what depends on where it looks.");
+    m_resetHeads = new QToolButton(m_causal);
+    m_resetHeads->setObjectName("resetHeads");
+    m_resetHeads->setText("Reset");
+    m_resetHeads->setToolTip("Every head on again");
+    m_importanceButton = new QToolButton(m_causal);
+    m_importanceButton->setObjectName("headImportance");
+    m_importanceButton->setText("Head importance…");
+    m_importanceButton->setToolTip("Switch each head off alone over many examples: which heads the answers need");
+    m_sweepButton = new QToolButton(m_causal);
+    m_sweepButton->setObjectName("stateSweep");
+    m_sweepButton->setText("State sweep…");
+    m_sweepButton->setToolTip("Shrink the state (first k of d_state, fewer channels, fewer bits) and see where copying fails "
+                              "against the copy bound for that state");
+    causal->addWidget(m_ablateMode);
+    causal->addWidget(m_ablationMethod);
+    causal->addWidget(m_resetHeads);
+    causal->addWidget(m_importanceButton);
+    causal->addWidget(m_sweepButton);
+    causal->addStretch(1);
+    m_causal->setVisible(false);
+    layout->addWidget(m_causal);
+    connect(m_resetHeads, &QToolButton::clicked, this, &InsidePane::resetHeads);
+    connect(m_ablationMethod, &QComboBox::activated, this, [this] {
+        setAblationMethod(m_ablationMethod->currentData().toString() == "mean" ? HeadAblation::Method::Mean : HeadAblation::Method::Zero);
+    });
+    connect(m_importanceButton, &QToolButton::clicked, this, [this] {
+        if (HeadImportanceDialog* d = openHeadImportance()) d->show();
+    });
+    connect(m_sweepButton, &QToolButton::clicked, this, [this] {
+        if (StateSweepDialog* d = openStateSweep()) d->show();
+    });
 
     // The views scroll rather than shrink: the heatmap takes the height there is and keeps at
     // least half a label's height for every row (up to kReadableRows), and the thumbnails keep
@@ -381,7 +433,9 @@ void InsidePane::load(const QString& what, std::function<InsideSubject(JobContex
             return o;
         },
         [this, runDir, path](const Opened& o) {
+            if (m_subject.isNull() || o.subject.name() != m_subject.name() || m_runDir != runDir) m_ablation.heads.clear();
             m_subject = o.subject;
+            if (!m_subject.ablationProblem(m_ablation).isEmpty()) m_ablation.heads.clear();  // heads this subject has not
             m_lastSource = m_source->currentIndex();
             m_runDir = runDir;
             m_snapshots = o.snapshots;
@@ -446,15 +500,19 @@ void InsidePane::probe()
     const bool text = m_textInput;
     const std::vector<int> copyTokens = m_copyTokens;
     const QString prompt = m_prompt;
+    const HeadAblation ablation = m_ablation;
     struct Probed {
         std::vector<int> tokens;
         ModelProbes probes;
         std::vector<int> predictions;
         QString continuation;
+        std::vector<int> plainPredictions;  // with every head, when heads are off
+        QString plainContinuation;
     };
-    setStatus(QString("Looking inside %1…").arg(subject.name()));
+    setStatus(ablation.isEmpty() ? QString("Looking inside %1…").arg(subject.name())
+                                 : QString("Looking inside %1 with %2…").arg(subject.name(), ablation.describe()));
     m_probe.start(
-        [subject, text, copyTokens, prompt](JobContext& job) {
+        [subject, text, copyTokens, prompt, ablation](JobContext& job) {
             Probed p;
             if (text) {
                 p.tokens = subject.encode(prompt);
@@ -463,6 +521,13 @@ void InsidePane::probe()
                 for (int t : p.tokens)  // the input's letters must be in this subject's alphabet
                     if (t >= CopyVocab{subject.letters()}.size())
                         throw Error(QString("the input has letters outside this model's alphabet of %1").arg(subject.letters()));
+            }
+            std::optional<SubjectHeadsOff> off;
+            if (!ablation.isEmpty()) {
+                p.plainPredictions = subject.predictions(p.tokens);
+                if (const LanguageModel* lm = subject.languageModel())
+                    p.plainContinuation = lm->generate(prompt, 16, [&job](int, int) { return !job.cancelled(); }).text;
+                off.emplace(subject, ablation);
             }
             p.probes = subject.probe(p.tokens, [&job] { return !job.cancelled(); });
             p.predictions = p.probes.predictions.size() == p.tokens.size() ? p.probes.predictions : subject.predictions(p.tokens);
@@ -478,7 +543,10 @@ void InsidePane::probe()
             m_probes = p.probes;
             m_predictions = p.predictions;
             m_continuation = p.continuation;
-            setStatus(m_subject.summary());
+            m_plainScore = p.plainPredictions.size() == p.tokens.size() && !p.tokens.empty() ? m_subject.score(p.tokens, p.plainPredictions)
+                                                                                                : CopyScore{};
+            m_plainContinuation = p.plainContinuation;
+            setStatus(m_ablation.isEmpty() ? m_subject.summary() : m_subject.summary() + " — " + m_ablation.describe());
             rebuild();
             emit refreshed();
         },
@@ -572,11 +640,110 @@ void InsidePane::rebuild()
         b->setCheckable(true);
         b->setAutoRaise(true);
         if (m_view.highlighted[i]) b->setStyleSheet(QString("QToolButton { border: %1px solid #ff7f0e; }").arg(compact ? 2 : 3));
-        connect(b, &QToolButton::clicked, this, [this, i] { selectMap(int(i)); });
+        connect(b, &QToolButton::clicked, this, [this, i] {
+            if (m_ablateMode->isChecked() && m_view.view == "attention" && m_causal->isVisible()) toggleHead(i);
+            else selectMap(int(i));
+        });
+        if (attention) {
+            b->setContextMenuPolicy(Qt::CustomContextMenu);
+            connect(b, &QToolButton::customContextMenuRequested, this, [this, i, b](const QPoint& at) {
+                if (!m_causal->isVisible() || i >= m_view.maps.size()) return;
+                QMenu menu;
+                const QString head = QString("%1.%2").arg(m_view.blocks[i]).arg(m_view.heads[i]);
+                QAction* toggle = menu.addAction(headOffAt(i) ? QString("Switch head %1 on").arg(head) : QString("Switch head %1 off").arg(head));
+                QAction* reset = menu.addAction("Every head on");
+                reset->setEnabled(!m_ablation.isEmpty());
+                QAction* chosen = menu.exec(b->mapToGlobal(at));
+                if (chosen == toggle) toggleHead(i);
+                else if (chosen == reset) resetHeads();
+            });
+        }
         m_thumbGrid->addWidget(b, row, col);
         m_thumbButtons.push_back(b);
     }
+    updateCausalRow();
     restyle();
+}
+
+void InsidePane::updateCausalRow()
+{
+    HeadAblation probeHead;
+    probeHead.heads = {{0, 0}};
+    const bool heads = !m_subject.isNull() && m_probes.attention.layers > 0 && m_subject.ablationProblem(probeHead).isEmpty();
+    const bool states = !m_subject.isNull() && !m_subject.isConstruction() && !m_subject.readsText() && !m_subject.model().stateLayout().channels.empty();
+    const bool attention = heads && m_view.view == "attention";
+    m_ablateMode->setVisible(attention);
+    m_ablationMethod->setVisible(attention);
+    m_resetHeads->setVisible(attention);
+    m_resetHeads->setEnabled(!m_ablation.isEmpty());
+    m_importanceButton->setVisible(heads);
+    m_sweepButton->setVisible(states);
+    m_causal->setVisible(heads || states);
+}
+
+bool InsidePane::headOffAt(size_t map) const
+{
+    return m_view.view == "attention" && map < m_view.blocks.size() && m_ablation.contains(m_view.blocks[map], m_view.heads[map]);
+}
+
+void InsidePane::toggleHead(size_t map)
+{
+    if (m_view.view != "attention" || map >= m_view.blocks.size()) return;
+    m_keepSelected = m_selected;
+    setHeadOff(m_view.blocks[map], m_view.heads[map], !headOffAt(map));
+}
+
+void InsidePane::setHeadOff(int layer, int head, bool off)
+{
+    HeadAblation next = m_ablation;
+    auto& hs = next.heads;
+    const auto it = std::find(hs.begin(), hs.end(), std::make_pair(layer, head));
+    if (off == (it != hs.end())) return;
+    if (off) hs.emplace_back(layer, head);
+    else hs.erase(it);
+    const QString problem = m_subject.ablationProblem(next);
+    if (!problem.isEmpty()) {
+        setStatus(problem);
+        emit failed(problem);
+        return;
+    }
+    m_ablation = next;
+    if (m_keepSelected < 0) m_keepSelected = m_selected;
+    probe();
+}
+
+void InsidePane::setAblationMethod(HeadAblation::Method method)
+{
+    const QSignalBlocker quiet(m_ablationMethod);
+    m_ablationMethod->setCurrentIndex(m_ablationMethod->findData(ablationMethodName(method)));
+    if (m_ablation.method == method) return;
+    m_ablation.method = method;
+    if (!m_ablation.isEmpty()) {
+        m_keepSelected = m_selected;
+        probe();
+    }
+}
+
+void InsidePane::resetHeads()
+{
+    if (m_ablation.isEmpty()) return;
+    m_ablation.heads.clear();
+    m_keepSelected = m_selected;
+    probe();
+}
+
+HeadImportanceDialog* InsidePane::openHeadImportance()
+{
+    HeadAblation probeHead;
+    probeHead.heads = {{0, 0}};
+    if (m_subject.isNull() || !m_subject.ablationProblem(probeHead).isEmpty()) return nullptr;
+    return new HeadImportanceDialog(m_subject, this);
+}
+
+StateSweepDialog* InsidePane::openStateSweep()
+{
+    if (m_subject.isNull() || m_subject.isConstruction() || m_subject.readsText() || m_subject.model().stateLayout().channels.empty()) return nullptr;
+    return new StateSweepDialog(m_subject, this);
 }
 
 void InsidePane::selectMap(int index)
@@ -611,8 +778,20 @@ void InsidePane::restyle()
     s.min = m_min->value();
     s.max = std::max(m_max->value(), m_min->value() + 1e-6);
     m_heatmap->setStyle(s);
-    for (size_t i = 0; i < m_thumbButtons.size(); ++i)
-        m_thumbButtons[i]->setIcon(QPixmap::fromImage(heatmapImage(m_view.maps[i], s, QSize(m_thumbSide, m_thumbSide))));
+    for (size_t i = 0; i < m_thumbButtons.size(); ++i) {
+        QImage image = heatmapImage(m_view.maps[i], s, QSize(m_thumbSide, m_thumbSide));
+        const bool off = headOffAt(i);
+        if (off) {  // a switched-off head: faded, crossed out in red
+            image = image.convertToFormat(QImage::Format_Grayscale8).convertToFormat(QImage::Format_ARGB32);
+            QPainter paint(&image);
+            paint.fillRect(image.rect(), QColor(255, 255, 255, 120));
+            paint.setPen(QPen(QColor(214, 39, 40), std::max(2, m_thumbSide / 10)));
+            paint.drawLine(2, 2, image.width() - 3, image.height() - 3);
+            paint.drawLine(2, image.height() - 3, image.width() - 3, 2);
+        }
+        m_thumbButtons[i]->setIcon(QPixmap::fromImage(image));
+        m_thumbButtons[i]->setToolTip(m_view.captions[i] + (off ? QString("\nswitched off (%1)").arg(m_ablationMethod->currentText()) : QString()));
+    }
     showMap();
 }
 
@@ -659,10 +838,14 @@ void InsidePane::showMap()
                         .arg(score.right).arg(score.answers).arg(kTextCopyOrder);
         else
             info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
+        if (!m_ablation.isEmpty() && m_plainScore.answers == score.answers)
+            info += QString(" <b>With %1</b>; with every head: %2 of %3.").arg(m_ablation.describe().toHtmlEscaped()).arg(m_plainScore.right).arg(m_plainScore.answers);
     }
     if (m_subject.readsText() && !m_tokens.empty())
         info += QString("<br>%1 tokens. Greedy continuation: <b>%2</b>").arg(m_tokens.size())
                     .arg(QString(m_continuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
+    if (m_subject.readsText() && !m_tokens.empty() && !m_ablation.isEmpty())
+        info += QString("<br>With every head: <b>%1</b>").arg(QString(m_plainContinuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
     m_info->setText(info);
     std::vector<std::pair<int, int>> marks, warnings;
     if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !m_tokens.empty()) {

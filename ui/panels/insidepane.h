@@ -45,6 +45,8 @@ class QToolButton;
 namespace parrot {
 
 class ConstructionView;
+class HeadImportanceDialog;
+class StateSweepDialog;
 
 class InsidePane : public QWidget {
     Q_OBJECT
@@ -88,6 +90,26 @@ public:
     QString info() const;
     bool busy() const { return m_load.isRunning() || m_probe.isRunning(); }
 
+    // Heads switched off (a forward-time mask, the weights untouched): the pane is probed again
+    // with them off, so its ✗ rows, its "copies k of L" line and a language model's continuation
+    // are the ablated model's. Clicking a thumbnail switches its head while "Switch heads off"
+    // is down; its context menu always can. A new subject switches every head back on.
+    const HeadAblation& ablation() const { return m_ablation; }
+    void setHeadOff(int layer, int head, bool off);
+    void setAblationMethod(HeadAblation::Method method);
+    void resetHeads();
+    QToolButton* ablateModeButton() const { return m_ablateMode; }
+    const std::vector<QToolButton*>& thumbnails() const { return m_thumbButtons; }  // one per map shown
+    QToolButton* resetHeadsButton() const { return m_resetHeads; }
+    QToolButton* importanceButton() const { return m_importanceButton; }
+    QToolButton* sweepButton() const { return m_sweepButton; }
+    // The every-head answers scored, while heads are off (for the comparison in the info line).
+    const CopyScore& plainScore() const { return m_plainScore; }
+    // The causal tests' dialogs for the subject shown (causaldialog.h); nullptr when it has no
+    // heads (no state-space layers).
+    HeadImportanceDialog* openHeadImportance();
+    StateSweepDialog* openStateSweep();
+
 signals:
     void refreshed();  // a subject was loaded and probed (or failed: see status())
     void failed(const QString& message);
@@ -104,6 +126,9 @@ private:
     const HeadLookup* selectedHead() const;  // the attention head shown, when the heads are analysed
     void followSelectedHead();
     void setStatus(const QString& text);
+    void updateCausalRow();
+    void toggleHead(size_t map);  // the thumbnail's head, on or off
+    bool headOffAt(size_t map) const;
 
     std::function<Model()> m_current;
     InsideSubject m_subject;
@@ -154,6 +179,15 @@ private:
     QLabel* m_status = nullptr;
     int m_lastSource = 0;
     QString m_loading;  // what m_load is loading, for its progress
+    HeadAblation m_ablation;
+    CopyScore m_plainScore;           // with every head, while heads are off
+    QString m_plainContinuation;
+    QWidget* m_causal = nullptr;      // the row of the causal tests
+    QToolButton* m_ablateMode = nullptr;
+    QComboBox* m_ablationMethod = nullptr;
+    QToolButton* m_resetHeads = nullptr;
+    QToolButton* m_importanceButton = nullptr;
+    QToolButton* m_sweepButton = nullptr;
 };
 
 }  // namespace parrot
