@@ -176,8 +176,9 @@ namespace {
 // A lock file that says nobody holds it: its owner was killed between creating it and writing
 // its process id (QLockFile does the two one after the other). A live owner writes the id at
 // once, so a file still without one a moment later is a remnant; it is removed. True when one was.
-bool removeUnownedLock(QLockFile& lock)
+bool removeUnownedLock(QLockFile& lock, const QString& path)
 {
+    if (!QFileInfo::exists(path)) return false;  // no lock at all (a run not started): nothing to wait for
     qint64 pid = 0;
     QString host, app;
     if (lock.getLockInfo(&pid, &host, &app) && pid > 0) return false;
@@ -190,9 +191,10 @@ bool removeUnownedLock(QLockFile& lock)
 
 void RunFolder::lock()
 {
-    m_lock = std::make_unique<QLockFile>(QDir(m_dir).filePath("run.lock"));
+    const QString path = QDir(m_dir).filePath("run.lock");
+    m_lock = std::make_unique<QLockFile>(path);
     m_lock->setStaleLockTime(0);  // only a dead owner's lock is stale, however long a run takes
-    if (!m_lock->tryLock(0) && !(removeUnownedLock(*m_lock) && m_lock->tryLock(0))) {
+    if (!m_lock->tryLock(0) && !(removeUnownedLock(*m_lock, path) && m_lock->tryLock(0))) {
         qint64 pid = 0;
         QString host, app;
         m_lock->getLockInfo(&pid, &host, &app);
@@ -202,9 +204,11 @@ void RunFolder::lock()
 
 void RunFolder::checkNotInUse(const QString& dir)
 {
-    QLockFile probe(QDir(dir).filePath("run.lock"));
+    const QString path = QDir(dir).filePath("run.lock");
+    if (!QFileInfo::exists(path)) return;  // nobody has locked it (or the run does not exist yet)
+    QLockFile probe(path);
     probe.setStaleLockTime(0);
-    if (probe.tryLock(0) || (removeUnownedLock(probe) && probe.tryLock(0))) return probe.unlock();
+    if (probe.tryLock(0) || (removeUnownedLock(probe, path) && probe.tryLock(0))) return probe.unlock();
     qint64 pid = 0;
     QString host, app;
     probe.getLockInfo(&pid, &host, &app);
