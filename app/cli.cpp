@@ -645,7 +645,7 @@ int cmdInspect(Args& a)
         throw Error("inspect: give one of --checkpoint FILE, --bundled hard-alibi|mamba, --construction N, --model DIR");
     if (modelDir.isEmpty() && (!prompt.isNull() || !lmTest.isEmpty()))
         throw Error("inspect: --prompt and --lm-test are for a pretrained model's folder (--model DIR)");
-    if (!modelDir.isEmpty() && int(!prompt.isNull()) + int(!lmTest.isEmpty()) != 1)
+    if (!modelDir.isEmpty() && !importance && int(!prompt.isNull()) + int(!lmTest.isEmpty()) != 1)
         throw Error("inspect --model: give the text, --prompt TEXT, or one of the zero-shot tests' prompts, --lm-test "
                     "phonebook|copy-text|shuffled-text [--length L] [--seed S]");
     if (!lmTest.isEmpty()) checkLmTest(lmTest);

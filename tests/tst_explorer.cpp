@@ -759,6 +759,13 @@ private slots:
         drawn = test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--samples", "20", "--ablation", "mean", "--out", csv});
         QVERIFY2(drawn.code == 0, qPrintable(drawn.err));
         QCOMPARE(QString::fromUtf8(test::readAll(csv)).count('\n'), 17);
+        // a pretrained model, on the phone book by default
+        const auto lm = test::runCli({"inspect", "--model", fixture("neox"), "--head-importance", "--samples", "2", "--length", "4", "--json"});
+        QVERIFY2(lm.code == 0, qPrintable(lm.err));
+        const QJsonObject lo = QJsonDocument::fromJson(lm.out.toUtf8()).object();
+        QCOMPARE(lo["task"].toString(), lmTests().front().id);
+        QCOMPARE(lo["rows"].toArray().size(), lo["layers"].toInt() * lo["heads"].toInt());
+        test::expectCliError(test::runCli({"inspect", "--model", fixture("mamba"), "--head-importance"}), "no attention layers");
         test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--head-importance"}), "no attention layers");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "linear_regression"}), "token tasks");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "text_copy"}), "vocabulary");
