@@ -7,6 +7,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 namespace parrot {
@@ -153,24 +154,30 @@ QString drawStateSweep(QCustomPlot& plot, const StateSweep& sweep)
     return sweep.csv();
 }
 
-void renderHeadImportance(const HeadImportance& importance, const QString& outFile, int width, int height, const ExportOptions& style)
+namespace {
+
+// A figure drawn by `draw(plot)` (which returns its CSV) and written to the file.
+void render(const std::function<QString(QCustomPlot&)>& draw, const QString& title, const QString& outFile, int width, int height,
+            const ExportOptions& style)
 {
     checkFigureFile(outFile, width, height);
     QCustomPlot plot;
     plot.setBackground(Qt::white);
     plot.resize(layoutSize(width, height));
-    const QString csv = drawHeadImportance(plot, importance);
-    savePlot(plot, outFile, width, height, "head importance", csv, style);
+    const QString csv = draw(plot);
+    savePlot(plot, outFile, width, height, title, csv, style);
+}
+
+}  // namespace
+
+void renderHeadImportance(const HeadImportance& importance, const QString& outFile, int width, int height, const ExportOptions& style)
+{
+    render([&](QCustomPlot& p) { return drawHeadImportance(p, importance); }, "head importance", outFile, width, height, style);
 }
 
 void renderStateSweep(const StateSweep& sweep, const QString& outFile, int width, int height, const ExportOptions& style)
 {
-    checkFigureFile(outFile, width, height);
-    QCustomPlot plot;
-    plot.setBackground(Qt::white);
-    plot.resize(layoutSize(width, height));
-    const QString csv = drawStateSweep(plot, sweep);
-    savePlot(plot, outFile, width, height, "state sweep", csv, style);
+    render([&](QCustomPlot& p) { return drawStateSweep(p, sweep); }, "state sweep", outFile, width, height, style);
 }
 
 }  // namespace parrot

@@ -180,23 +180,9 @@ void HeadImportanceDialog::run()
     r.seed = static_cast<unsigned long long>(m_seed->value());
     r.method = m_method->currentData().toString() == "mean" ? HeadAblation::Method::Mean : HeadAblation::Method::Zero;
     const InsideSubject subject = m_subject;
-    started();
     setStatus(QString("Measuring %1 with each head %2…").arg(subject.name(), m_method->currentText()));
-    m_job.start(
-        [subject, r](JobContext& job) {
-            return measureHeadImportance(subject, r, [&job](int done, int total) {
-                job.progress(done, total);
-                return !job.cancelled();
-            });
-        },
-        [this](const HeadImportance& h) {
-            display(h);
-            ended();
-        },
-        [this](const QString& error) {
-            setStatus("Cannot measure: " + error);
-            ended();
-        });
+    launch([subject, r](const std::function<bool(int, int)>& keepGoing) { return measureHeadImportance(subject, r, keepGoing); },
+           [this](const HeadImportance& h) { display(h); }, "Cannot measure");
 }
 
 void HeadImportanceDialog::display(const HeadImportance& h)
@@ -275,23 +261,11 @@ void StateSweepDialog::run()
     const StateShrink::Mode mode = stateShrinkModeFromName(m_mode->currentData().toString());
     const int samples = m_samples->value();
     const auto seed = static_cast<unsigned long long>(m_seed->value());
-    started();
     setStatus(QString("Sweeping %1's state…").arg(subject.name()));
-    m_job.start(
-        [subject, mode, lengths, samples, seed](JobContext& job) {
-            return measureStateSweep(subject.model(), subject.name(), mode, {}, lengths, samples, seed, [&job](int done, int total) {
-                job.progress(done, total);
-                return !job.cancelled();
-            });
-        },
-        [this](const StateSweep& s) {
-            display(s);
-            ended();
-        },
-        [this](const QString& error) {
-            setStatus("Cannot sweep: " + error);
-            ended();
-        });
+    launch([subject, mode, lengths, samples, seed](const std::function<bool(int, int)>& keepGoing) {
+               return measureStateSweep(subject.model(), subject.name(), mode, {}, lengths, samples, seed, keepGoing);
+           },
+           [this](const StateSweep& s) { display(s); }, "Cannot sweep");
 }
 
 void StateSweepDialog::display(const StateSweep& s)

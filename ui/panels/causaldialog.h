@@ -46,6 +46,28 @@ protected:
     CausalDialog(const QString& title, QWidget* parent);
     void addControls(QWidget* controls);  // above the buttons
     void setStatus(const QString& text);
+    // Runs `measure(keepGoing)` off the GUI thread with the progress bar and Stop, then
+    // `display(result)`, or says why it could not (`failure`: "Cannot measure").
+    template <typename Measure, typename Display>
+    void launch(Measure measure, Display display, const QString& failure)
+    {
+        started();
+        m_job.start(
+            [measure](JobContext& job) {
+                return measure([&job](int done, int total) {
+                    job.progress(done, total);
+                    return !job.cancelled();
+                });
+            },
+            [this, display](const auto& result) {
+                display(result);
+                ended();
+            },
+            [this, failure](const QString& error) {
+                setStatus(failure + ": " + error);
+                ended();
+            });
+    }
     void started();
     void ended();
     QString m_csv;    // the last result's table
