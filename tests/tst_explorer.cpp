@@ -642,10 +642,8 @@ private slots:
         e.setCurrentModelProvider([m] { return m; });
         e.left()->chooseCurrentModel();
         QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->shown().maps.size() == 36, 30000);
-        QList<QToolButton*> thumbs;
-        for (QToolButton* b : e.left()->findChildren<QToolButton*>())
-            if (b->isCheckable()) thumbs << b;
-        QCOMPARE(thumbs.size(), 36);
+        const std::vector<QToolButton*>& thumbs = e.left()->thumbnails();
+        QCOMPARE(int(thumbs.size()), 36);
         for (QToolButton* b : thumbs) {
             QCOMPARE(b->toolButtonStyle(), Qt::ToolButtonIconOnly);
             QVERIFY(b->toolTip().startsWith("L"));  // "L2 H11" and its label

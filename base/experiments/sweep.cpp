@@ -152,9 +152,12 @@ void writeSweepIndex(const SweepPlan& plan)
         runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
                                 {"overrides", overrides}, {"status", runStatus(r.runDir)}});
     }
-    const QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
-                          {"figure", plan.figure}, {"source", plan.source},
-                          {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
+    QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
+                    {"figure", plan.figure}, {"source", plan.source},
+                    {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
+    // a submitted sweep's Slurm jobs (experiments/slurm.h) stay recorded
+    if (const auto before = readJsonObjectIfValid(out.filePath("index.json")); before && before->contains("slurm"))
+        doc["slurm"] = before->value("slurm");
     writeFileAtomically(out.filePath("index.json"), QJsonDocument(doc).toJson(), "the sweep's index");
 }
 

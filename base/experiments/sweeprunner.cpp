@@ -73,7 +73,7 @@ int SweepRunner::prepare()
     writeSweepFiles(m_plan);
     m_todo.clear();
     for (const SweepRun& r : m_plan.runs) {
-        if (runStatus(r.runDir) == "finished") continue;
+        if (runStatus(r.runDir) == "finished" || m_leaveAlone.contains(r.name)) continue;
         RunFolder::checkNotInUse(r.runDir);  // another sweep process on the same folder
         if (sweepRunResumable(r)) {
             m_todo.push_back(&r);
@@ -86,6 +86,13 @@ int SweepRunner::prepare()
     if (!QDir(m_plan.outDir).mkpath("logs")) throw Error(QString("%1: cannot create logs/").arg(m_plan.outDir));
     m_prepared = true;
     return int(m_todo.size());
+}
+
+QStringList SweepRunner::toDoNames() const
+{
+    QStringList names;
+    for (const SweepRun* r : m_todo) names << r->name;
+    return names;
 }
 
 void SweepRunner::start()

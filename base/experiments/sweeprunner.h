@@ -30,6 +30,11 @@ public:
     // Throws parrot::Error when the folder cannot be written, or when finished runs in it were
     // made with other settings than the plan's (nothing is removed then).
     int prepare();
+    // Runs prepare() neither checks nor touches nor counts: those queued or running elsewhere
+    // (a Slurm job array's tasks). Call before prepare().
+    void leaveAlone(const QStringList& names) { m_leaveAlone = names; }
+    // The names of the runs prepare() found to do, in the plan's order.
+    QStringList toDoNames() const;
     // Starts the runs prepare() found (prepare() first if it was not called). finished() follows,
     // also when nothing was left to do.
     void start();
@@ -69,6 +74,7 @@ private:
     int m_finished = 0, m_failed = 0;
     bool m_prepared = false, m_started = false, m_done = false;
     QElapsedTimer m_clock, m_lastReport;
+    QStringList m_leaveAlone;
 };
 
 }  // namespace parrot

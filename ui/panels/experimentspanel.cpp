@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/experiments/results.h"
+#include "base/experiments/slurm.h"
 #include "base/experiments/sweeprunner.h"
 #include "ui/window/exportdialog.h"
 #include "base/figurecatalog.h"
@@ -31,6 +32,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QThread>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <optional>
@@ -117,6 +119,13 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_steps->setToolTip(tr("Every run's training steps: the full sweep, or a quick look with a quarter or a tenth of them "
                            "(warm-up, evaluations and autosaves scaled alike), in its own folder; its figure is a preview, "
                            "not the measured outcome"));
+    m_runOn = new QComboBox(this);
+    m_runOn->setObjectName("runOn");
+    m_runOn->setToolTip(tr("Where the runs train: as processes on this machine, or as a Slurm job array on a cluster profile "
+                           "(parrotscope sweep --save-cluster NAME ... keeps one in %1). The sweep folder must be on a "
+                           "filesystem the cluster's nodes share, with the same parrotscope on them.").arg(clustersFile()));
+    runRow->addWidget(new QLabel(tr("Run on"), this));
+    runRow->addWidget(m_runOn);
     runRow->addWidget(new QLabel(tr("Steps"), this));
     runRow->addWidget(m_steps);
     runRow->addWidget(new QLabel(tr("Jobs"), this));
@@ -179,6 +188,20 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_table->setToolTip(gradeRules());
     tv->addWidget(m_table, 1);
     tabs->addTab(tablePage, tr("Results table"));
+    m_runsTable = new QTableWidget(0, 5, this);
+    m_runsTable->setObjectName("runStates");
+    m_runsTable->setHorizontalHeaderLabels({tr("run"), tr("state"), tr("step"), tr("accuracy"), tr("detail")});
+    m_runsTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_runsTable->verticalHeader()->setVisible(false);
+    m_runsTable->horizontalHeader()->setStretchLastSection(true);
+    m_runsTable->setToolTip(tr("Each run of a sweep submitted to Slurm, as `parrotscope sweep --status` shows it"));
+    tabs->addTab(m_runsTable, tr("Runs"));
+    m_poll = new QTimer(this);
+    m_poll->setInterval(5000);
+    connect(m_poll, &QTimer::timeout, this, [this] {
+        if (isVisible()) pollCluster();
+    });
+    reloadClusterProfiles();
     layout->addWidget(tabs, 1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
@@ -356,6 +379,10 @@ void ExperimentsPanel::setOutDir(const QString& dir)
     m_customOut = m_out->text();
     adoptFolderOverrides();
     refreshResults();
+    if (QFileInfo::exists(QDir(dir).filePath("slurm/jobs.json"))) {  // a submitted sweep: its states
+        startPolling();
+        pollCluster();
+    }
 }
 
 bool ExperimentsPanel::selectPreset(const QString& name)
@@ -466,6 +493,11 @@ bool ExperimentsPanel::run()
         emit errorMessage(tr("Choose a folder for the sweep first"));
         return false;
     }
+    if (!m_runOn->currentData().toString().isEmpty()) {
+        if (m_cluster.isRunning()) return false;
+        submitToCluster(m_runOn->currentData().toString());
+        return true;
+    }
     try {
         SweepPlan plan = loadSweep(m_source, m_out->text().trimmed());
         overrideSweep(plan, overrides());
@@ -515,14 +547,163 @@ bool ExperimentsPanel::run()
 
 void ExperimentsPanel::cancel()
 {
-    if (isRunning()) m_runner->cancel();
+    if (isRunning()) {
+        m_runner->cancel();
+        return;
+    }
+    if (!m_clusterActive || m_cluster.isRunning()) return;
+    const QString dir = m_out->text().trimmed();
+    m_progressText->setText(tr("cancelling…"));
+    m_cluster.start([dir](JobContext&) { return cancelSweepJobs(dir); },
+                    [this](const QStringList& jobs) {
+                        emit message(jobs.isEmpty() ? tr("No job of this sweep was queued or running") : tr("Cancelled Slurm jobs %1").arg(jobs.join(", ")));
+                        QTimer::singleShot(0, this, &ExperimentsPanel::pollCluster);
+                    },
+                    [this](const QString& error) {
+                        emit errorMessage(tr("Cannot cancel: %1").arg(error));
+                        updateState();
+                    });
+    updateState();
+}
+
+void ExperimentsPanel::reloadClusterProfiles()
+{
+    const QString chosen = m_runOn->currentData().toString();
+    const QSignalBlocker quiet(m_runOn);
+    m_runOn->clear();
+    m_runOn->addItem(tr("this machine"), QString());
+    try {
+        for (const ClusterProfile& p : loadClusterProfiles()) {
+            m_runOn->addItem(tr("%1 (Slurm)").arg(p.name), p.name);
+            m_runOn->setItemData(m_runOn->count() - 1, p.describe(), Qt::ToolTipRole);
+        }
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+    }
+    m_runOn->setCurrentIndex(std::max(0, m_runOn->findData(chosen)));
+}
+
+void ExperimentsPanel::submitToCluster(const QString& profileName)
+{
+    struct Submitted {
+        QString job;
+        int runs = 0, total = 0, busy = 0;
+    };
+    SweepPlan plan;
+    ClusterProfile profile;
+    try {
+        plan = loadSweep(m_source, m_out->text().trimmed());
+        overrideSweep(plan, overrides());
+        profile = findClusterProfile(profileName);
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        emit clusterSubmitted(QString());
+        return;
+    }
+    const QString exe = m_exe;
+    m_progressText->setText(tr("submitting…"));
+    m_cluster.start(
+        [plan, profile, exe](JobContext&) {
+            Submitted out;
+            QStringList busy;
+            if (QFileInfo::exists(QDir(plan.outDir).filePath("index.json")))
+                for (const SweepRunState& r : sweepStatus(plan.outDir)) {
+                    if (r.state == "pending" || r.state == "running") busy << r.name;
+                    else if (!r.task.isEmpty()) QFile::remove(QDir(plan.outDir).filePath("runs/" + r.name + "/run.lock"));
+                }
+            SweepRunner runner(plan, exe, 1);
+            runner.leaveAlone(busy);
+            runner.prepare();
+            const QStringList todo = runner.toDoNames();
+            out.total = int(plan.runs.size());
+            out.busy = int(busy.size());
+            out.runs = int(todo.size());
+            if (!todo.isEmpty()) out.job = submitSweepRuns(runner.plan(), todo, profile, exe);
+            return out;
+        },
+        [this, profileName](const Submitted& s) {
+            m_lastJob = s.job;
+            if (s.job.isEmpty()) {
+                emit message(tr("Nothing to submit: %1 of %2 runs are finished, %3 queued or running").arg(s.total - s.busy).arg(s.total).arg(s.busy));
+            } else {
+                emit message(tr("Submitted %1 of %2 runs to %3 as Slurm job array %4").arg(s.runs).arg(s.total).arg(profileName, s.job));
+                m_progressText->setText(tr("Slurm job %1").arg(s.job));
+            }
+            emit clusterSubmitted(s.job);
+            startPolling();
+            QTimer::singleShot(0, this, &ExperimentsPanel::pollCluster);  // once this job has delivered
+        },
+        [this](const QString& error) {
+            emit errorMessage(tr("Cannot submit the sweep: %1").arg(error));
+            m_progressText->setText(tr("not submitted"));
+            emit clusterSubmitted(QString());
+            updateState();
+        });
+    updateState();
+}
+
+void ExperimentsPanel::startPolling()
+{
+    if (!m_poll->isActive()) m_poll->start();
+}
+
+bool ExperimentsPanel::polling() const { return m_poll->isActive(); }
+
+void ExperimentsPanel::pollCluster()
+{
+    if (m_cluster.isRunning()) return;
+    const QString dir = m_out->text().trimmed();
+    if (dir.isEmpty() || !QFileInfo::exists(QDir(dir).filePath("slurm/jobs.json"))) {
+        m_poll->stop();
+        return;
+    }
+    m_cluster.start([dir](JobContext&) { return sweepStatus(dir); },
+                    [this](const std::vector<SweepRunState>& states) {
+                        showRunStates(states);
+                        emit clusterPolled();
+                    },
+                    [this](const QString& error) {
+                        m_progressText->setText(tr("cannot read the cluster's state"));
+                        m_progressText->setToolTip(error);
+                        emit clusterPolled();
+                    });
+}
+
+void ExperimentsPanel::showRunStates(const std::vector<SweepRunState>& states)
+{
+    m_runsTable->setRowCount(int(states.size()));
+    std::map<QString, int> count;
+    for (int i = 0; i < int(states.size()); ++i) {
+        const SweepRunState& r = states[size_t(i)];
+        ++count[r.state];
+        const QStringList cells{r.name, r.state, r.steps > 0 ? QString("%1/%2").arg(r.step).arg(r.steps) : QString("–"),
+                                r.accuracy >= 0 ? QString::number(r.accuracy * 100, 'f', 1) + "%" : QString("–"), r.detail};
+        for (int c = 0; c < cells.size(); ++c) m_runsTable->setItem(i, c, new QTableWidgetItem(cells[c]));
+    }
+    m_runsTable->resizeColumnsToContents();
+    const int ended = count["finished"] + count["diverged"] + count["failed"] + count["cancelled"];
+    m_clusterActive = count["pending"] + count["running"] > 0;
+    m_progress->setValue(states.empty() ? 0 : int(1000.0 * ended / double(states.size())));
+    QStringList parts;
+    for (const char* k : {"finished", "running", "pending", "failed", "cancelled", "diverged", "not submitted"})
+        if (count[k] > 0) parts << QString("%1 %2").arg(count[k]).arg(k);
+    m_progressText->setText(tr("on the cluster: %1").arg(parts.join(" · ")));
+    m_progressText->setToolTip(QString());
+    if (count["finished"] != m_clusterFinished) {
+        m_clusterFinished = count["finished"];
+        emit runsChanged();
+        refreshResults();
+    }
+    if (!m_clusterActive) m_poll->stop();
+    updateState();
 }
 
 void ExperimentsPanel::updateState()
 {
     const bool running = isRunning();
-    m_run->setEnabled(!running && !m_source.isEmpty());
-    m_stop->setEnabled(running);
+    m_run->setEnabled(!running && !m_source.isEmpty() && !m_cluster.isRunning());
+    m_stop->setEnabled(running || (m_clusterActive && !m_cluster.isRunning()));
+    m_runOn->setEnabled(!running);
     m_preset->setEnabled(!running);
     m_steps->setEnabled(!running);
     m_out->setEnabled(!running);

@@ -8,6 +8,7 @@
 
 #include "base/experiments/sweep.h"
 #include "base/io/runfolder.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QWidget>
 
@@ -23,10 +24,12 @@ class QPushButton;
 class QSpinBox;
 class QTableWidget;
 class QTabWidget;
+class QTimer;
 
 namespace parrot {
 
 class SweepRunner;
+struct SweepRunState;
 
 class ExperimentsPanel : public QWidget {
     Q_OBJECT
@@ -56,6 +59,19 @@ public:
     bool run();                               // false (and a message) when the sweep cannot start
     void cancel();
     bool isRunning() const;
+
+    // Run on: this machine, or a cluster profile (base/experiments/slurm.h): Run then submits the
+    // unfinished runs that are not queued or running as one Slurm job array, off the GUI thread,
+    // and the folder is polled every few seconds while the tab is visible: the Runs tab shows
+    // each run's state, the figure and table fill in as runs finish, Stop cancels the jobs.
+    QComboBox* runOnBox() const { return m_runOn; }
+    void reloadClusterProfiles();
+    bool busyWithCluster() const { return m_cluster.isRunning(); }
+    // Asks the folder's Slurm jobs for their state now (off the GUI thread); clusterPolled follows.
+    void pollCluster();
+    bool polling() const;
+    QString lastJob() const { return m_lastJob; }
+    QTableWidget* runsTable() const { return m_runsTable; }
     // Reads the finished runs of the current sweep's folder and redraws the figure and table.
     void refreshResults();
 
@@ -78,6 +94,8 @@ signals:
     void errorMessage(const QString& text);  // for the log and a message box
     void runsChanged();                       // a run folder was written
     void sweepFinished(int failed, bool cancelled);
+    void clusterSubmitted(const QString& job);  // "" when it failed (errorMessage says why)
+    void clusterPolled();                       // the Runs tab shows the states read just now
 
 private:
     void setPlan(SweepPlan plan, const QString& source);
@@ -94,6 +112,9 @@ private:
     void showEmptyFigure(const QString& text);
     void updateState();
     void exportFigure();
+    void submitToCluster(const QString& profile);
+    void showRunStates(const std::vector<SweepRunState>& states);
+    void startPolling();
     // The plan's runs that finished in the sweep folder, loaded (unreadable ones left out);
     // `finished` counts the finished folders.
     std::vector<RunRecord> finishedRuns(int* finished = nullptr) const;
@@ -115,6 +136,13 @@ private:
     QTabWidget* m_tabs;
     QCheckBox *m_logX, *m_logY;
     QSpinBox* m_precision;
+    QComboBox* m_runOn;
+    QTableWidget* m_runsTable;
+    BackgroundJob m_cluster;  // a submission, a status poll or a cancel
+    QTimer* m_poll;
+    QString m_lastJob;
+    int m_clusterFinished = -1;  // finished runs at the last poll: the figure is redrawn when it changes
+    bool m_clusterActive = false;  // the last poll saw runs queued or running
 };
 
 }  // namespace parrot
