@@ -155,7 +155,10 @@ int cmdTrain(Args& a)
 
     TrainControl control;
     g_control = &control;
+    // Ctrl+C, and SIGTERM (Slurm's scancel and time limit, a system shutting down): stop at the
+    // step, write the resume file, so that train --resume (or the sweep again) goes on from there
     std::signal(SIGINT, onSigint);
+    std::signal(SIGTERM, onSigint);
     TrainCallbacks cb;
     cb.progressIntervalMs = 1000;
     cb.progress = [](const TrainProgress& p) {
@@ -172,6 +175,7 @@ int cmdTrain(Args& a)
     cb.log = [](const QString& s) { out() << s << "\n"; out().flush(); };
     const TrainOutcome o = plan ? resumeTraining(*plan, control, cb) : train(model, outDir, control, cb);
     std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
     g_control = nullptr;
     if (o.status == TrainOutcome::Status::Failed) throw Error(o.message);
     out() << statusName(o.status) << ": " << o.message << "\n";

@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QComboBox>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QtTest>
 
@@ -236,6 +237,12 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(finished() == 12, 300000);
         QTRY_COMPARE_WITH_TIMEOUT(p.resultRuns(), 12, 10000);
         QVERIFY(!p.polling());  // nothing queued or running: the polling stops
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {
+            p.resize(1366, 720);
+            p.findChild<QTabWidget*>()->setCurrentIndex(2);
+            QTest::qWait(100);
+            p.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments-slurm-runs.png");
+        }
     }
 
     // A partition that does not exist: sbatch's refusal, named. An executable the node does not
@@ -245,9 +252,19 @@ private slots:
         const QString dir = QDir(m_dir.path()).filePath("bad");
         const QStringList base = QStringList{"sweep", "--preset", "length-generalisation", "--out", dir, "--slurm"} + kShrunk;
         test::expectCliError(test::runCli(base + QStringList{"--partition", "nosuchpartition"}), "nvalid partition");
+        // extra #SBATCH lines: copied into the script; anything else in that file is refused
+        const QString lines = QDir(m_dir.path()).filePath("sbatch-lines"), evil = QDir(m_dir.path()).filePath("evil-lines");
+        QFile good(lines), bad(evil);
+        QVERIFY(good.open(QIODevice::WriteOnly) && bad.open(QIODevice::WriteOnly));
+        good.write("# our group's defaults\n#SBATCH --comment=parrotscope-test\n\n");
+        bad.write("#SBATCH --comment=x\ntouch PWNED\n");
+        good.close();
+        bad.close();
+        test::expectCliError(test::runCli(base + QStringList{"--sbatch-lines", evil}), "touch PWNED' is not an #SBATCH line");
         QVERIFY(!QFileInfo::exists(QDir(dir).filePath("slurm/jobs.json")));
-        auto r = test::runCli(base + QStringList{"--executable", QDir(m_dir.path()).filePath("no/such/parrotscope")});
+        auto r = test::runCli(base + QStringList{"--executable", QDir(m_dir.path()).filePath("no/such/parrotscope"), "--sbatch-lines", lines});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY(test::readAll(QDir(dir).filePath("slurm/job-1.sh")).contains("\n#SBATCH --comment=parrotscope-test\n"));
         const QJsonObject s = waitFor(dir, [](const QJsonObject& s) { return counted(s, "failed") == 12; }, 180);
         QVERIFY2(counted(s, "failed") == 12, qPrintable(QJsonDocument(s).toJson()));
         const QString detail = s["runs"].toArray()[0].toObject()["detail"].toString();

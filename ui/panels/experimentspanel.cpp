@@ -202,6 +202,7 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
         if (isVisible()) pollCluster();
     });
     reloadClusterProfiles();
+    connect(m_runOn, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::updateState);
     layout->addWidget(tabs, 1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
@@ -707,7 +708,7 @@ void ExperimentsPanel::updateState()
     m_preset->setEnabled(!running);
     m_steps->setEnabled(!running);
     m_out->setEnabled(!running);
-    m_jobs->setEnabled(!running);
+    m_jobs->setEnabled(!running && m_runOn->currentData().toString().isEmpty());  // Slurm schedules a cluster's runs
 }
 
 std::vector<RunRecord> ExperimentsPanel::finishedRuns(int* finished) const
