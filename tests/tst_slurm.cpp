@@ -111,7 +111,18 @@ private slots:
         QVERIFY2(r.out.contains("submitted 12 of 12 runs"), qPrintable(r.out));
         const QJsonObject index = readJsonObject(QDir(dir).filePath("index.json"), "index");
         QCOMPARE(index["slurm"].toObject()["job"].toString(), job);
-        QVERIFY(QFileInfo::exists(QDir(dir).filePath("slurm/job-1.sh")));
+        // the script: comments, #SBATCH lines and one exec that reads its arguments; the folder's
+        // name is only in a comment (the command to submit it again by hand)
+        const QStringList script = QString::fromUtf8(test::readAll(QDir(dir).filePath("slurm/job-1.sh"))).split('\n', Qt::SkipEmptyParts);
+        QVERIFY(script.size() >= 3);
+        int code = 0;
+        for (const QString& line : script) {
+            if (line.startsWith('#')) continue;
+            QVERIFY2(line.startsWith("exec \"$1\" sweep --slurm-task"), qPrintable(line));
+            ++code;
+        }
+        QCOMPARE(code, 1);
+        QVERIFY(script.join('\n').contains("# sbatch --parsable"));
         const QJsonObject done = waitFor(dir, [](const QJsonObject& s) { return counted(s, "finished") == 12 || counted(s, "failed") > 0; });
         QVERIFY2(counted(done, "finished") == 12, qPrintable(QJsonDocument(done).toJson()));
         QVERIFY(QFileInfo::exists(QDir(dir).filePath(QString("logs/slurm-%1_0.log").arg(job))));

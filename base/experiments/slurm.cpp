@@ -74,6 +74,17 @@ std::vector<std::map<QString, QString>> scontrolRecords(const QString& text)
 
 QString logOf(const QString& task) { return QString("logs/slurm-%1.log").arg(task); }
 
+// A word as bash reads it back, on one line: bare when safe, else single-quoted, a line break
+// written as $'\n' (the result goes into a comment, which a raw line break would end).
+QString quotedOnOneLine(const QString& w)
+{
+    static const QRegularExpression safe("^[A-Za-z0-9_./=:,+%@-]+$");
+    if (safe.match(w).hasMatch()) return w;
+    QString q = w;
+    q.replace("'", "'\\''").replace("\n", "'$'\\n''").replace("\r", "'$'\\r''");
+    return "'" + q + "'";
+}
+
 }  // namespace
 
 QJsonObject ClusterProfile::toJson() const
@@ -317,15 +328,6 @@ QString submitSweepRuns(const SweepPlan& plan, const QStringList& runs, const Cl
     const int n = int(subs.size()) + 1;
     const QString script = QDir(slurmDir(plan.outDir)).filePath(QString("job-%1.sh").arg(n));
     const QString list = QDir(slurmDir(plan.outDir)).filePath(QString("job-%1.runs").arg(n));
-    QString text = "#!/bin/bash\n"
-                   "# One run of a Parrotscope sweep per array task: the run on line SLURM_ARRAY_TASK_ID + 1 of the list.\n"
-                   "# Arguments: 1 the parrotscope executable, 2 the list of runs, 3 the device (cpu or cuda).\n"
-                   "# Submitted with: sbatch --array=0-N --output=LOGS/slurm-%A_%a.log [profile options] THIS EXE LIST DEVICE\n";
-    for (const QString& line : profile.extraLines) text += line + "\n";
-    text += "exec \"$1\" sweep --slurm-task \"$SLURM_ARRAY_TASK_ID\" --list \"$2\" --device \"$3\" --threads \"${SLURM_CPUS_PER_TASK:-1}\"\n";
-    writeFileAtomically(script, text.toUtf8(), "the batch script");
-    QFile::setPermissions(script, QFile::permissions(script) | QFileDevice::ExeOwner);
-    writeTextFile(list, runs.join('\n') + '\n', "the list of runs");
     QString logs = dir.filePath("logs");
     logs.replace('%', "%%");  // sbatch reads % as a pattern
     QString name = plan.name;
@@ -338,6 +340,17 @@ QString submitSweepRuns(const SweepPlan& plan, const QStringList& runs, const Cl
     if (!profile.memory.isEmpty()) args << "--mem=" + profile.memory;
     if (!profile.gres.isEmpty()) args << "--gres=" + profile.gres;
     args << script << (profile.executable.isEmpty() ? executable : profile.executable) << list << (profile.usesGpu() ? "cuda" : "cpu");
+    QStringList command{"sbatch"};
+    for (const QString& a : args) command << quotedOnOneLine(a);
+    QString text = "#!/bin/bash\n"
+                   "# One run of a Parrotscope sweep per array task: the run on line SLURM_ARRAY_TASK_ID + 1 of the list.\n"
+                   "# Arguments: 1 the parrotscope executable, 2 the list of runs, 3 the device (cpu or cuda).\n"
+                   "# Submitted (and submitted again by hand) with:\n# " + command.join(' ') + "\n";
+    for (const QString& line : profile.extraLines) text += line + "\n";
+    text += "exec \"$1\" sweep --slurm-task \"$SLURM_ARRAY_TASK_ID\" --list \"$2\" --device \"$3\" --threads \"${SLURM_CPUS_PER_TASK:-1}\"\n";
+    writeFileAtomically(script, text.toUtf8(), "the batch script");
+    QFile::setPermissions(script, QFile::permissions(script) | QFileDevice::ExeOwner);
+    writeTextFile(list, runs.join('\n') + '\n', "the list of runs");
     const Ran r = runCommand("sbatch", args);
     const QString job = r.out.trimmed().section(';', 0, 0);
     if (r.code != 0 || job.isEmpty() || !job.front().isDigit()) {

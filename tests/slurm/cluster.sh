@@ -18,6 +18,14 @@ dir="${2:-}"
 
 stop_all() {
     local f
+    # its jobs first: slurmd going away leaves their steps running
+    if [ -s "$dir/slurmctld.pid" ] && [ -f "$dir/slurm.conf" ]; then
+        SLURM_CONF="$dir/slurm.conf" scancel --user="$(id -un)" 2>/dev/null || true
+        for _ in $(seq 1 20); do
+            [ -z "$(SLURM_CONF="$dir/slurm.conf" squeue --noheader 2>/dev/null)" ] && break
+            sleep 0.5
+        done
+    fi
     for f in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munge/munged.pid"; do
         if [ -s "$f" ]; then kill "$(cat "$f")" 2>/dev/null || true; fi
     done
