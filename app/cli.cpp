@@ -377,20 +377,6 @@ int cmdSample(Args& a)
 
 namespace {
 
-// A word as a POSIX shell reads it back: bare when safe, else single-quoted.
-QString shellQuote(const QString& w)
-{
-    static const QRegularExpression safe("^[A-Za-z0-9_./=:,+-]+$");
-    if (safe.match(w).hasMatch()) return w;
-    QString q = w;
-    q.replace("'", "'\\''");
-    return "'" + q + "'";
-}
-
-}  // namespace
-
-namespace {
-
 // sweep --slurm-task I --list FILE: on a node, array task I of a submitted sweep runs its run
 // (line I + 1 of the list) as a local sweep would: resumed from its autosave when it has one.
 int runSlurmTask(int task, const QString& list)
@@ -521,28 +507,17 @@ int cmdSweep(Args& a)
     overrideSweep(plan0, sets);
     if (slurm) {
         if (print || jobs != 1) throw Error("sweep --slurm: Slurm schedules the runs; leave out --jobs and --print-commands");
-        // runs queued or running already are left alone; those Slurm says ended may have left a lock
-        QStringList busy;
-        const std::vector<SweepRunState> before = QFileInfo::exists(QDir(outDir).filePath("index.json")) ? sweepStatus(outDir) : std::vector<SweepRunState>{};
-        for (const SweepRunState& r : before) {
-            if (r.state == "pending" || r.state == "running") busy << r.name;
-            else if (!r.task.isEmpty()) QFile::remove(QDir(plan0.outDir).filePath("runs/" + r.name + "/run.lock"));
-        }
-        SweepRunner runner(std::move(plan0), QCoreApplication::applicationFilePath(), 1);
-        runner.leaveAlone(busy);
-        runner.prepare();
-        const QStringList todo = runner.toDoNames();
-        const SweepPlan& plan = runner.plan();
-        if (todo.isEmpty()) {
-            out() << "sweep " << plan.name << ": nothing to submit (" << plan.runs.size() - size_t(busy.size()) << " finished, " << busy.size()
-                  << " queued or running)\n";
+        const QString name = plan0.name, dir = plan0.outDir;
+        const SlurmSubmitted s = submitSweep(std::move(plan0), profile, QCoreApplication::applicationFilePath());
+        if (s.job.isEmpty()) {
+            out() << "sweep " << name << ": nothing to submit (" << s.total - s.busy << " finished, " << s.busy << " queued or running)\n";
             return 0;
         }
-        const QString job = submitSweepRuns(plan, todo, profile, QCoreApplication::applicationFilePath());
-        out() << "submitted " << todo.size() << " of " << plan.runs.size() << " runs as Slurm job array " << job << " ("
-              << (profile.name.isEmpty() ? QString() : profile.name + ": ") << profile.describe() << ")" << (busy.isEmpty() ? QString() : QString("; %1 still queued or running").arg(busy.size()))
-              << "\nstatus: parrotscope sweep --status " << shellQuote(plan.outDir) << "\n";
-        out() << job << "\n";
+        out() << "submitted " << s.runs.size() << " of " << s.total << " runs as Slurm job array " << s.job << " ("
+              << (profile.name.isEmpty() ? QString() : profile.name + ": ") << profile.describe() << ")"
+              << (s.busy == 0 ? QString() : QString("; %1 still queued or running").arg(s.busy))
+              << "\nstatus: parrotscope sweep --status " << shellQuote(dir) << "\n";
+        out() << s.job << "\n";
         return 0;
     }
     SweepRunner runner(std::move(plan0), QCoreApplication::applicationFilePath(), jobs);

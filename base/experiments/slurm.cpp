@@ -1,5 +1,7 @@
 #include "base/experiments/slurm.h"
 
+#include "base/experiments/sweeprunner.h"
+
 #include "base/error.h"
 #include "base/io/jsonfile.h"
 #include "base/io/runfolder.h"
@@ -74,16 +76,6 @@ std::vector<std::map<QString, QString>> scontrolRecords(const QString& text)
 
 QString logOf(const QString& task) { return QString("logs/slurm-%1.log").arg(task); }
 
-// A word as bash reads it back, on one line: bare when safe, else single-quoted, a line break
-// written as $'\n' (the result goes into a comment, which a raw line break would end).
-QString quotedOnOneLine(const QString& w)
-{
-    static const QRegularExpression safe("^[A-Za-z0-9_./=:,+%@-]+$");
-    if (safe.match(w).hasMatch()) return w;
-    QString q = w;
-    q.replace("'", "'\\''").replace("\n", "'$'\\n''").replace("\r", "'$'\\r''");
-    return "'" + q + "'";
-}
 
 }  // namespace
 
@@ -341,7 +333,7 @@ QString submitSweepRuns(const SweepPlan& plan, const QStringList& runs, const Cl
     if (!profile.gres.isEmpty()) args << "--gres=" + profile.gres;
     args << script << (profile.executable.isEmpty() ? executable : profile.executable) << list << (profile.usesGpu() ? "cuda" : "cpu");
     QStringList command{"sbatch"};
-    for (const QString& a : args) command << quotedOnOneLine(a);
+    for (const QString& a : args) command << shellQuote(a);
     QString text = "#!/bin/bash\n"
                    "# One run of a Parrotscope sweep per array task: the run on line SLURM_ARRAY_TASK_ID + 1 of the list.\n"
                    "# Arguments: 1 the parrotscope executable, 2 the list of runs, 3 the device (cpu or cuda).\n"
@@ -374,6 +366,25 @@ QString submitSweepRuns(const SweepPlan& plan, const QStringList& runs, const Cl
     index["slurm"] = QJsonObject{{"job", job}, {"jobs", history}, {"cluster", profile.name}};
     writeFileAtomically(indexFile, QJsonDocument(index).toJson(), "the sweep's index");
     return job;
+}
+
+SlurmSubmitted submitSweep(SweepPlan plan, const ClusterProfile& profile, const QString& executable)
+{
+    SlurmSubmitted out;
+    QStringList busy;
+    if (QFileInfo::exists(QDir(plan.outDir).filePath("index.json")))
+        for (const SweepRunState& r : sweepStatus(plan.outDir)) {
+            if (r.state == "pending" || r.state == "running") busy << r.name;
+            else if (!r.task.isEmpty()) QFile::remove(QDir(plan.outDir).filePath("runs/" + r.name + "/run.lock"));  // a task killed elsewhere
+        }
+    SweepRunner runner(std::move(plan), executable, 1);
+    runner.leaveAlone(busy);
+    runner.prepare();
+    out.runs = runner.toDoNames();
+    out.total = int(runner.plan().runs.size());
+    out.busy = int(busy.size());
+    if (!out.runs.isEmpty()) out.job = submitSweepRuns(runner.plan(), out.runs, profile, executable);
+    return out;
 }
 
 QStringList cancelSweepJobs(const QString& sweepDir)

@@ -90,6 +90,19 @@ std::vector<SweepRunState> sweepStatus(const QString& sweepDir);
 // parrot::Error with sbatch's own message when it refuses.
 QString submitSweepRuns(const SweepPlan& plan, const QStringList& runs, const ClusterProfile& profile, const QString& executable);
 
+// What submitSweep did: the job ("" when nothing was left to submit), the runs in it, the
+// sweep's runs in all, and those left alone because they were queued or running.
+struct SlurmSubmitted {
+    QString job;
+    QStringList runs;
+    int total = 0, busy = 0;
+};
+// The command line's and the window's submission: asks Slurm about the folder's earlier jobs,
+// leaves their queued and running runs alone (and clears the lock of a run whose task Slurm says
+// ended), prepares the rest as a local sweep would (SweepRunner::prepare) and submits what is
+// left to do with submitSweepRuns. Throws parrot::Error as those do.
+SlurmSubmitted submitSweep(SweepPlan plan, const ClusterProfile& profile, const QString& executable);
+
 // scancel for every job of the sweep that still has tasks queued or running; returns their ids.
 QStringList cancelSweepJobs(const QString& sweepDir);
 

@@ -253,4 +253,13 @@ QStringList sweepRunArguments(const SweepRun& run, int threads)
     return {"train", "--config", run.configPath, "--out", run.runDir, "--threads", t, "--device", deviceChoice()};
 }
 
+QString shellQuote(const QString& word)
+{
+    static const QRegularExpression safe("^[A-Za-z0-9_./=:,+-]+$");
+    if (safe.match(word).hasMatch()) return word;
+    QString q = word;
+    q.replace("'", "'\\''").replace("\n", "'$'\\n''").replace("\r", "'$'\\r''");
+    return "'" + q + "'";
+}
+
 }  // namespace parrot

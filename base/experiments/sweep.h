@@ -77,6 +77,9 @@ QString sweepPresetFile(const QString& name);  // throws parrot::Error for an un
 // The command that runs one run on its own (for --print-commands and for local jobs): `train
 // --resume` for a run stopped or killed part way (sweepRunResumable), else a fresh `train`.
 QStringList sweepRunArguments(const SweepRun& run, int threads);
+// A word as a POSIX shell reads it back, on one line: bare when safe, else single-quoted, a
+// line break written as $'\n' (so it also stays one line inside a comment).
+QString shellQuote(const QString& word);
 // A run that stopped or was killed part way with a resume file and the settings the sweep gives
 // now: running the sweep again goes on with it rather than starting it over.
 bool sweepRunResumable(const SweepRun& run);

@@ -586,10 +586,6 @@ void ExperimentsPanel::reloadClusterProfiles()
 
 void ExperimentsPanel::submitToCluster(const QString& profileName)
 {
-    struct Submitted {
-        QString job;
-        int runs = 0, total = 0, busy = 0;
-    };
     SweepPlan plan;
     ClusterProfile profile;
     try {
@@ -604,30 +600,13 @@ void ExperimentsPanel::submitToCluster(const QString& profileName)
     const QString exe = m_exe;
     m_progressText->setText(tr("submitting…"));
     m_cluster.start(
-        [plan, profile, exe](JobContext&) {
-            Submitted out;
-            QStringList busy;
-            if (QFileInfo::exists(QDir(plan.outDir).filePath("index.json")))
-                for (const SweepRunState& r : sweepStatus(plan.outDir)) {
-                    if (r.state == "pending" || r.state == "running") busy << r.name;
-                    else if (!r.task.isEmpty()) QFile::remove(QDir(plan.outDir).filePath("runs/" + r.name + "/run.lock"));
-                }
-            SweepRunner runner(plan, exe, 1);
-            runner.leaveAlone(busy);
-            runner.prepare();
-            const QStringList todo = runner.toDoNames();
-            out.total = int(plan.runs.size());
-            out.busy = int(busy.size());
-            out.runs = int(todo.size());
-            if (!todo.isEmpty()) out.job = submitSweepRuns(runner.plan(), todo, profile, exe);
-            return out;
-        },
-        [this, profileName](const Submitted& s) {
+        [plan, profile, exe](JobContext&) { return submitSweep(plan, profile, exe); },
+        [this, profileName](const SlurmSubmitted& s) {
             m_lastJob = s.job;
             if (s.job.isEmpty()) {
                 emit message(tr("Nothing to submit: %1 of %2 runs are finished, %3 queued or running").arg(s.total - s.busy).arg(s.total).arg(s.busy));
             } else {
-                emit message(tr("Submitted %1 of %2 runs to %3 as Slurm job array %4").arg(s.runs).arg(s.total).arg(profileName, s.job));
+                emit message(tr("Submitted %1 of %2 runs to %3 as Slurm job array %4").arg(s.runs.size()).arg(s.total).arg(profileName, s.job));
                 m_progressText->setText(tr("Slurm job %1").arg(s.job));
             }
             emit clusterSubmitted(s.job);
