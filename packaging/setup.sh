@@ -11,9 +11,10 @@ PARROT_BUILD="${PARROT_BUILD:-$PARROT_ROOT/build}"
 # torch runs on the reference BLAS, about 10x slower (docs/CONTRIBUTING.md trap 1).
 PARROT_PACKAGES=(cmake g++ make qt6-base-dev qt6-svg-dev libtorch-dev libopenblas0-openmp
                  libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth)
-# With the tests: a single-node Slurm for tst_slurm (tests/slurm/cluster.sh starts it).
+# With the tests: a single-node Slurm for tst_slurm (tests/slurm/cluster.sh starts it), and clang
+# with libFuzzer for the readers' fuzzing under the sanitizers (packaging/fuzz.sh).
 if [ "${PARROT_WITH_TESTS:-0}" = 1 ]; then
-    PARROT_PACKAGES+=(slurmctld slurmd slurm-client munge)
+    PARROT_PACKAGES+=(slurmctld slurmd slurm-client munge clang libclang-rt-dev)
 fi
 
 parrot_missing_packages() {

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Parrotscope with its tests and runs the whole suite.
+# Installs what is missing, builds Parrotscope with its tests and runs the whole suite: the main
+# build's tests, then the fuzz build's (packaging/fuzz.sh: every reader's libFuzzer harness for
+# 25 s and the torch-free tests, all under AddressSanitizer + UBSan). Arguments go to the main
+# build's ctest (for example -R tst_cli), and then the fuzz build is left out.
 set -euo pipefail
 PARROT_WITH_TESTS=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 parrot_build -DPARROT_BUILD_TESTS=ON
 export QT_QPA_PLATFORM=offscreen
-cd "$PARROT_BUILD"
-ctest --output-on-failure "$@"
+if [ $# -gt 0 ]; then
+    cd "$PARROT_BUILD" && exec ctest --output-on-failure "$@"
+fi
+bash "$PARROT_ROOT/packaging/fuzz.sh" --build
+status=0
+(cd "$PARROT_BUILD" && ctest --output-on-failure) || status=1
+(cd "${PARROT_FUZZ_BUILD:-$PARROT_ROOT/build-fuzz}" && ctest --output-on-failure) || status=1
+exit $status

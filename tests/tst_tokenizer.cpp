@@ -73,6 +73,9 @@ private slots:
         // an id past the tokenizer's (a model's padding row) reads as what it is; a negative one is an error
         QCOMPARE(t.decode({the[0], t.vocabSize() + 3}), QString(" the<|id %1|>").arg(t.vocabSize() + 3));
         QVERIFY_THROWS_EXCEPTION(Error, t.decode({-1}));
+        // a byte-order mark at the start is text like any other: it survives the round trip
+        const QString bom = QString(QChar(0xFEFF)) + QChar(0xFEFF) + "a";
+        QCOMPARE(t.decode(t.encode(bom)), bom);
     }
 
     void refusesWhatItCannotRead_data()

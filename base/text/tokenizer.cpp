@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QStringDecoder>
 
 #include <algorithm>
 #include <climits>
@@ -227,7 +228,10 @@ QString BpeTokenizer::decode(const std::vector<int>& ids, bool skipSpecial) cons
             else out.append(QString(c).toUtf8());
         }
     }
-    return QString::fromUtf8(out);
+    // A byte-order mark the tokens spell is text like any other (QString::fromUtf8 would drop a
+    // leading one, so a decoded U+FEFF at the start would vanish).
+    QStringDecoder utf8(QStringConverter::Utf8, QStringConverter::Flag::ConvertInitialBom);
+    return utf8.decode(out);
 }
 
 QString BpeTokenizer::tokenText(int id) const
