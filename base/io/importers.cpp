@@ -50,7 +50,8 @@ struct JsonConfig {
             return fallback;
         }
         const double d = v.toDouble(-1);
-        if (!v.isDouble() || d != double(int(d)) || d < lo || d > hi)
+        // the range first: converting a double past int's range to an int is undefined
+        if (!v.isDouble() || !(d >= lo && d <= hi) || d != std::floor(d))
             throw Error(QString("%1: %2: expected an integer in %3..%4, got %5").arg(path, shown).arg(lo).arg(hi).arg(v.toVariant().toString()));
         return int(d);
     }

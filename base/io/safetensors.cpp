@@ -107,7 +107,8 @@ SafetensorsFile readSafetensors(const QString& path)
         if (!t.value("shape").isArray()) throw Error(where + ": shape must be an array of non-negative integers");
         for (const QJsonValue& d : t.value("shape").toArray()) {
             const double v = d.toDouble(-1);
-            if (!d.isDouble() || v < 0 || v != double(int64_t(v)) || v > 1e12)
+            // the range first: converting a double past int64's range to an integer is undefined
+            if (!d.isDouble() || !(v >= 0 && v <= 1e12) || v != std::floor(v))
                 throw Error(where + ": shape must be an array of non-negative integers");
             rec.shape.push_back(int64_t(v));
         }
@@ -115,7 +116,7 @@ SafetensorsFile readSafetensors(const QString& path)
         if (offs.size() != 2 || !offs[0].isDouble() || !offs[1].isDouble())
             throw Error(where + ": data_offsets must be [begin, end]");
         const double b = offs[0].toDouble(), e = offs[1].toDouble();
-        if (b < 0 || e < b || e > double(dataSize) || b != double(qint64(b)) || e != double(qint64(e)))
+        if (!(b >= 0 && e >= b && e <= double(dataSize)) || b != std::floor(b) || e != std::floor(e))
             throw Error(where + QString(": data_offsets [%1, %2] lie outside the %3 bytes of data")
                                     .arg(qint64(b)).arg(qint64(e)).arg(dataSize));
         double expected = esize;
@@ -287,10 +288,18 @@ void writeSafetensors(const QString& path, const SafetensorsFile& file)
     for (int i = 0; i < 8; ++i, n >>= 8) len[i] = char(n & 0xff);
 
     QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly)) throw Error(QString("%1: cannot write (%2)").arg(path, out.errorString()));
-    out.write(len);
-    out.write(json);
-    for (const TensorRecord& t : file.tensors) out.write(t.data);
+    if (!out.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) throw Error(QString("%1: cannot write (%2)").arg(path, out.errorString()));
+    // Every write's count is checked (unbuffered, so each count is the disk's): one cut short by a
+    // filling disk returns fewer bytes without an error, and QSaveFile would then commit a
+    // truncated file over the good one.
+    bool whole = out.write(len) == len.size() && out.write(json) == json.size();
+    for (auto t = file.tensors.cbegin(); whole && t != file.tensors.cend(); ++t) whole = out.write(t->data) == t->data.size();
+    if (!whole) {
+        out.cancelWriting();
+        out.commit();  // removes the temporary file
+        throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged")
+                        .arg(path, out.error() != QFileDevice::NoError ? out.errorString() : QString("the disk is full")));
+    }
     if (!out.commit())
         throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged")
                         .arg(path, out.errorString()));
