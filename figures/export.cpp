@@ -4,6 +4,7 @@
 #include "base/io/textfile.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QScreen>
@@ -236,9 +237,8 @@ DrawnFigure drawFigure(const std::vector<PlacedPlot>& plots, const QString& path
         f.kind = DrawnFigure::Kind::Csv;
         return f;
     }
-    // Every format is drawn to a temporary file first: a cancelled or failed export leaves what was there.
-    const QString partial = path + ".part." + QFileInfo(path).suffix();
-    f.partial = partial;
+    // Every format is drawn in memory; writeFigure puts it in place in one step (writeFileAtomically),
+    // so a cancelled or failed export leaves what was there.
     bool complete = false;
     if (ext == "png") {
         f.kind = DrawnFigure::Kind::Png;
@@ -258,8 +258,10 @@ DrawnFigure drawFigure(const std::vector<PlacedPlot>& plots, const QString& path
         const QString shownTitle = title.isEmpty() ? QString("Parrotscope figure") : title;
         // vector devices at the layout DPI: a point of the page is a point of the figure
         const int dpi = figureLayoutDpi();
+        QBuffer buffer(&f.bytes);
+        buffer.open(QIODevice::WriteOnly);
         if (ext == "pdf") {
-            QPdfWriter pdf(partial);
+            QPdfWriter pdf(&buffer);
             pdf.setCreator("Parrotscope");
             pdf.setTitle(shownTitle);
             pdf.setResolution(dpi);
@@ -269,7 +271,7 @@ DrawnFigure drawFigure(const std::vector<PlacedPlot>& plots, const QString& path
         } else {
             const QSize size = layoutSize(o.width, o.height);
             QSvgGenerator svg;
-            svg.setFileName(partial);
+            svg.setOutputDevice(&buffer);
             svg.setResolution(dpi);
             svg.setSize(size);
             svg.setViewBox(QRect(QPoint(0, 0), size));
@@ -279,7 +281,6 @@ DrawnFigure drawFigure(const std::vector<PlacedPlot>& plots, const QString& path
         }
     }
     f.complete = complete;
-    if (!complete && f.kind == DrawnFigure::Kind::Vector) QFile::remove(partial);
     return f;
 }
 
@@ -287,16 +288,13 @@ void writeFigure(const DrawnFigure& f)
 {
     if (!f.complete) return;
     if (f.kind == DrawnFigure::Kind::Csv) return writeTextFile(f.path, f.csv, "the figure");
-    if (f.kind == DrawnFigure::Kind::Png && !f.image.save(f.partial, "PNG")) {
-        QFile::remove(f.partial);
-        cannotWrite(f.path);
+    QByteArray png;
+    if (f.kind == DrawnFigure::Kind::Png) {
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        if (!f.image.save(&buffer, "PNG")) cannotWrite(f.path, "the image could not be encoded");
     }
-    if (!QFileInfo::exists(f.partial)) cannotWrite(f.path);
-    QFile::remove(f.path);
-    if (!QFile::rename(f.partial, f.path)) {
-        QFile::remove(f.partial);
-        cannotWrite(f.path);
-    }
+    writeFileAtomically(f.path, f.kind == DrawnFigure::Kind::Png ? png : f.bytes, "the figure");
 }
 
 void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, const ExportOptions& o, const QString& title,

@@ -64,15 +64,16 @@ void exportPlots(const std::vector<PlacedPlot>& plots, const QString& path, cons
                  const std::function<bool(int, int)>& progress = {});
 
 // The same in two halves, so that a window can keep drawing while the file is written: drawing
-// touches the plots and runs on the GUI thread (a PDF or SVG is written as it is drawn, to a
-// temporary file beside the target); writing touches no widget and may run on any thread (it
-// encodes a PNG, writes a CSV, and moves the temporary file into place). A cancelled drawing
-// (complete false) writes nothing and leaves what was there.
+// touches the plots and runs on the GUI thread (a PDF or SVG is drawn into memory); writing
+// touches no widget and may run on any thread (it encodes a PNG and puts the bytes in place at
+// once, through a temporary file renamed over the target, so a write that fails on a read-only,
+// full or removed folder throws parrot::Error naming the file and leaves what was there). A
+// cancelled drawing (complete false) writes nothing.
 struct DrawnFigure {
     enum class Kind { Png, Vector, Csv };
     Kind kind = Kind::Png;
     QString path;     // the target
-    QString partial;  // the temporary file (PNG, PDF, SVG)
+    QByteArray bytes; // PDF, SVG
     QImage image;     // PNG
     QString csv;      // CSV
     bool complete = true;

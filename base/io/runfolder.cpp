@@ -16,7 +16,9 @@
 #include <QJsonDocument>
 #include <QLocale>
 #include <QRegularExpression>
+#include <QLockFile>
 #include <QSaveFile>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include <algorithm>
@@ -452,6 +454,62 @@ QString runStatus(const QString& dir)
 {
     const auto result = readJsonObjectIfValid(QDir(dir).filePath("result.json"));  // none while the run is alive
     return result ? result->value("status").toString() : QString();
+}
+
+namespace {
+
+// Whether the process that holds `lockPath` is gone from this machine, judged by QLockFile's own
+// rule on a copy of the file, so the run's lock itself is left as it is.
+bool lockOwnerGone(const QString& lockPath)
+{
+    QLockFile original(lockPath);
+    qint64 pid = 0;
+    QString host, app;
+    if (!original.getLockInfo(&pid, &host, &app) || pid <= 0) return false;  // unreadable, or being written now
+    QTemporaryDir scratch;
+    const QString copy = scratch.filePath("run.lock");
+    if (!scratch.isValid() || !QFile::copy(lockPath, copy)) return false;
+    QLockFile probe(copy);
+    probe.setStaleLockTime(0);  // stale only when its process is gone, as RunFolder::lock decides
+    return probe.tryLock(0);
+}
+
+}  // namespace
+
+std::vector<InterruptedRun> interruptedRuns(const QString& root)
+{
+    std::vector<InterruptedRun> out;
+    const QFileInfoList children = QDir(root).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QFileInfo& child : children) {
+        const QDir dir(child.absoluteFilePath());
+        if (!dir.exists("run.lock") || !dir.exists("config.json") || dir.exists("result.json")) continue;
+        if (!lockOwnerGone(dir.filePath("run.lock"))) continue;
+        InterruptedRun r;
+        r.dir = dir.absolutePath();
+        const auto config = readJsonObjectIfValid(dir.filePath("config.json"));
+        r.name = config ? config->value("experiment").toObject().value("name").toString() : QString();
+        if (r.name.isEmpty()) r.name = dir.dirName();
+        const QString resume = resumeFilePath(r.dir);
+        r.stoppedAround = QFileInfo(dir.filePath("run.lock")).lastModified();
+        if (QFileInfo::exists(resume)) {
+            try {
+                r.step = readSafetensors(resume).metadata.value("step", "-1").toLongLong();
+                r.stoppedAround = std::max(r.stoppedAround, QFileInfo(resume).lastModified());
+            } catch (const Error&) {
+                r.step = -1;  // a damaged resume file: resuming says what is wrong with it
+            }
+        }
+        out.push_back(r);
+    }
+    std::sort(out.begin(), out.end(), [](const InterruptedRun& a, const InterruptedRun& b) { return a.stoppedAround > b.stoppedAround; });
+    return out;
+}
+
+bool dismissInterruptedRun(const QString& dir)
+{
+    const QString path = QDir(dir).filePath("run.lock");
+    if (!QFileInfo::exists(path) || !lockOwnerGone(path)) return false;
+    return QFile::remove(path);
 }
 
 QString resumeFilePath(const QString& runDir) { return QDir(runDir).filePath("checkpoints/resume.safetensors"); }

@@ -4,6 +4,7 @@
 #include "base/config.h"
 #include "base/types.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -124,6 +125,25 @@ QString runFolderOf(const QString& checkpoint);
 // What result.json says of a run folder: "finished", "cancelled", "diverged", "failed", or ""
 // when there is no (readable) result.json.
 QString runStatus(const QString& dir);
+
+// A run whose process ended without closing it (the window crashed or was killed, the machine lost
+// power): its run.lock is still there, the process the lock names is gone from this machine, and
+// it has no result.json. The window offers to continue such runs at its next start.
+struct InterruptedRun {
+    QString dir;
+    QString name;         // the experiment's name, from config.json
+    long long step = -1;  // the step its resume file holds; -1 when it stopped before its first save
+    QDateTime stoppedAround;  // when its resume file (or its lock) was last written
+};
+// The interrupted runs directly under `root` (the window's runs folder: sweeps' runs are resumed
+// by their sweep), newest first. Nothing is changed: a lock is judged on a copy of it, by the rule
+// RunFolder applies when it takes one over (its process is not running on this host). A lock from
+// another host, or from a process still running, is never reported.
+std::vector<InterruptedRun> interruptedRuns(const QString& root);
+// Dismisses an interrupted run: its stale run.lock goes, and it is an ordinary stopped run (the
+// Runs tab still resumes it). False, with nothing changed, when the lock is held by a live process
+// or is not there.
+bool dismissInterruptedRun(const QString& dir);
 
 // A fresh, unused folder name under `root`: <root>/<yyyyMMdd-hhmmss>-<name>[-n].
 QString newRunDir(const QString& root, const QString& name);

@@ -23,8 +23,16 @@ inline QString csvField(QString s)
 inline void writeFileAtomically(const QString& path, const QByteArray& bytes, const QString& what = "the file")
 {
     QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) < 0 || !f.commit())
-        throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, f.errorString()));
+    // A write cut short (a disk that fills up part-way) returns fewer bytes without an error: only
+    // the count tells (unbuffered, so that it is this write's count and not a later flush's), and
+    // then the temporary file is dropped, never renamed over the target.
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Unbuffered) || f.write(bytes) != bytes.size()) {
+        const QString why = f.error() != QFileDevice::NoError ? f.errorString() : QString("the disk is full");
+        f.cancelWriting();
+        f.commit();  // removes the temporary file
+        throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, why));
+    }
+    if (!f.commit()) throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, f.errorString()));
 }
 
 // The text of a UTF-8 file; throws parrot::Error naming the file and `what` it was meant to be

@@ -3,9 +3,13 @@
 #include "base/weightdtype.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <cstdio>
 
 namespace parrot {
 
@@ -74,14 +78,47 @@ AppSettings AppSettings::load()
     return a;
 }
 
-void AppSettings::savePreferences() const
+QString writeSettings(const QList<std::pair<QString, QVariant>>& changes)
 {
-    QSettings s;
-    s.setValue(kDevice, device);
-    s.setValue(kWeightDtype, weightDtype);
-    s.setValue(kThreads, threads);
-    s.setValue(kRunsFolder, runsFolder);
-    s.setValue(kTheme, theme);
+    const QString path = QSettings().fileName();
+    const QString shown = QDir::toNativeSeparators(path);
+    const QString aside = path + ".previous";
+    const bool existed = QFileInfo::exists(path);
+    QFile::remove(aside);
+    if (existed && !QFile::copy(path, aside)) {
+        QFile::remove(aside);
+        return QObject::tr("%1: cannot be written (the disk is full, or the folder is read-only); it is unchanged").arg(shown);
+    }
+    const auto putBack = [&] {
+        if (existed) ::rename(QFile::encodeName(aside).constData(), QFile::encodeName(path).constData());
+        else QFile::remove(path);
+    };
+    {
+        QSettings s;
+        for (const auto& [key, value] : changes) value.isValid() ? s.setValue(key, value) : s.remove(key);
+        s.sync();  // its status() is no guide: AccessError for a written file without an organisation name, NoError for a short one
+    }
+    // read back from a copy (a QSettings on the file itself would answer from Qt's cache)
+    QTemporaryDir scratch;
+    const QString copy = scratch.filePath("check.conf");
+    bool whole = scratch.isValid() && QFile::copy(path, copy);
+    if (whole) {
+        const QSettings back(copy, QSettings::IniFormat);
+        // an INI file gives numbers and booleans back as text: those are compared as text
+        const auto same = [](const QVariant& a, const QVariant& b) { return a.typeId() == b.typeId() ? a == b : a.toString() == b.toString(); };
+        for (const auto& [key, value] : changes) whole = whole && (value.isValid() ? same(back.value(key), value) : !back.contains(key));
+    }
+    if (!whole) {
+        putBack();
+        return QObject::tr("%1: cannot be written (the disk is full, or the folder is read-only); it is unchanged").arg(shown);
+    }
+    QFile::remove(aside);
+    return {};
+}
+
+QString AppSettings::savePreferences() const
+{
+    return writeSettings({{kDevice, device}, {kWeightDtype, weightDtype}, {kThreads, threads}, {kRunsFolder, runsFolder}, {kTheme, theme}});
 }
 
 void AppSettings::markWelcomed() { QSettings().setValue(kWelcomed, true); }

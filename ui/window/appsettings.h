@@ -8,8 +8,19 @@
 
 #include <QString>
 #include <QStringList>
+#include <QVariant>
+
+#include <utility>
 
 namespace parrot {
+
+// Writes `changes` (key, value; an invalid QVariant removes the key) to the settings file in one
+// step, or not at all. QSettings replaces its file through a temporary one, but a write cut short
+// by a full disk goes unreported and the short file is committed, which would lose every setting
+// and layout. So the file is copied aside first (a disk too full for the copy refuses at once),
+// the result is read back from a copy, and on any difference the earlier file is put back.
+// Returns "" when written, else a message naming the file; the earlier file is then unchanged.
+QString writeSettings(const QList<std::pair<QString, QVariant>>& changes);
 
 struct AppSettings {
     int threads = 0;                 // torch threads; 0 = all cores
@@ -28,8 +39,9 @@ struct AppSettings {
     static constexpr int kRecentCheckpoints = 10;
 
     static AppSettings load();
-    // Writes the Preferences' fields: threads, theme, device, weight dtype and the runs folder.
-    void savePreferences() const;
+    // Writes the Preferences' fields: threads, theme, device, weight dtype and the runs folder;
+    // "" or writeSettings' message.
+    QString savePreferences() const;
     static void markWelcomed();
     // Puts an opened checkpoint first among the recent ones and makes it the dialog's start.
     static void rememberCheckpoint(const QString& path);

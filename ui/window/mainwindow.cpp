@@ -2,6 +2,8 @@
 
 #include "ui/window/appsettings.h"
 #include "ui/window/preferencesdialog.h"
+#include "ui/window/recoverybar.h"
+#include "ui/jobs/backgroundjob.h"
 #include "ui/window/theme.h"
 #include "base/weightdtype.h"
 #include "base/config.h"
@@ -199,6 +201,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
             }
         }
     });
+
+    // A run cut short by a crash, a kill or a power cut: one line under the menu offers to continue it.
+    m_recoveryBar = new RecoveryBar(this);
+    addToolBar(Qt::TopToolBarArea, m_recoveryBar);
+    m_recoveryScan = new BackgroundJob(this);
+    connect(m_recoveryBar, &RecoveryBar::continueRequested, this, [this](const QString& dir) {
+        if (m_session->busy()) {
+            showError(tr("%1 was not continued: the Train tab is busy. Stop it, then continue the run from the Runs tab.")
+                          .arg(QDir::toNativeSeparators(dir)));
+            return;
+        }
+        showTrain();
+        resumeRun(dir);
+    });
+    connect(m_recoveryBar, &RecoveryBar::dismissRequested, this, [this](const QString& dir) {
+        if (dismissInterruptedRun(dir))
+            log(tr("%1 is left where it stopped; Continue training in the Runs tab resumes it.").arg(QDir::toNativeSeparators(dir)));
+        m_runs->refresh();
+    });
+    QTimer::singleShot(0, this, &MainWindow::findInterruptedRuns);
 
     m_statusJob = new QLabel(this);
     m_statusJob->setObjectName("statusJob");
@@ -435,9 +457,12 @@ void MainWindow::saveLayout(const QString& givenName)
 {
     QString name = givenName;
     name.replace('/', '-').replace('\\', '-');  // a slash would make a settings group of its own
-    QSettings s;
-    s.setValue(QString("layouts/%1/state").arg(name), saveState(kLayoutVersion));
-    s.setValue(QString("layouts/%1/geometry").arg(name), saveGeometry());
+    const QString error = writeSettings({{QString("layouts/%1/state").arg(name), saveState(kLayoutVersion)},
+                                         {QString("layouts/%1/geometry").arg(name), saveGeometry()}});
+    if (!error.isEmpty()) {
+        showError(tr("The layout \"%1\" was not saved. %2; the layouts saved before are kept.").arg(name, error));
+        return;
+    }
     log(tr("Layout \"%1\" saved (View → Restore layout).").arg(name));
 }
 
@@ -457,6 +482,7 @@ bool MainWindow::restoreLayout(const QString& name)
         return false;
     }
     restoreGeometry(s.value(QString("layouts/%1/geometry").arg(name)).toByteArray());
+    m_recoveryBar->sync();  // a layout holds no interrupted run
     log(tr("Layout \"%1\" restored.").arg(name));
     return true;
 }
@@ -465,6 +491,7 @@ void MainWindow::resetLayout()
 {
     restoreState(m_defaultLayout, kLayoutVersion);
     for (QDockWidget* d : findChildren<QDockWidget*>()) d->show();
+    m_recoveryBar->sync();
     showTrain();
 }
 
@@ -475,6 +502,7 @@ bool MainWindow::restoreSession()
     if (state.isEmpty()) return false;
     restoreGeometry(s.value("window/geometry").toByteArray());
     m_sessionRestored = restoreState(state, kLayoutVersion);
+    m_recoveryBar->sync();
     return m_sessionRestored;
 }
 
@@ -679,6 +707,19 @@ void MainWindow::resumeRun(const QString& runDir)
     }
 }
 
+void MainWindow::findInterruptedRuns()
+{
+    const QString root = runsFolder();
+    m_recoveryScan->start([root](JobContext&) { return interruptedRuns(root); },
+                          [this](const std::vector<InterruptedRun>& runs) {
+                              m_recoveryBar->setRuns(runs);
+                              for (const InterruptedRun& r : runs)
+                                  log(tr("%1 (%2): it can be continued from its last autosave.")
+                                          .arg(RecoveryBar::describe(r), QDir::toNativeSeparators(r.dir)));
+                          },
+                          [this](const QString& error) { log(tr("Looking for interrupted runs: %1").arg(error)); });
+}
+
 void MainWindow::onProgress(const TrainProgress& p)
 {
     m_trainPanel->showProgress(p, model());
@@ -845,11 +886,14 @@ QDialog* MainWindow::showPreferences()
             log(tr("Pretrained weights: %1 for the models opened from now on.").arg(s.weightDtype));
         }
         applyTheme(s.theme);
+        const bool newFolder = m_runs->folder() != s.runsFolder;
         m_runs->setFolder(s.runsFolder);
         m_experiments->setRunsFolder(s.runsFolder);
+        if (newFolder) findInterruptedRuns();
         configureThreads(s.threads);
         updateStatus();
     });
+    connect(dialog, &PreferencesDialog::saveFailed, this, &MainWindow::showError);
     dialog->open();  // window-modal, never blocking the event loop
     return dialog;
 }
@@ -924,9 +968,8 @@ void MainWindow::closeEvent(QCloseEvent* e)
         log(tr("Stopping the sweep before closing; its finished runs are kept, and Run resumes it"));
         m_experiments->cancel();
     }
-    QSettings s;  // the next start comes back to this window and layout
-    s.setValue("window/geometry", saveGeometry());
-    s.setValue("window/state", saveState(kLayoutVersion));
+    // the next start comes back to this window and layout (a full disk keeps the last one saved)
+    writeSettings({{"window/geometry", saveGeometry()}, {"window/state", saveState(kLayoutVersion)}});
     e->accept();
 }
 

@@ -27,11 +27,13 @@ class QSpinBox;
 namespace parrot {
 
 class AccuracyPlot;
+class BackgroundJob;
 class ExportDialog;
 class ExperimentsPanel;
 class ExplorerPanel;
 class InspectorPanel;
 class PretrainedPanel;
+class RecoveryBar;
 class LossPlot;
 class RunBrowser;
 class SettingsPanel;
@@ -65,6 +67,10 @@ public:
     // training and the Train tab's Continue after Stop. A run that diverged asks for a lower
     // learning rate first. Errors go to a message box.
     void resumeRun(const QString& runDir);
+    // Looks (off the GUI thread) for runs under the runs folder that a crash or a kill cut short
+    // (interruptedRuns) and offers the newest in recoveryBar(); at start-up and when the folder changes.
+    void findInterruptedRuns();
+    RecoveryBar* recoveryBar() const { return m_recoveryBar; }
     void startEvaluation();
     // Takes a screenshot at training step `step` (or when training ends first), then closes.
     void screenshotAtStep(long long step, const QString& path);
@@ -176,6 +182,8 @@ private:
     QMenu *m_recentMenu = nullptr, *m_layoutsMenu = nullptr;
     QByteArray m_defaultLayout;
     QLabel* m_statusJob = nullptr;
+    RecoveryBar* m_recoveryBar = nullptr;
+    BackgroundJob* m_recoveryScan = nullptr;
     QAction* m_exportAction = nullptr;
     QPlainTextEdit* m_log;
     QLabel* m_statusDevice;

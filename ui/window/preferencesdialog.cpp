@@ -84,8 +84,9 @@ PreferencesDialog::PreferencesDialog(QWidget* parent) : QDialog(parent)
         s.threads = m_threads->value();
         s.runsFolder = m_runs->text();
         s.theme = m_theme->currentData().toString();
-        s.savePreferences();
+        const QString error = s.savePreferences();
         emit chosen(s);
+        if (!error.isEmpty()) emit saveFailed(tr("%1. The new preferences hold until the window closes.").arg(error));
     });
 }
 

@@ -19,6 +19,7 @@ public:
 
 signals:
     void chosen(const parrot::AppSettings& settings);
+    void saveFailed(const QString& message);  // the settings file could not be written (writeSettings)
 
 private:
     QSpinBox* m_threads;
