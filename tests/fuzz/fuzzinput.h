@@ -7,6 +7,7 @@
 #include "base/error.h"
 
 #include <QByteArray>
+#include <QtGlobal>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -18,6 +19,10 @@
 #include <cstdlib>
 
 namespace parrot::fuzz {
+
+// The readers' warnings ("…: ignored: not valid JSON") would fill the log at every input: dropped.
+// A fatal message still aborts.
+inline const bool kQuiet = (qInstallMessageHandler([](QtMsgType, const QMessageLogContext&, const QString&) {}), true);
 
 // A folder of this process's own, removed at exit.
 inline QDir scratch()
