@@ -2,7 +2,7 @@
 # The readers' coverage-guided fuzzing under AddressSanitizer + UBSan, and the torch-free tests
 # under the same sanitizers: a build of its own in ./build-fuzz (clang; no Torch, no window).
 #
-#   bash packaging/fuzz.sh              build, then run every harness for 25 s and the sanitised tests
+#   bash packaging/fuzz.sh              build, then every harness for 20 s (one a core) and the sanitised tests
 #   bash packaging/fuzz.sh --build      build only
 #   bash packaging/fuzz.sh NAME [ARGS]  build, then run one harness (safetensors, torchzip, tokenizer,
 #                                       bpe, config, hfconfig, squad) with libFuzzer's own ARGS on its
@@ -22,7 +22,7 @@ cmake -S "$PARROT_ROOT" -B "$FUZZ_BUILD" -DPARROT_FUZZ=ON -DCMAKE_CXX_COMPILER=c
 cmake --build "$FUZZ_BUILD" --parallel "$(nproc 2>/dev/null || echo 2)"
 case "${1:-}" in
     --build) exit 0 ;;
-    "") cd "$FUZZ_BUILD" && exec ctest --output-on-failure ;;
+    "") cd "$FUZZ_BUILD" && exec ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)" ;;
 esac
 name="$1"; shift
 exe="$FUZZ_BUILD/fuzz_$name"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Parrotscope with its tests and runs the whole suite: the main
 # build's tests, then the fuzz build's (packaging/fuzz.sh: every reader's libFuzzer harness for
-# 25 s and the torch-free tests, all under AddressSanitizer + UBSan). Arguments go to the main
+# 20 s, one a core, and the torch-free tests, all under AddressSanitizer + UBSan). Arguments go to the main
 # build's ctest (for example -R tst_cli), and then the fuzz build is left out.
 set -euo pipefail
 PARROT_WITH_TESTS=1
@@ -14,5 +14,5 @@ fi
 bash "$PARROT_ROOT/packaging/fuzz.sh" --build
 status=0
 (cd "$PARROT_BUILD" && ctest --output-on-failure) || status=1
-(cd "${PARROT_FUZZ_BUILD:-$PARROT_ROOT/build-fuzz}" && ctest --output-on-failure) || status=1
+(cd "${PARROT_FUZZ_BUILD:-$PARROT_ROOT/build-fuzz}" && ctest --output-on-failure --parallel "$(nproc)") || status=1
 exit $status

@@ -8,7 +8,7 @@ if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "PARROT_FUZZ needs clang with libFuzzer (Debian: clang libclang-rt-dev); "
                       "configure with -DCMAKE_CXX_COMPILER=clang++ (packaging/fuzz.sh does)")
 endif()
-set(PARROT_FUZZ_SECONDS 25 CACHE STRING "How long CTest runs each harness, in seconds")
+set(PARROT_FUZZ_SECONDS 20 CACHE STRING "How long CTest runs each harness, in seconds")
 
 find_package(Qt6 6.2 REQUIRED COMPONENTS Core Test)
 qt_standard_project_setup()
