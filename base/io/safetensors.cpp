@@ -1,4 +1,5 @@
 #include "base/io/safetensors.h"
+#include "base/io/textfile.h"
 
 #include "base/error.h"
 
@@ -7,7 +8,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStringList>
 
 #include <algorithm>
@@ -287,22 +287,13 @@ void writeSafetensors(const QString& path, const SafetensorsFile& file)
     quint64 n = quint64(json.size());
     for (int i = 0; i < 8; ++i, n >>= 8) len[i] = char(n & 0xff);
 
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) throw Error(QString("%1: cannot write (%2)").arg(path, out.errorString()));
-    // Every write's count is checked (unbuffered, so each count is the disk's): one cut short by a
-    // filling disk returns fewer bytes without an error, and QSaveFile would then commit a
-    // truncated file over the good one.
-    bool whole = out.write(len) == len.size() && out.write(json) == json.size();
-    for (auto t = file.tensors.cbegin(); whole && t != file.tensors.cend(); ++t) whole = out.write(t->data) == t->data.size();
-    if (!whole) {
-        out.cancelWriting();
-        out.commit();  // removes the temporary file
-        throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged")
-                        .arg(path, out.error() != QFileDevice::NoError ? out.errorString() : QString("the disk is full")));
+    std::vector<QByteArrayView> chunks{len, json};
+    for (const TensorRecord& t : file.tensors) chunks.emplace_back(t.data);
+    bool opened = false;
+    if (const QString why = writeChunksAtomically(path, chunks, &opened); !why.isEmpty()) {
+        if (!opened) throw Error(QString("%1: cannot write (%2)").arg(path, why));
+        throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged").arg(path, why));
     }
-    if (!out.commit())
-        throw Error(QString("%1: could not be written (%2); is the disk full? The file that was there is unchanged")
-                        .arg(path, out.errorString()));
 }
 
 }  // namespace parrot

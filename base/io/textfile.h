@@ -9,6 +9,8 @@
 #include <QSaveFile>
 #include <QString>
 
+#include <vector>
+
 namespace parrot {
 
 // One CSV field: quoted (with quotes doubled) when it holds a comma, a quote or a line break.
@@ -18,21 +20,32 @@ inline QString csvField(QString s)
     return s;
 }
 
-// Writes `bytes` through a temporary file renamed over `path` when complete, so a failed write
-// leaves what was there. Throws parrot::Error naming the file, `what` it is, and why.
-inline void writeFileAtomically(const QString& path, const QByteArray& bytes, const QString& what = "the file")
+// Writes `chunks`, in order, through a temporary file renamed over `path` once every one is whole,
+// so a failed write leaves what was there. Returns "" when written, else why not. A write cut short
+// (a disk that fills up part-way) returns fewer bytes without an error: only the count tells
+// (unbuffered, so that it is this write's count and not a later flush's), and then the temporary
+// file is dropped, never renamed over the target. `opened`, when given, says whether the temporary
+// file could be made at all (a missing or read-only folder) before anything was written.
+inline QString writeChunksAtomically(const QString& path, const std::vector<QByteArrayView>& chunks, bool* opened = nullptr)
 {
     QSaveFile f(path);
-    // A write cut short (a disk that fills up part-way) returns fewer bytes without an error: only
-    // the count tells (unbuffered, so that it is this write's count and not a later flush's), and
-    // then the temporary file is dropped, never renamed over the target.
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Unbuffered) || f.write(bytes) != bytes.size()) {
+    bool whole = f.open(QIODevice::WriteOnly | QIODevice::Unbuffered);
+    if (opened) *opened = whole;
+    for (auto c = chunks.begin(); whole && c != chunks.end(); ++c) whole = f.write(c->data(), c->size()) == c->size();
+    if (!whole) {
         const QString why = f.error() != QFileDevice::NoError ? f.errorString() : QString("the disk is full");
         f.cancelWriting();
         f.commit();  // removes the temporary file
-        throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, why));
+        return why;
     }
-    if (!f.commit()) throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, f.errorString()));
+    return f.commit() ? QString() : f.errorString();
+}
+
+// writeChunksAtomically for one piece; throws parrot::Error naming the file, `what` it is, and why.
+inline void writeFileAtomically(const QString& path, const QByteArray& bytes, const QString& what = "the file")
+{
+    if (const QString why = writeChunksAtomically(path, {QByteArrayView(bytes)}); !why.isEmpty())
+        throw Error(QString("%1: cannot write %2 (%3)").arg(path, what, why));
 }
 
 // The text of a UTF-8 file; throws parrot::Error naming the file and `what` it was meant to be
