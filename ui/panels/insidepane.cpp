@@ -16,12 +16,14 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QStyle>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSpinBox>
@@ -205,9 +207,18 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     vl->setContentsMargins(0, 0, 0, 0);
     m_status = new QLabel(views);
     m_status->setWordWrap(true);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // never widens the pane
     vl->addWidget(m_status);
-    m_thumbs = new QWidget(views);
-    m_thumbGrid = new QGridLayout(m_thumbs);
+    m_thumbs = new QWidget(views);  // the grid, then a stretch: the thumbnails sit on the left
+    auto* thumbRow = new QHBoxLayout(m_thumbs);
+    thumbRow->setContentsMargins(0, 0, 0, 0);
+    auto* grid = new QWidget(m_thumbs);
+    thumbRow->addWidget(grid);
+    m_flow = new QVBoxLayout;  // a short pane's lines of thumbnails, in place of the grid
+    m_flow->setSpacing(2);
+    thumbRow->addLayout(m_flow);
+    thumbRow->addStretch(1);
+    m_thumbGrid = new QGridLayout(grid);
     m_thumbGrid->setContentsMargins(0, 0, 0, 0);
     m_thumbGrid->setSpacing(2);
     vl->addWidget(m_thumbs);
@@ -571,9 +582,22 @@ void InsidePane::setView(const QString& view)
     rebuild();
 }
 
-QString InsidePane::status() const { return m_status->text(); }
+QString InsidePane::status() const { return m_statusText; }
 
-void InsidePane::setStatus(const QString& text) { m_status->setText(text); }
+void InsidePane::setStatus(const QString& text)
+{
+    m_statusText = text;
+    showStatus();
+}
+
+void InsidePane::showStatus()
+{
+    // a short pane gives the line one row, whole in its tooltip
+    m_status->setWordWrap(!m_shortPane);
+    const int room = m_flowRoom > 0 ? m_flowRoom : flowRoom();
+    m_status->setText(m_shortPane ? m_status->fontMetrics().elidedText(m_statusText, Qt::ElideRight, room - 8) : m_statusText);
+    m_status->setToolTip(m_shortPane && m_status->text() != m_statusText ? m_statusText : QString());
+}
 
 QString InsidePane::info() const { return m_info->text(); }
 
@@ -598,8 +622,6 @@ void InsidePane::rebuild()
     m_scored = m_predictions.size() == m_tokens.size() && !m_tokens.empty();
     m_score = m_scored ? m_subject.score(m_tokens, m_predictions) : CopyScore{};
     m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_score.wrong);
-    for (QToolButton* b : m_thumbButtons) b->deleteLater();
-    m_thumbButtons.clear();
     // the first lookup head when there is one, else the first map; stepping through a run's
     // snapshots keeps the map that was shown, so one head is seen to change
     m_selected = 0;
@@ -611,24 +633,61 @@ void InsidePane::rebuild()
     if (m_keepSelected >= 0 && m_keepSelected < int(m_view.maps.size())) m_selected = m_keepSelected;
     m_keepSelected = -1;
     followSelectedHead();
+    buildThumbnails();
+    updateCausalRow();
+    restyle();
+}
+
+void InsidePane::buildThumbnails()
+{
     // Attention: a row per layer, a column per head. Many maps (a pretrained model's 144 heads or
     // 24 blocks): smaller thumbnails without captions (they are in the tooltips and the map's
     // title) and a label heading each row, so a laptop's half-screen pane holds a row.
+    // A short pane (a laptop's screen) drops the captions and flows the layers one after the
+    // other across the pane's width, each behind its label, for the enlarged map's height.
+    for (QToolButton* b : m_thumbButtons) b->deleteLater();
+    m_thumbButtons.clear();
     for (QLabel* l : m_rowLabels) l->deleteLater();
     m_rowLabels.clear();
     const bool attention = m_view.view == "attention";
-    const bool compact = m_view.maps.size() > 16;
-    m_thumbSide = compact ? kSmallThumbnail : kThumbnail;
+    const bool many = m_view.maps.size() > 16;
+    const bool flow = m_shortPane && !many;
+    const bool compact = many || flow;
+    m_thumbSide = many ? kSmallThumbnail : flow ? kFlowThumbnail : kThumbnail;
+    while (QLayoutItem* line = m_flow->takeAt(0)) delete line;  // the lines' items, not the widgets
+    m_flowRoom = flowRoom();
+    QHBoxLayout* line = nullptr;
+    int used = 0;
     int lastRow = -1;
+    const int thumbWidth = m_thumbSide + 8 + m_flow->spacing();
+    const auto place = [&](QWidget* w, int row, int col, bool label) {
+        if (!flow) {
+            m_thumbGrid->addWidget(w, row, col);
+            return;
+        }
+        // (a button's size hint before it is polished counts a caption it will not show)
+        const int width = label ? w->sizeHint().width() + m_flow->spacing() : thumbWidth;
+        // a label starts a line when it and one thumbnail do not fit on this one
+        if (!line || (used > 0 && used + width + (label ? thumbWidth : 0) > m_flowRoom)) {
+            line = new QHBoxLayout;
+            line->setSpacing(m_flow->spacing());
+            line->addStretch(1);
+            m_flow->addLayout(line);
+            used = 0;
+        }
+        line->insertWidget(line->count() - 1, w);
+        used += width;
+    };
     for (size_t i = 0; i < m_view.maps.size(); ++i) {
         const int row = attention ? m_view.layers[i] : int(i) / 8, col = (attention ? m_view.heads[i] : int(i) % 8) + (compact ? 1 : 0);
-        if (compact && row != lastRow) {
+        if (compact && row != lastRow && (attention || !flow)) {
             const int lastInRow = attention ? -1 : int(std::min(m_view.maps.size(), size_t(row + 1) * 8)) - 1;
             auto* label = new QLabel(attention ? QString("L%1").arg(m_view.blocks[i])
                                                : QString("%1–%2").arg(m_view.blocks[i]).arg(m_view.blocks[size_t(lastInRow)]),
                                      m_thumbs);
             label->setToolTip(attention ? QString("layer %1: its heads from 0 on").arg(m_view.blocks[i]) : QString("blocks"));
-            m_thumbGrid->addWidget(label, row, 0);
+            if (flow) label->setContentsMargins(used > 0 ? 6 : 0, 0, 2, 0);  // a layer's heads read as a group
+            place(label, row, 0, true);
             m_rowLabels.push_back(label);
             lastRow = row;
         }
@@ -658,10 +717,23 @@ void InsidePane::rebuild()
                 else if (chosen == reset) resetHeads();
             });
         }
-        m_thumbGrid->addWidget(b, row, col);
+        place(b, row, col, false);
         m_thumbButtons.push_back(b);
     }
-    updateCausalRow();
+}
+
+int InsidePane::flowRoom() const { return width() - style()->pixelMetric(QStyle::PM_ScrollBarExtent) - 12; }
+
+void InsidePane::resizeEvent(QResizeEvent* e)
+{
+    QWidget::resizeEvent(e);
+    const bool shortPane = height() < kShortPane;
+    if (shortPane == m_shortPane && (!shortPane || flowRoom() == m_flowRoom)) return;
+    m_shortPane = shortPane;
+    m_flowRoom = flowRoom();
+    showStatus();
+    if (m_view.maps.empty()) return;
+    buildThumbnails();
     restyle();
 }
 

@@ -40,6 +40,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
+class QVBoxLayout;
 class QToolButton;
 
 namespace parrot {
@@ -54,6 +55,8 @@ public:
     static constexpr int kReadableRows = 40;  // a heatmap keeps room to read this many rows
     static constexpr int kThumbnail = 32;     // a head's thumbnail, in pixels: two layers of them stay short
     static constexpr int kSmallThumbnail = 22;  // when there are more than 16 maps
+    static constexpr int kFlowThumbnail = 26;   // in a short pane
+    static constexpr int kShortPane = 620;      // a pane shorter than this shows thumbnails without captions
     explicit InsidePane(QWidget* parent = nullptr);
     // The source entries: bundled checkpoints, "Model in the Train tab", the construction, a file.
     void setCurrentModelProvider(std::function<Model()> provider) { m_current = std::move(provider); }
@@ -114,7 +117,11 @@ signals:
     void refreshed();  // a subject was loaded and probed (or failed: see status())
     void failed(const QString& message);
 
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
 private:
+    void buildThumbnails();  // the row of each layer's heads (or of the blocks), captioned unless the pane is short or the maps many
     void onSource(int index);
     // `runDir`: also list that run's snapshots (off the GUI thread too), `path` being the one loaded.
     void load(const QString& what, std::function<InsideSubject(JobContext&)> make, const QString& runDir = {},
@@ -173,6 +180,12 @@ private:
     QGridLayout* m_thumbGrid = nullptr;
     std::vector<QToolButton*> m_thumbButtons;
     std::vector<QLabel*> m_rowLabels;  // heading each row of small thumbnails
+    bool m_shortPane = false;
+    QVBoxLayout* m_flow = nullptr;  // a short pane's thumbnails, in lines as wide as the pane
+    int m_flowRoom = 0;             // the width they were flowed into
+    int flowRoom() const;
+    QString m_statusText;  // whole; a short pane shows it on one line
+    void showStatus();
     int m_thumbSide = kThumbnail;
     HeatmapView* m_heatmap = nullptr;
     QLabel* m_info = nullptr;

@@ -128,7 +128,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         if (i > 0) tabifyDockWidget(m_workspace.front(), dock);
         m_workspace.push_back(dock);
         connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
-            if (visible) m_currentWorkspace = dock;
+            if (!visible) return;
+            m_currentWorkspace = dock;
+            followTab();
         });
     }
     m_currentWorkspace = m_workspace.front();
@@ -165,6 +167,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     addDockWidget(Qt::BottomDockWidgetArea, runsDock);
     tabifyDockWidget(logDock, runsDock);
     logDock->raise();
+    // The log's last line in the status bar; a click opens the log (folded away on a short screen).
+    m_logLine = new QPushButton(this);
+    m_logLine->setObjectName("logLine");
+    m_logLine->setFlat(true);
+    m_logLine->setStyleSheet("QPushButton#logLine { text-align: left; border: none; padding: 1px 6px; }");
+    m_logLine->setCursor(Qt::PointingHandCursor);
+    m_logLine->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_logLine->setToolTip(tr("The log's last line: click to open or close the log (View → Log)"));
+    statusBar()->addWidget(m_logLine, 1);
+    connect(m_logLine, &QPushButton::clicked, this, [this, logDock, runsDock] {
+        const bool open = !logDock->isVisible() || logDock->visibleRegion().isEmpty();
+        logDock->setVisible(open);
+        runsDock->setVisible(open);
+        if (open) logDock->raise();
+    });
     // The runs brought forward get room for several rows; the log is fine short.
     connect(runsDock, &QDockWidget::visibilityChanged, this, [this, runsDock](bool visible) {
         const int missing = m_runs->heightForRows(6) - m_runs->height();
@@ -259,6 +276,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_trainPanel->showModel(model());
     updateActions();
     m_defaultLayout = saveState(kLayoutVersion);
+    // Chosen by hand, the form stays as the user put it.
+    connect(settingsDock->toggleViewAction(), &QAction::triggered, this, [this] { setSettingsFollowTab(false); });
+    connect(settingsDock, &QDockWidget::topLevelChanged, this, [this](bool floating) {
+        if (floating) setSettingsFollowTab(false);
+    });
 }
 
 MainWindow::~MainWindow()
@@ -311,6 +333,11 @@ void MainWindow::buildMenus()
     view->addSeparator();
     for (const char* id : {"settingsDock", "logDock", "runsDock"})
         if (auto* d = findChild<QDockWidget*>(id)) view->addAction(d->toggleViewAction());
+    m_followAction = view->addAction(tr("Experiment form &follows the tab"), this, [this](bool on) { setSettingsFollowTab(on); });
+    m_followAction->setObjectName("followTabAction");
+    m_followAction->setCheckable(true);
+    m_followAction->setChecked(m_settingsFollowTab);
+    m_followAction->setToolTip(tr("Show the Experiment form beside the Train tab only, and give the other tabs its width"));
     view->addSeparator();
     view->addAction(tr("&Save layout as..."), this, [this] {
         bool ok = false;
@@ -458,7 +485,8 @@ void MainWindow::saveLayout(const QString& givenName)
     QString name = givenName;
     name.replace('/', '-').replace('\\', '-');  // a slash would make a settings group of its own
     const QString error = writeSettings({{QString("layouts/%1/state").arg(name), saveState(kLayoutVersion)},
-                                         {QString("layouts/%1/geometry").arg(name), saveGeometry()}});
+                                         {QString("layouts/%1/geometry").arg(name), saveGeometry()},
+                                         {QString("layouts/%1/formFollowsTab").arg(name), m_settingsFollowTab}});
     if (!error.isEmpty()) {
         showError(tr("The layout \"%1\" was not saved. %2; the layouts saved before are kept.").arg(name, error));
         return;
@@ -482,6 +510,8 @@ bool MainWindow::restoreLayout(const QString& name)
         return false;
     }
     restoreGeometry(s.value(QString("layouts/%1/geometry").arg(name)).toByteArray());
+    // a layout saved without the flag keeps the form where it was saved
+    setSettingsFollowTab(s.value(QString("layouts/%1/formFollowsTab").arg(name), false).toBool(), false);
     m_recoveryBar->sync();  // a layout holds no interrupted run
     log(tr("Layout \"%1\" restored.").arg(name));
     return true;
@@ -492,6 +522,8 @@ void MainWindow::resetLayout()
     restoreState(m_defaultLayout, kLayoutVersion);
     for (QDockWidget* d : findChildren<QDockWidget*>()) d->show();
     m_recoveryBar->sync();
+    setSettingsFollowTab(true, false);
+    fitDocks();
     showTrain();
 }
 
@@ -502,6 +534,7 @@ bool MainWindow::restoreSession()
     if (state.isEmpty()) return false;
     restoreGeometry(s.value("window/geometry").toByteArray());
     m_sessionRestored = restoreState(state, kLayoutVersion);
+    if (m_sessionRestored) setSettingsFollowTab(s.value("window/formFollowsTab", false).toBool(), false);
     m_recoveryBar->sync();
     return m_sessionRestored;
 }
@@ -939,25 +972,53 @@ void MainWindow::showEvent(QShowEvent* e)
 
 void MainWindow::fitDocks()
 {
-    // The first layout: the form at its width, a short log, the rest for the views.
+    // The first layout: the form at its width, a short log, the rest for the views. On a short
+    // screen (a laptop's 768 lines) the log folds into its line in the status bar, so that each
+    // tab's main view is whole.
     auto* settingsDock = findChild<QDockWidget*>("settingsDock");
+    auto* logDock = findChild<QDockWidget*>("logDock");
     const int sep = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
     const int form = std::clamp(width() / 5, settingsDock->minimumWidth(), 400);
-    setBottomHeight(findChild<QDockWidget*>("logDock"), std::clamp((statusBar()->y() - settingsDock->y()) / 8, 110, 160));
-    resizeDocks({settingsDock, m_currentWorkspace}, {form, width() - form - sep}, Qt::Horizontal);
+    const bool shortWindow = height() < kFoldLogBelow;
+    logDock->setVisible(!shortWindow);
+    findChild<QDockWidget*>("runsDock")->setVisible(!shortWindow);
+    if (!shortWindow) {
+        logDock->raise();
+        setBottomHeight(logDock, std::clamp((statusBar()->y() - m_currentWorkspace->y()) / 8, 110, 160));
+    }
+    if (settingsDock->isVisible()) resizeDocks({settingsDock, m_currentWorkspace}, {form, width() - form - sep}, Qt::Horizontal);
+}
+
+void MainWindow::setSettingsFollowTab(bool on, bool apply)
+{
+    m_settingsFollowTab = on;
+    if (m_followAction) m_followAction->setChecked(on);
+    if (apply) followTab();
+}
+
+void MainWindow::followTab()
+{
+    // The form applies to the Train tab only (Experiments has its own presets; Explore, Inspect
+    // and Pretrained show models and files): elsewhere its width goes to the tab.
+    auto* settingsDock = findChild<QDockWidget*>("settingsDock");
+    if (!m_settingsFollowTab || !settingsDock || settingsDock->isFloating() || !m_currentWorkspace) return;
+    const bool wanted = m_currentWorkspace == m_workspace.front();
+    if (settingsDock->isVisible() != wanted) settingsDock->setVisible(wanted);
 }
 
 void MainWindow::setBottomHeight(QDockWidget* bottom, int height)
 {
     // Without a central widget the dock areas share the height in proportion to their sizes, so
     // the bottom one and those above are sized together to add up to the height there is (the
-    // bottom one alone is undone by that sharing).
+    // bottom one alone is undone by that sharing). The form is hidden beside most tabs.
     auto* settingsDock = findChild<QDockWidget*>("settingsDock");
     const int sep = style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
-    const int above = statusBar()->y() - settingsDock->y() - height - sep;
     const auto docked = [](const QDockWidget* d) { return d && d->isVisible() && !d->isFloating(); };
-    if (above <= 0 || !docked(bottom) || !docked(settingsDock) || !docked(m_currentWorkspace)) return;  // a layout of the user's own
-    resizeDocks({settingsDock, m_currentWorkspace, bottom}, {above, above, height}, Qt::Vertical);
+    if (!docked(bottom) || !docked(m_currentWorkspace)) return;  // a layout of the user's own
+    const int above = statusBar()->y() - m_currentWorkspace->y() - height - sep;
+    if (above <= 0) return;
+    if (docked(settingsDock)) resizeDocks({settingsDock, m_currentWorkspace, bottom}, {above, above, height}, Qt::Vertical);
+    else resizeDocks({m_currentWorkspace, bottom}, {above, height}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e)
@@ -969,7 +1030,7 @@ void MainWindow::closeEvent(QCloseEvent* e)
         m_experiments->cancel();
     }
     // the next start comes back to this window and layout (a full disk keeps the last one saved)
-    writeSettings({{"window/geometry", saveGeometry()}, {"window/state", saveState(kLayoutVersion)}});
+    writeSettings({{"window/geometry", saveGeometry()}, {"window/state", saveState(kLayoutVersion)}, {"window/formFollowsTab", m_settingsFollowTab}});
     e->accept();
 }
 
@@ -987,7 +1048,9 @@ void MainWindow::showError(const QString& text)
 
 void MainWindow::log(const QString& text)
 {
-    m_log->appendPlainText(QString("[%1] %2").arg(QTime::currentTime().toString("HH:mm:ss"), text));
+    const QString line = QString("[%1] %2").arg(QTime::currentTime().toString("HH:mm:ss"), text);
+    m_log->appendPlainText(line);
+    m_logLine->setText(line.section('\n', 0, 0).left(300));
 }
 
 void MainWindow::updateActions()

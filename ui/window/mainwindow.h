@@ -13,6 +13,7 @@
 #include <functional>
 
 class QCustomPlot;
+class QAction;
 class QDialog;
 class QDockWidget;
 class QLabel;
@@ -124,6 +125,10 @@ public:
     // Room left for a window manager's frame before the window is shown and its frame is known:
     // a title bar up to 40 px, borders up to 8 px.
     static constexpr QMargins kFrameAllowance{8, 40, 8, 8};
+    // A first window shorter than this (a 1366×768 or 1280×800 laptop) starts with the log folded
+    // into its status-bar line, which opens it.
+    static constexpr int kFoldLogBelow = 900;
+    bool settingsFollowTab() const { return m_settingsFollowTab; }
     // Whether a view is still loading in the background (the explorer's models and probes).
     bool busyLoading() const;  // also the inspector reading a file, the run browser reading the runs folder
     QPushButton* trainButton() const;
@@ -162,7 +167,9 @@ private:
     void fillRecentMenu();
     void updateJobStatus();
     static QWidget* pageOf(const QDockWidget* dock);  // the panel a workspace dock scrolls
-    void fitDocks();  // the first start's sizes: the form, a short log, the views
+    void fitDocks();  // the first start's sizes: the form, a short log (folded on a short screen), the views
+    void followTab();  // the Experiment form beside the Train tab only, while it follows the tab
+    void setSettingsFollowTab(bool on, bool apply = true);
     void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)
     void connectSession();
     void startRun(bool continueModel);
@@ -186,6 +193,9 @@ private:
     BackgroundJob* m_recoveryScan = nullptr;
     QAction* m_exportAction = nullptr;
     QPlainTextEdit* m_log;
+    QPushButton* m_logLine = nullptr;
+    QAction* m_followAction = nullptr;
+    bool m_settingsFollowTab = true;  // the default layout's; a layout saved or restored keeps its own
     QLabel* m_statusDevice;
     QAction *m_saveAction, *m_openAction, *m_trainAction, *m_stopAction;
 
