@@ -1,7 +1,7 @@
 // Benchmarks for the Transformer, each printed as a ratio against a reference measured
 // in the same run (absolute times on shared machines are noise):
 //  - attention capture: forward with per-head weights returned / plain forward
-//    (the issue asks for "no cost otherwise": the plain path must not pay for it);
+//    (capture must cost nothing otherwise: the plain path must not pay for it);
 //  - training step: forward + backward + AdamW / forward alone;
 //  - Hard-ALiBi / NoPE forward: the per-head window mask against the causal one;
 //  - the fast paths (fused attention, fused AdamW; kernels/fastpaths.h) against their explicit

@@ -36,7 +36,7 @@ MAMBA_SKIP=3
 TARGET=0.95
 EVAL_SAMPLES=256
 RESULT_STEPS=
-STEP_TARGET=0.70   # the goal for the Transformer step: C++ at most 70% of Python's time
+STEP_TARGET=0.70   # the goal for the Transformer step: C++ at most 70% of Python's time
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do

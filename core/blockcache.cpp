@@ -188,7 +188,7 @@ private:
 void installBlockCache()
 {
     static const bool once = [] {
-        if (!fastPaths()) return false;  // PARROT_REFERENCE_PATHS=1: Torch's allocator, as before
+        if (!fastPaths()) return false;  // PARROT_REFERENCE_PATHS=1: Torch's own allocator
         c10::SetCPUAllocator(&BlockCache::instance(), /*priority*/ 1);
         return true;
     }();

@@ -6,7 +6,7 @@
 // arenas (one per thread, and the split batch runs on two threads), whose resident memory grew
 // by 100 MB and more over a run while the live tensors stayed under 90 MB. This cache keeps each
 // freed block of 64 KiB or more (mapped on its own, never mixed with small allocations) and
-// hands it to the next request of its size; small blocks go to the C library as before.
+// hands it to the next request of its size; small blocks go to the C library.
 // It keeps blocks only while a KeepFreedBlocks lives (a training run holds one): elsewhere --
 // the explorer's probes, evaluation at ever new lengths -- sizes rarely repeat, and each large
 // block is unmapped when freed. The resident memory of a run is its peak of live tensors plus

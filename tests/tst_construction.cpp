@@ -99,7 +99,7 @@ private slots:
         QVERIFY(InsideSubject(ConstructionOptions{3, 26}).ablationProblem(none).contains("no head 2.0"));
     }
 
-    // The test: |V| = 26, n = 5 copies strings of 200 letters, >= 99% of them exactly
+    // The construction's promise: |V| = 26, n = 5 copies strings of 200 letters, >= 99% of them exactly
     // (the bound allows 200^2 / 26^5 = 0.34% errors; a repeated 5-gram has chance ~0.16%).
     void copiesLongStringsWithoutTraining()
     {

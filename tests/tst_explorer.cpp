@@ -78,7 +78,7 @@ private slots:
         QVERIFY(m_dir.isValid());
     }
 
-    // The "done when": the app opens on a bundled Transformer's attention with its lookup
+    // The app opens on a bundled Transformer's attention with its lookup
     // heads marked beside a Mamba's implicit attention.
     void bundledModelsAreShownAtStartUp()
     {
@@ -232,7 +232,7 @@ private slots:
     }
 
     // The lookup marks' n starts at the selected head's order and then stays where it is set (it
-    // used to snap back to the head's order at once).
+    // does not snap back to the head's order).
     void marksOrderStaysWhereSet()
     {
         ExplorerPanel e;
@@ -444,7 +444,7 @@ private slots:
         QCOMPARE(p->heatmap()->data().cols, 4);
         QVERIFY(p->recentFiles().first().endsWith("model-bf16.safetensors"));
         // a large 2-D tensor: its numbered rows and columns are labelled at round steps with room
-        // between them (the columns used to run together: "96102108…")
+        // between them (never run together as "96102108…")
         p->openFile(QStringLiteral(PARROT_TEST_DATA "/../../resources/checkpoints/copy-mamba.safetensors"));
         QVERIFY(loaded.wait(30000));
         p->selectTensor("backbone.layers.0.mixer.in_proj.weight");

@@ -230,7 +230,7 @@ private slots:
         QCOMPARE(w.settings()->config().train.precision, QString("fp32"));
     }
 
-    // The dark theme: what used to be drawn in fixed dark greys on the dark window (the experiment's
+    // The dark theme: what a fixed palette would draw in dark greys on the dark window (the experiment's
     // description, the filter's placeholder, the example's tokens) or faintly over a dark plot (the
     // raw loss, the training-range band) stands off its background; the light theme too.
     void themesKeepTextReadable()

@@ -58,7 +58,7 @@ private slots:
         QCOMPARE(learningRate(c, 900), 1e-3);
     }
 
-    // The bar: a tiny run really learns to copy strings of length <= 8.
+    // A tiny run really learns to copy strings of length <= 8.
     // The one JSON form of a curve: both kinds round-trip every field, and a run folder written
     // before char_accuracy_stderr was kept still reads.
     void lengthCurveJsonRoundTrips()

@@ -233,7 +233,7 @@ const std::vector<TaskInfo>& taskCatalog()
                    "Linear regression where each pair is, with probability outlier_prob, the outlier x = (1,...,1), y = 1; scored on clean pairs.",
                    {"dims", "outlier_prob"}, "error", manyOutlierDefaults),
         vectorTask("sparse_parity", "ICL: sparse parity",
-                   "x in {-1, +1}^d, y the product of `sparsity` coordinates, the same subset across a batch; accuracy of the sign.",
+                   "x in {-1, +1}^d, y the product of `sparsity` coordinates, a fresh subset for every prompt; accuracy of the sign.",
                    {"dims", "sparsity"}, "accuracy", parityDefaults, signOfParity),
         vectorTask("vector_mqar", "ICL: vector-valued MQAR",
                    "Key and value vectors of norm sqrt(d), then every key again; predict its value. Accuracy: the nearest value in the prompt is right.",
