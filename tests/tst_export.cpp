@@ -18,10 +18,13 @@
 #include "core/model.h"
 #include "figures/plotkit.h"
 #include "figures/plots.h"
+#include "ui/panels/experimentspanel.h"
 #include "ui/panels/settingspanel.h"
 #include "testutil.h"
 
+#include <QCommandLinkButton>
 #include <QAction>
+#include <QCommandLinkButton>
 #include <QApplication>
 #include <QDockWidget>
 #include <QHBoxLayout>
@@ -682,25 +685,49 @@ private slots:
         again.resetLayout();
     }
 
-    // The first-run welcome: non-blocking, remembered, and its button opens the default experiment.
-    void welcomeOpensTheDefaultExperiment()
+    // The first-run welcome: non-blocking, remembered, and three one-click ways in, each doing what
+    // its sentence says: training the default experiment live, the bundled models side by side,
+    // and a finding's sweep running in the Experiments tab.
+    void welcomeOffersThreeWaysIn()
     {
         QSettings().remove("welcomed");
+        QSettings().setValue("runsFolder", m_dir.filePath("welcome-runs"));
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.showExplorer();
-        w.showWelcome();
-        auto* box = w.findChild<QMessageBox*>("welcome");
-        QVERIFY(box && box->isVisible());
+        w.showTrain();
+        const auto click = [&w](const char* name) {
+            QDialog* box = w.showWelcome();
+            if (!box || !box->isVisible()) return false;
+            auto* button = box->findChild<QCommandLinkButton*>(name);
+            if (!button || button->description().isEmpty()) return false;
+            QTest::mouseClick(button, Qt::LeftButton);
+            return !box->isVisible();
+        };
+        QVERIFY(QSettings().value("welcomed").toBool() == false);
+        QDialog* box = w.showWelcome();
         QVERIFY(QSettings().value("welcomed").toBool());
+        QCOMPARE(box->findChildren<QCommandLinkButton*>().size(), 3);
         if (qEnvironmentVariableIsSet("PARROT_SHOTS")) box->grab().save(QDir(qEnvironmentVariable("PARROT_SHOTS")).filePath("welcome.png"));
-        QPushButton* open = nullptr;
-        for (QAbstractButton* b : box->buttons()) open = b->text().contains("default experiment") ? qobject_cast<QPushButton*>(b) : open;
-        QVERIFY(open);
-        QTest::mouseClick(open, Qt::LeftButton);
+        box->close();
+
+        QVERIFY(click("welcomeExplore"));
+        QCOMPARE(w.currentPanelName(), QString("Explore"));
+
+        QVERIFY(click("welcomeTrain"));
         QCOMPARE(w.currentPanelName(), QString("Train"));
         QCOMPARE(w.settings()->config().name, QString("copy-hard-alibi"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.isTraining(), 10000);
+        w.stopButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.isTraining(), 30000);
+
+        w.experiments()->setExecutable(PARROT_EXE);  // the runs are this app's train processes, not this test's
+        QVERIFY(click("welcomeFinding"));
+        QCOMPARE(w.currentPanelName(), QString("Experiments"));
+        QCOMPARE(w.experiments()->presetBox()->currentText(), QString("length-generalisation"));
+        QVERIFY(w.experiments()->isRunning());
+        w.experiments()->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.experiments()->isRunning(), 30000);
     }
 
     // File → Open reads off the GUI thread with a busy bar; Esc cancels and keeps the current model.

@@ -19,6 +19,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QStackedWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -60,8 +61,32 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     cacheRow->addWidget(new QLabel(tr("From the HuggingFace cache:")));
     cacheRow->addWidget(m_cached, 1);
     cacheRow->addWidget(m_loadCached);
+    // Until a model is loaded, the list's place says how to get one.
+    auto* empty = new QLabel(tr(
+        "<b>No model loaded yet.</b> This tab runs GPT-NeoX (Pythia) and Mamba language models as published "
+        "on HuggingFace. To get two to compare:<br>"
+        "&nbsp;• <code>pip install huggingface_hub</code>, then <code>huggingface-cli download EleutherAI/pythia-160m</code> "
+        "and <code>huggingface-cli download state-spaces/mamba-130m-hf</code>: they land in the HuggingFace cache and "
+        "are listed below, one click to load;<br>"
+        "&nbsp;• or <b>Add folder…</b> for any folder holding config.json, tokenizer.json and the weights "
+        "(safetensors or pytorch_model.bin, one file or shards)."));
+    empty->setObjectName("pretrainedEmpty");
+    empty->setWordWrap(true);
+    empty->setTextFormat(Qt::RichText);
+    empty->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    empty->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    empty->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_listPages = new QStackedWidget;
+    m_listPages->addWidget(empty);
+    m_listPages->addWidget(m_list);
+    const int emptyHeight = 7 * fontMetrics().lineSpacing();  // the words whole at a laptop's half width
+    m_listPages->setMinimumHeight(emptyHeight);
+    connect(this, &PretrainedPanel::modelsChanged, this, [this, emptyHeight] {
+        m_listPages->setCurrentIndex(m_models.empty() ? 0 : 1);
+        m_listPages->setMinimumHeight(m_models.empty() ? emptyHeight : m_list->minimumHeight());
+    });
     auto* ml = new QVBoxLayout(models);
-    ml->addWidget(m_list);
+    ml->addWidget(m_listPages);
     ml->addLayout(modelButtons);
     ml->addLayout(cacheRow);
     connect(m_loadCached, &QPushButton::clicked, this, [this] {

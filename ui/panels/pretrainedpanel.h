@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+class QStackedWidget;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
@@ -92,6 +93,7 @@ private:
     BackgroundJob m_load;  // one folder at a time
     BackgroundJob m_work;  // a generation or a test run
     QListWidget* m_list = nullptr;
+    QStackedWidget* m_listPages = nullptr;  // the list, or what to do while it is empty
     QPushButton* m_add = nullptr;
     QPushButton* m_remove = nullptr;
     QPushButton* m_look = nullptr;

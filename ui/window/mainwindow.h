@@ -115,7 +115,9 @@ public:
     QStringList savedLayouts() const;
     void resetLayout();
     bool restoreSession();  // false when there is none (or it was saved by another version)
-    void showWelcome();  // the first-run welcome (non-blocking)
+    // The first-run welcome (non-blocking; also Help → Welcome): three one-click ways in, each one
+    // sentence, as buttons named welcomeTrain, welcomeExplore and welcomeFinding.
+    QDialog* showWelcome();
     QDialog* showPreferences();  // Edit → Preferences (window-modal, non-blocking; applied on OK)
     static constexpr int kLayoutVersion = 2;
     // The first start's geometry (the client area): `preferred`, shrunk to what `available` (a
