@@ -147,7 +147,7 @@ const std::vector<Command>& commands()
           {{"(no command) --pretrained DIR [--pretrained DIR2]... [--tab explore]"},
            {"open the Pretrained tab on HuggingFace model folders;", "with --tab explore, look inside the first beside one of",
             "the other architecture on a phone book"}},
-          {{"(no command) --tab train|experiments|explore|inspect"},
+          {{"(no command) --tab train|experiments|explore|inspect|pretrained"},
            {"open on that tab (default: Explore, or the tab the", "other options show)"}},
           {{"(no command) --theme system|light|dark"},
            {"the window's theme (default: Edit → Preferences; system", "follows the desktop's palette); exports stay white"}},
@@ -181,7 +181,7 @@ const std::vector<Usage> kSharedOptions{
 const std::vector<Usage> kInfoOptions{
     {{"--version"}, {"print the version"}},
     {{"--diagnostics"}, {"print versions, BLAS, threads and device"}},
-    {{"--help"}, {"print this help"}},
+    {{"--help [--markdown]"}, {"print this help (as Markdown: the user guide's", "command reference)"}},
 };
 
 // The index of the first argument after the shared options that may come before a command.
@@ -299,6 +299,29 @@ QString helpText()
     return text + helpLines(kInfoOptions);
 }
 
+QString helpMarkdown()
+{
+    // one section a command, each usage's synopsis as code and its summary as a sentence
+    const auto usages = [](const std::vector<Usage>& usage) {
+        QString text;
+        for (const Usage& u : usage) text += "```\n" + u.synopsis.join('\n') + "\n```\n\n" + u.summary.join(' ') + ".\n\n";
+        return text;
+    };
+    const auto options = [](const std::vector<Usage>& usage) {
+        QString text;
+        for (const Usage& u : usage) text += "- `" + u.synopsis.join(' ') + "`: " + u.summary.join(' ') + "\n";
+        return text;
+    };
+    QString text;
+    const Command* window = nullptr;
+    for (const Command& c : commands()) {
+        if (c.name.isEmpty()) window = &c;
+        else text += QString("### %1\n\n").arg(c.name) + usages(c.usage);
+    }
+    if (window) text += "### The window (no command)\n\n" + options(window->usage) + "\n";
+    return text + "### Every command\n\n" + options(kSharedOptions) + options(kInfoOptions);
+}
+
 int runCommand(const Command& command, const QStringList& argv)
 {
     try {
@@ -314,7 +337,7 @@ int runCommand(const Command& command, const QStringList& argv)
         const QString dtype = a.value("--dtype");
         if (!dtype.isNull()) setWeightDtypeChoice(weightDtypeFromName(dtype));
         if (a.flag("--help") || a.flag("-h")) {
-            QTextStream(stdout) << helpText();
+            QTextStream(stdout) << (a.flag("--markdown") ? helpMarkdown() : helpText());
             return 0;
         }
         if (a.flag("--version")) {

@@ -1,6 +1,6 @@
 // The command table: every way parrotscope can be started (the window and each headless
 // command) in one list, which main() dispatches through, `--help` is written from, and
-// tests/tst_cli.cpp holds the README against.
+// tests/tst_cli.cpp holds the user guide against.
 #pragma once
 
 #include <QStringList>
@@ -44,8 +44,10 @@ const Command& commandFor(const QStringList& argv);
 QString mistypedCommand(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
-// The `--help` text.
+// The `--help` text, and `--help --markdown`: the same table as the user guide's command
+// reference (docs/guide/command-line.md holds it, checked by tests/tst_cli.cpp).
 QString helpText();
+QString helpMarkdown();
 // Runs the command, after the options every command shares (--threads, --help, --version,
 // --diagnostics); returns the process's exit code. Errors are one line on stderr.
 int runCommand(const Command& command, const QStringList& argv);

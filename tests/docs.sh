@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The docs' pictures and command reference are made by the app: this runs docs/make.sh in its
+# quick form (every run shrunk) into a scratch folder and checks that
+#   - every image the README, the user guide, the other docs and the AppStream file show is in
+#     docs/images and was made again by the script, as a PNG;
+#   - every image the script makes is shown somewhere (none left behind under an old name);
+#   - the command reference in docs/guide/command-line.md is the app's `--help --markdown`.
+# A renamed option, figure or tab breaks this test rather than leaving a stale picture.
+#   bash tests/docs.sh BUILD_DIR
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$(cd "${1:?usage: tests/docs.sh BUILD_DIR}" && pwd)"
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+PARROT_BUILD="$BUILD" bash "$ROOT/docs/make.sh" --quick "$SCRATCH/out"
+
+cd "$ROOT"
+DOCS=(README.md CHANGELOG.md docs/*.md docs/guide/*.md packaging/io.github.parrotscope.Parrotscope.metainfo.xml)
+shown="$(grep -ohE 'docs/images/[A-Za-z0-9_.-]+\.png|\.\./images/[A-Za-z0-9_.-]+\.png|(^|[("/ ])images/[A-Za-z0-9_.-]+\.png' "${DOCS[@]}" \
+         | sed -E 's|.*images/||' | sort -u)"
+[ -n "$shown" ] || fail "the docs show no image from docs/images"
+for name in $shown; do
+    [ -f "docs/images/$name" ] || fail "docs show docs/images/$name, which is not there"
+    [ -s "$SCRATCH/out/$name" ] || fail "docs/make.sh did not make $name, which the docs show"
+    [ "$(head -c 8 "$SCRATCH/out/$name" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$name as made is not a PNG"
+    [ "$(head -c 8 "docs/images/$name" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "docs/images/$name is not a PNG"
+done
+for made in "$SCRATCH"/out/*.png; do
+    name="$(basename "$made")"
+    grep -qx "$name" <<< "$shown" || fail "docs/make.sh makes $name, but no doc shows it"
+done
+for committed in docs/images/*.png; do
+    name="$(basename "$committed")"
+    grep -qx "$name" <<< "$shown" || fail "docs/images/$name is shown by no doc"
+done
+echo "images: $(wc -w <<< "$shown") shown, each made by docs/make.sh"
+
+# The AppStream file lists the screenshots, the first the default one.
+grep -q '<screenshot type="default">' packaging/io.github.parrotscope.Parrotscope.metainfo.xml || fail "the AppStream file lists no default screenshot"
+
+diff -u docs/guide/command-line.md "$SCRATCH/out/command-line.md" \
+    || fail "docs/guide/command-line.md's command reference is not the app's --help --markdown: run bash docs/make.sh"
+echo "command reference: as the app prints it"
