@@ -7,8 +7,10 @@
 #include "ui/panels/explorerpanel.h"
 #include "ui/window/exportdialog.h"
 #include "ui/panels/inspectorpanel.h"
+#include "ui/panels/pretrainedpanel.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/theme.h"
+#include "figures/heatmap.h"
 #include "figures/mechanismplot.h"
 #include "figures/plots.h"
 #include "ui/panels/runbrowser.h"
@@ -122,7 +124,16 @@ private slots:
             QVERIFY2(w.rect().contains(r) && r.width() >= 200 && r.height() >= 100,
                      qPrintable(QString("%1 at %2,%3 %4 x %5").arg(d->objectName()).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())));
         };
-        for (const char* id : {"settingsDock", "logDock"}) inView(w.findChild<QDockWidget*>(id));
+        // the Experiment form beside the Train tab, in front at first; the log folded into the
+        // status bar's line, which opens it
+        inView(w.findChild<QDockWidget*>("settingsDock"));
+        auto* logDock = w.findChild<QDockWidget*>("logDock");
+        QVERIFY(!logDock->isVisible());
+        auto* logLine = w.findChild<QPushButton*>("logLine");
+        w.loadPreset("copy-tiny");
+        QVERIFY(logLine && logLine->isVisible() && logLine->text().contains("Preset copy-tiny loaded"));
+        QTest::mouseClick(logLine, Qt::LeftButton);
+        inView(logDock);
         for (const char* id : {"trainDock", "experimentsDock", "exploreDock", "inspectDock", "pretrainedDock"}) {
             auto* d = w.findChild<QDockWidget*>(id);
             QVERIFY2(d, id);
@@ -147,6 +158,101 @@ private slots:
         // the Runs tab, brought forward (taking height from the tabs above), shows several rows of its table
         QTRY_VERIFY2(w.runBrowser()->table()->viewport()->height() >= 5 * w.runBrowser()->table()->verticalHeader()->defaultSectionSize(),
                      qPrintable(QString::number(w.runBrowser()->table()->viewport()->height())));
+    }
+
+    // On a laptop's screen every tab's main view is whole, without scrolling: the enlarged maps of
+    // the Explore tab at least 300 pixels tall, the Train tab's plots, the Experiments figure and the
+    // Pretrained figure.
+    void mainViewsAreWholeOnALaptop()
+    {
+        QSettings().remove("window");  // a first start
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        if (w.screen()->availableGeometry().size() != QSize(1366, 768)) QSKIP("needs the 1366 x 768 screen initMain gives the offscreen platform");
+        QTRY_VERIFY_WITH_TIMEOUT(!w.busyLoading(), 60000);
+        // whole: shown, and no ancestor (a scroll area, a dock) cuts any of it off
+        const auto whole = [&w](QWidget* v, int minHeight) {
+            QRect seen(v->mapTo(&w, QPoint(0, 0)), v->size());
+            for (QWidget* a = v->parentWidget(); a && a != &w; a = a->parentWidget()) seen &= QRect(a->mapTo(&w, QPoint(0, 0)), a->size());
+            seen &= w.rect();
+            return v->isVisible() && seen.size() == v->size() && v->height() >= minHeight
+                       ? QString()
+                       : QString("%1: %2 x %3, %4 x %5 of it seen").arg(v->metaObject()->className()).arg(v->width()).arg(v->height())
+                             .arg(seen.width()).arg(seen.height());
+        };
+        const auto shown = [](const auto& widgets) {
+            std::remove_cvref_t<decltype(widgets)> out;
+            for (auto* v : widgets)
+                if (v->isVisible()) out << v;
+            return out;
+        };
+        w.showExplorer();
+        QTRY_COMPARE(shown(w.explorer()->findChildren<HeatmapView*>()).size(), 2);  // the two panes' enlarged maps
+        for (HeatmapView* map : shown(w.explorer()->findChildren<HeatmapView*>())) QTRY_VERIFY2(whole(map, 300).isEmpty(), qPrintable(whole(map, 300)));
+        w.showTrain();
+        QTRY_VERIFY(shown(w.trainPanel()->findChildren<QCustomPlot*>()).size() >= 2);  // loss, accuracy (and lookup scores)
+        for (QCustomPlot* plot : shown(w.trainPanel()->findChildren<QCustomPlot*>())) QTRY_VERIFY2(whole(plot, 150).isEmpty(), qPrintable(whole(plot, 150)));
+        w.showExperiments();
+        QTRY_VERIFY2(whole(w.experiments()->figure(), 200).isEmpty(), qPrintable(whole(w.experiments()->figure(), 200)));
+        w.showPretrained();
+        QTRY_COMPARE(shown(w.pretrained()->findChildren<QCustomPlot*>()).size(), 1);
+        QCustomPlot* figure = shown(w.pretrained()->findChildren<QCustomPlot*>()).first();
+        QTRY_VERIFY2(whole(figure, 200).isEmpty(), qPrintable(whole(figure, 200)));
+        // before a model is loaded, the tab says how to get one
+        auto* empty = w.pretrained()->findChild<QLabel*>("pretrainedEmpty");
+        QVERIFY(empty && empty->isVisible() && empty->text().contains("huggingface-cli download"));
+    }
+
+    // The Experiment form stands beside the Train tab only, until the user places it; a saved
+    // layout and the last session keep what the user chose.
+    void formFollowsTheTabUntilPlacedByHand()
+    {
+        QSettings().remove("window");
+        QSettings().remove("layouts/placed");
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* form = w.findChild<QDockWidget*>("settingsDock");
+        QVERIFY(w.settingsFollowTab());
+        w.showTrain();
+        QTRY_VERIFY(form->isVisible());
+        for (const auto show : {&MainWindow::showExplorer, &MainWindow::showExperiments, &MainWindow::showInspector, &MainWindow::showPretrained}) {
+            (w.*show)();
+            QTRY_VERIFY2(!form->isVisible(), qPrintable(w.currentPanelName()));
+        }
+        w.showTrain();
+        QTRY_VERIFY(form->isVisible());
+        // shown by hand beside Explore: it stays, on every tab
+        w.showExplorer();
+        QTRY_VERIFY(!form->isVisible());
+        QVERIFY(!form->toggleViewAction()->isChecked());
+        form->toggleViewAction()->trigger();
+        QVERIFY(form->isVisible() && !w.settingsFollowTab());
+        w.showTrain();
+        w.showPretrained();
+        QVERIFY(form->isVisible());
+        auto* follow = w.findChild<QAction*>("followTabAction");
+        QVERIFY(follow && !follow->isChecked());
+        // a layout saved so keeps it; the default layout follows the tab again
+        w.saveLayout("placed");
+        w.resetLayout();
+        QVERIFY(w.settingsFollowTab() && follow->isChecked());
+        w.showExplorer();
+        QTRY_VERIFY(!form->isVisible());
+        QVERIFY(w.restoreLayout("placed"));
+        QVERIFY(!w.settingsFollowTab());
+        w.showExplorer();
+        QTRY_VERIFY(form->isVisible());
+        // the View menu's item turns following back on, and the next start keeps it
+        follow->trigger();
+        QVERIFY(w.settingsFollowTab());
+        QTRY_VERIFY(!form->isVisible());
+        w.close();
+        MainWindow again;
+        QVERIFY(again.restoreSession());
+        QVERIFY(again.settingsFollowTab());
+        QSettings().remove("layouts/placed");
     }
 
     // The first start's geometry on other screens: inside what each holds, frame included, and
@@ -439,13 +545,18 @@ private slots:
         QVERIFY2(named.replace('\n', ' ').startsWith(strongest), qPrintable(named + " | " + strongest));
         QVERIFY2(timeline->key().startsWith("thick: " + strongest) && timeline->key().contains("\npale: the other 7 heads"),
                  qPrintable(timeline->key()));
-        // one step axis: the loss plot's range; stacked when the plots have the height (here with
-        // the log hidden), beside the loss when they have not (a laptop's screen with the log)
+        // one step axis: the loss plot's range; stacked when the plots have the height (a laptop's
+        // screen with the log folded, as it starts), beside the loss when they have not (the log open)
         QCustomPlot* loss = w.lossPlot()->plot();
         QTRY_COMPARE(plot->xAxis->range().upper, loss->xAxis->range().upper);
         QCOMPARE(plot->xAxis->range().lower, loss->xAxis->range().lower);
         const bool laptop = w.screen()->availableGeometry().size() == QSize(1366, 768);
-        if (laptop) QCOMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Horizontal);
+        if (laptop) {
+            QVERIFY(!w.findChild<QDockWidget*>("logDock")->isVisible());
+            QTRY_COMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Vertical);
+            QTest::mouseClick(w.findChild<QPushButton*>("logLine"), Qt::LeftButton);
+            QTRY_COMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Horizontal);
+        }
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-mechanisms.png");
         for (const char* dock : {"logDock", "runsDock"}) w.findChild<QDockWidget*>(dock)->hide();
         QTRY_COMPARE(w.trainPanel()->stepPlotsOrientation(), Qt::Vertical);

@@ -96,7 +96,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     auto* settingsDock = new QDockWidget(tr("Experiment"), this);
     settingsDock->setObjectName("settingsDock");
     settingsDock->setWidget(scroll);
-    settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    settingsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
     settingsDock->setMinimumWidth(330);
     addDockWidget(Qt::LeftDockWidgetArea, settingsDock);
 
@@ -507,13 +507,17 @@ bool MainWindow::restoreLayout(const QString& name)
 {
     QSettings s;
     const QByteArray state = s.value(QString("layouts/%1/state").arg(name)).toByteArray();
+    // a layout saved without the flag keeps the form where it was saved; set before the docks
+    // move, so that the tabs shown while they do are not followed
+    const bool follows = m_settingsFollowTab;
+    setSettingsFollowTab(s.value(QString("layouts/%1/formFollowsTab").arg(name), false).toBool(), false);
     if (state.isEmpty() || !restoreState(state, kLayoutVersion)) {
+        setSettingsFollowTab(follows, false);
         showError(tr("The layout \"%1\" cannot be restored (it was saved by another version, or removed).").arg(name));
         return false;
     }
     restoreGeometry(s.value(QString("layouts/%1/geometry").arg(name)).toByteArray());
-    // a layout saved without the flag keeps the form where it was saved
-    setSettingsFollowTab(s.value(QString("layouts/%1/formFollowsTab").arg(name), false).toBool(), false);
+    m_followedTab = m_currentWorkspace;  // as restored
     m_recoveryBar->sync();  // a layout holds no interrupted run
     log(tr("Layout \"%1\" restored.").arg(name));
     return true;
@@ -535,8 +539,11 @@ bool MainWindow::restoreSession()
     const QByteArray state = s.value("window/state").toByteArray();
     if (state.isEmpty()) return false;
     restoreGeometry(s.value("window/geometry").toByteArray());
+    const bool follows = m_settingsFollowTab;
+    setSettingsFollowTab(s.value("window/formFollowsTab", false).toBool(), false);  // before the docks move
     m_sessionRestored = restoreState(state, kLayoutVersion);
-    if (m_sessionRestored) setSettingsFollowTab(s.value("window/formFollowsTab", false).toBool(), false);
+    if (!m_sessionRestored) setSettingsFollowTab(follows, false);
+    m_followedTab = m_currentWorkspace;
     m_recoveryBar->sync();
     return m_sessionRestored;
 }
@@ -1029,6 +1036,7 @@ void MainWindow::fitDocks()
 void MainWindow::setSettingsFollowTab(bool on, bool apply)
 {
     m_settingsFollowTab = on;
+    m_followedTab = nullptr;
     if (m_followAction) m_followAction->setChecked(on);
     if (apply) followTab();
 }
@@ -1037,10 +1045,15 @@ void MainWindow::followTab()
 {
     // The form applies to the Train tab only (Experiments has its own presets; Explore, Inspect
     // and Pretrained show models and files): elsewhere its width goes to the tab.
+    // Only when the tab in front changes: the form shown or hidden relays the docks out, which
+    // tells the same tab again that it is visible.
     auto* settingsDock = findChild<QDockWidget*>("settingsDock");
     if (!m_settingsFollowTab || !settingsDock || settingsDock->isFloating() || !m_currentWorkspace) return;
+    if (m_followedTab == m_currentWorkspace) return;
+    m_followedTab = m_currentWorkspace;
     const bool wanted = m_currentWorkspace == m_workspace.front();
     if (settingsDock->isVisible() != wanted) settingsDock->setVisible(wanted);
+    settingsDock->toggleViewAction()->setChecked(wanted);  // View → Experiment says what is shown
 }
 
 void MainWindow::setBottomHeight(QDockWidget* bottom, int height)

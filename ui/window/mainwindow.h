@@ -197,7 +197,8 @@ private:
     QPlainTextEdit* m_log;
     QPushButton* m_logLine = nullptr;
     QAction* m_followAction = nullptr;
-    bool m_settingsFollowTab = true;  // the default layout's; a layout saved or restored keeps its own
+    bool m_settingsFollowTab = true;
+    QDockWidget* m_followedTab = nullptr;  // the tab the form last followed  // the default layout's; a layout saved or restored keeps its own
     QLabel* m_statusDevice;
     QAction *m_saveAction, *m_openAction, *m_trainAction, *m_stopAction;
 
