@@ -43,7 +43,8 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_log, 0, Qt::AlignRight);
-    styleAxes(m_plot, tr("step"), tr("loss (answer tokens; in-context: squared error / d)"));
+    styleAxes(m_plot, tr("step"), QString());
+    setLossKind(LossKind::AnswerTokens);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Training loss"), QFont("sans", 10, QFont::Bold)));
     m_plot->xAxis->setTicker(integerTicker());
@@ -76,6 +77,12 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
         if (m_plot->xAxis->range().upper < 10) m_plot->xAxis->setRangeUpper(10);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
+}
+
+void LossPlot::setLossKind(LossKind kind)
+{
+    m_plot->yAxis->setLabel(kind == LossKind::SquaredError ? tr("loss (squared error / d)") : tr("loss (answer tokens)"));
+    scheduleReplot();
 }
 
 void LossPlot::clear()

@@ -28,6 +28,10 @@ public:
     void addPoints(long long firstStep, const std::vector<double>& losses);
     void setLogScale(bool on);
     bool logScale() const;
+    // What the loss is, for the y axis's title: cross-entropy over a token task's answer tokens,
+    // or an in-context (vector) task's squared error / d.
+    enum class LossKind { AnswerTokens, SquaredError };
+    void setLossKind(LossKind kind);
     int pointCount() const { return m_points; }
     QCustomPlot* plot() const { return m_plot; }
 

@@ -149,6 +149,7 @@ void TrainPanel::setTask(const TaskConfig& t, bool resetLengths)
     const TaskInfo* info = findTask(t.kind);
     const bool errorCurves = info && info->metric == "error";
     m_accuracy->setTask(info ? info->difficulty : tr("length"), t.minLen, t.maxLen, errorCurves);
+    m_loss->setLossKind(info && info->vectors ? LossPlot::LossKind::SquaredError : LossPlot::LossKind::AnswerTokens);
     if (resetLengths || parrot::evaluationLengths(t) != m_taskLengths) {
         m_taskLengths = parrot::evaluationLengths(t);
         QStringList lengths;
