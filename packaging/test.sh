@@ -13,6 +13,7 @@ if [ $# -gt 0 ]; then
 fi
 bash "$PARROT_ROOT/packaging/fuzz.sh" --build
 status=0
-(cd "$PARROT_BUILD" && ctest --output-on-failure) || status=1
+# as many tests at a time as there are cores (tests/CMakeLists.txt keeps the timing ones alone)
+(cd "$PARROT_BUILD" && ctest --output-on-failure --parallel "$(nproc)") || status=1
 (cd "${PARROT_FUZZ_BUILD:-$PARROT_ROOT/build-fuzz}" && ctest --output-on-failure --parallel "$(nproc)") || status=1
 exit $status
