@@ -142,6 +142,8 @@ const std::vector<Command>& commands()
          Widgets::FigureOption, cmdLmEval},
         {"",
          {{{"--screenshot FILE [--preset NAME] [--set KEY=VALUE]..."}, {"open the window, save it as PNG, exit"}},
+          {{"--screenshot FILE --screenshot-at-step N [--preset NAME]"},
+           {"train the experiment in the window and save it as", "PNG at step N (docs/make.sh's Train tab)"}},
           {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
           {{"(no command) --inspect FILE"}, {"open the Inspect tab on a checkpoint file"}},
           {{"(no command) --pretrained DIR [--pretrained DIR2]... [--tab explore]"},

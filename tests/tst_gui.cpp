@@ -37,6 +37,7 @@
 #include <QtTest>
 #include <QDockWidget>
 #include <QTableWidget>
+#include <QTabBar>
 #include <QDoubleSpinBox>
 #include <qcustomplot.h>
 #include <QFormLayout>
@@ -210,6 +211,13 @@ private slots:
     {
         QSettings().remove("window");
         QSettings().remove("layouts/placed");
+        {
+            MainWindow first;  // opened on a tab before it is shown, as the app opens on Explore
+            first.showExplorer();
+            first.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&first));
+            QVERIFY(!first.findChild<QDockWidget*>("settingsDock")->isVisible());
+        }
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -221,6 +229,18 @@ private slots:
             (w.*show)();
             QTRY_VERIFY2(!form->isVisible(), qPrintable(w.currentPanelName()));
         }
+        w.showTrain();
+        QTRY_VERIFY(form->isVisible());
+        // a click on the docks' tab bar does the same
+        QTabBar* bar = nullptr;
+        int explore = -1;
+        for (QTabBar* b : w.findChildren<QTabBar*>())
+            for (int i = 0; i < b->count(); ++i)
+                if (b->parent() == &w && b->tabText(i) == "Explore") bar = b, explore = i;
+        QVERIFY(bar);
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(explore).center());
+        QTRY_COMPARE(w.currentPanelName(), QString("Explore"));
+        QTRY_VERIFY(!form->isVisible());
         w.showTrain();
         QTRY_VERIFY(form->isVisible());
         // shown by hand beside Explore: it stays, on every tab

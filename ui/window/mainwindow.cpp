@@ -41,6 +41,8 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QTabBar>
+#include <QMouseEvent>
 #include <QCommandLinkButton>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -365,10 +367,12 @@ void MainWindow::buildMenus()
 
 void MainWindow::showWorkspace(int index)
 {
+    // the form placed for the tab first, so that the tab is laid out once, at its width
     QDockWidget* d = m_workspace[size_t(index)];
+    m_currentWorkspace = d;
+    followTab();
     d->show();
     d->raise();
-    m_currentWorkspace = d;
 }
 
 void MainWindow::showTrain() { showWorkspace(0); }
@@ -446,6 +450,19 @@ QRect MainWindow::firstGeometry(const QRect& available, const QSize& preferred, 
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
 {
+    if (event->type() == QEvent::MouseButtonPress && watched->parent() == this) {
+        // A workspace tab pressed in the docks' tab bar: the form placed for it before the switch,
+        // so that the tab is laid out once, at its width (as showWorkspace does).
+        if (auto* bar = qobject_cast<QTabBar*>(watched)) {
+            const int tab = bar->tabAt(static_cast<QMouseEvent*>(event)->position().toPoint());
+            for (QDockWidget* d : m_workspace)
+                if (tab >= 0 && bar->tabText(tab) == d->windowTitle() && d != m_currentWorkspace && !d->isFloating()) {
+                    m_currentWorkspace = d;
+                    followTab();
+                }
+        }
+        return QMainWindow::eventFilter(watched, event);
+    }
     if (event->type() != QEvent::ContextMenu) return QMainWindow::eventFilter(watched, event);
     auto* widget = qobject_cast<QWidget*>(watched);
     QWidget* window = widget ? widget->window() : nullptr;
@@ -1052,7 +1069,7 @@ void MainWindow::followTab()
     if (m_followedTab == m_currentWorkspace) return;
     m_followedTab = m_currentWorkspace;
     const bool wanted = m_currentWorkspace == m_workspace.front();
-    if (settingsDock->isVisible() != wanted) settingsDock->setVisible(wanted);
+    if (settingsDock->isHidden() == wanted) settingsDock->setVisible(wanted);  // (before the window is shown too)
     settingsDock->toggleViewAction()->setChecked(wanted);  // View → Experiment says what is shown
 }
 
