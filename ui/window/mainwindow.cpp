@@ -991,7 +991,7 @@ QDialog* MainWindow::showWelcome()
     };
     choice("welcomeTrain", tr("Train the default experiment and watch it"),
            tr("A two-layer Hard-ALiBi Transformer learns to copy strings: the loss, the moment its lookup heads form, "
-              "and its accuracy against string length fill in live (a few minutes on two cores)."),
+              "and its accuracy against string length fill in live (under a minute on two cores)."),
            [this] {
                loadPreset(defaultPresetName());
                showTrain();
