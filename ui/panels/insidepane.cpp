@@ -594,8 +594,7 @@ void InsidePane::showStatus()
 {
     // a short pane gives the line one row, whole in its tooltip
     m_status->setWordWrap(!m_shortPane);
-    const int room = m_flowRoom > 0 ? m_flowRoom : flowRoom();
-    m_status->setText(m_shortPane ? m_status->fontMetrics().elidedText(m_statusText, Qt::ElideRight, room - 8) : m_statusText);
+    m_status->setText(m_shortPane ? m_status->fontMetrics().elidedText(m_statusText, Qt::ElideRight, flowRoom() - 8) : m_statusText);
     m_status->setToolTip(m_shortPane && m_status->text() != m_statusText ? m_statusText : QString());
 }
 
@@ -727,8 +726,13 @@ int InsidePane::flowRoom() const { return width() - style()->pixelMetric(QStyle:
 void InsidePane::resizeEvent(QResizeEvent* e)
 {
     QWidget::resizeEvent(e);
+    // a new width matters only to thumbnails flowed across it (and to the one-line status)
     const bool shortPane = height() < kShortPane;
-    if (shortPane == m_shortPane && (!shortPane || flowRoom() == m_flowRoom)) return;
+    const bool flowing = shortPane && m_view.maps.size() <= 16;
+    if (shortPane == m_shortPane && (!flowing || flowRoom() == m_flowRoom)) {
+        if (shortPane && width() != e->oldSize().width()) showStatus();
+        return;
+    }
     m_shortPane = shortPane;
     m_flowRoom = flowRoom();
     showStatus();

@@ -121,6 +121,8 @@ protected:
     void resizeEvent(QResizeEvent* e) override;
 
 private:
+    int flowRoom() const;    // the width a short pane's thumbnails and status line get
+    void showStatus();       // the status, on one line (elided) in a short pane
     void buildThumbnails();  // the row of each layer's heads (or of the blocks), captioned unless the pane is short or the maps many
     void onSource(int index);
     // `runDir`: also list that run's snapshots (off the GUI thread too), `path` being the one loaded.
@@ -183,9 +185,7 @@ private:
     bool m_shortPane = false;
     QVBoxLayout* m_flow = nullptr;  // a short pane's thumbnails, in lines as wide as the pane
     int m_flowRoom = 0;             // the width they were flowed into
-    int flowRoom() const;
-    QString m_statusText;  // whole; a short pane shows it on one line
-    void showStatus();
+    QString m_statusText;           // whole; a short pane shows it on one line
     int m_thumbSide = kThumbnail;
     HeatmapView* m_heatmap = nullptr;
     QLabel* m_info = nullptr;

@@ -524,17 +524,12 @@ bool MainWindow::restoreLayout(const QString& name)
 {
     QSettings s;
     const QByteArray state = s.value(QString("layouts/%1/state").arg(name)).toByteArray();
-    // a layout saved without the flag keeps the form where it was saved; set before the docks
-    // move, so that the tabs shown while they do are not followed
-    const bool follows = m_settingsFollowTab;
-    setSettingsFollowTab(s.value(QString("layouts/%1/formFollowsTab").arg(name), false).toBool(), false);
-    if (state.isEmpty() || !restoreState(state, kLayoutVersion)) {
-        setSettingsFollowTab(follows, false);
+    // a layout saved without the flag keeps the form where it was saved
+    if (!restoreDocks(state, s.value(QString("layouts/%1/formFollowsTab").arg(name), false).toBool())) {
         showError(tr("The layout \"%1\" cannot be restored (it was saved by another version, or removed).").arg(name));
         return false;
     }
     restoreGeometry(s.value(QString("layouts/%1/geometry").arg(name)).toByteArray());
-    m_followedTab = m_currentWorkspace;  // as restored
     m_recoveryBar->sync();  // a layout holds no interrupted run
     log(tr("Layout \"%1\" restored.").arg(name));
     return true;
@@ -556,13 +551,23 @@ bool MainWindow::restoreSession()
     const QByteArray state = s.value("window/state").toByteArray();
     if (state.isEmpty()) return false;
     restoreGeometry(s.value("window/geometry").toByteArray());
-    const bool follows = m_settingsFollowTab;
-    setSettingsFollowTab(s.value("window/formFollowsTab", false).toBool(), false);  // before the docks move
-    m_sessionRestored = restoreState(state, kLayoutVersion);
-    if (!m_sessionRestored) setSettingsFollowTab(follows, false);
-    m_followedTab = m_currentWorkspace;
+    m_sessionRestored = restoreDocks(state, s.value("window/formFollowsTab", false).toBool());
     m_recoveryBar->sync();
     return m_sessionRestored;
+}
+
+bool MainWindow::restoreDocks(const QByteArray& state, bool formFollowsTab)
+{
+    // the form's rule set before the docks move, so that the tabs shown while they do are not
+    // followed; kept as it was when the state cannot be restored
+    const bool before = m_settingsFollowTab;
+    setSettingsFollowTab(formFollowsTab, false);
+    if (state.isEmpty() || !restoreState(state, kLayoutVersion)) {
+        setSettingsFollowTab(before, false);
+        return false;
+    }
+    m_followedTab = m_currentWorkspace;  // as restored
+    return true;
 }
 
 void MainWindow::fillLayoutsMenu()

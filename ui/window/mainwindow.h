@@ -172,6 +172,8 @@ private:
     void fitDocks();  // the first start's sizes: the form, a short log (folded on a short screen), the views
     void followTab();  // the Experiment form beside the Train tab only, while it follows the tab
     void setSettingsFollowTab(bool on, bool apply = true);
+    // restoreState with the form's follow-the-tab rule of that state; false when it cannot be restored
+    bool restoreDocks(const QByteArray& state, bool formFollowsTab);
     void setBottomHeight(QDockWidget* bottom, int height);  // of the log and runs docks (`bottom` one of them)
     void connectSession();
     void startRun(bool continueModel);
