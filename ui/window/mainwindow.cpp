@@ -367,12 +367,16 @@ void MainWindow::buildMenus()
 
 void MainWindow::showWorkspace(int index)
 {
-    // the form placed for the tab first, so that the tab is laid out once, at its width
+    // The form placed so that only the tab coming to the front is laid out again: hidden before
+    // another tab is raised into its width, shown after the Train tab is (the tab going away is
+    // never resized on its way out).
     QDockWidget* d = m_workspace[size_t(index)];
     m_currentWorkspace = d;
-    followTab();
+    const bool formBeside = d == m_workspace.front();
+    if (!formBeside) followTab();
     d->show();
     d->raise();
+    if (formBeside) followTab();
 }
 
 void MainWindow::showTrain() { showWorkspace(0); }
@@ -451,12 +455,14 @@ QRect MainWindow::firstGeometry(const QRect& available, const QSize& preferred, 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
 {
     if (event->type() == QEvent::MouseButtonPress && watched->parent() == this) {
-        // A workspace tab pressed in the docks' tab bar: the form placed for it before the switch,
-        // so that the tab is laid out once, at its width (as showWorkspace does).
+        // A workspace tab pressed in the docks' tab bar: the form hidden before the switch, so that
+        // the tab is laid out once, at its width (as showWorkspace does; the Train tab shows the
+        // form after it is raised, when the tab's visibility changes).
         if (auto* bar = qobject_cast<QTabBar*>(watched)) {
             const int tab = bar->tabAt(static_cast<QMouseEvent*>(event)->position().toPoint());
             for (QDockWidget* d : m_workspace)
-                if (tab >= 0 && bar->tabText(tab) == d->windowTitle() && d != m_currentWorkspace && !d->isFloating()) {
+                if (tab >= 0 && bar->tabText(tab) == d->windowTitle() && d != m_currentWorkspace && d != m_workspace.front() &&
+                    !d->isFloating()) {
                     m_currentWorkspace = d;
                     followTab();
                 }
