@@ -28,6 +28,7 @@
 #include <QIcon>
 #include <QTextStream>
 #include <QElapsedTimer>
+#include <QDataStream>
 #include <QTimer>
 
 #include <cstdlib>
@@ -162,11 +163,18 @@ int runWindow(Args& a)
             QTimer::singleShot(0, &window, &parrot::MainWindow::trainFresh);  // nobody is there to answer a question
         } else {
             // once what the window is loading in the background (the explorer's models) is shown
+            // and its layout has settled: nothing moved since the last look
             auto* poll = new QTimer(&window);
             auto* waited = new QElapsedTimer;
             waited->start();
-            QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot] {
-                if (window.busyLoading() && waited->elapsed() < 20000) return;
+            auto layout = std::make_shared<QByteArray>();
+            QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot, layout] {
+                QByteArray now;
+                QDataStream out(&now, QIODevice::WriteOnly);
+                for (const QWidget* w : window.findChildren<QWidget*>()) out << w->geometry() << w->isVisible();
+                const bool moved = now != *layout;
+                *layout = now;
+                if ((window.busyLoading() || moved) && waited->elapsed() < 20000) return;
                 poll->stop();
                 delete waited;
                 const bool ok = window.saveScreenshot(screenshot);

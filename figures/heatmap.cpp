@@ -402,6 +402,13 @@ void HeatmapView::setReadableRows(int rows)
     fitRows();
 }
 
+void HeatmapView::setFitHeight(int height)
+{
+    if (height == m_fitHeight) return;
+    m_fitHeight = height;
+    fitRows();
+}
+
 void HeatmapView::fitRows()
 {
     if (m_readableRows <= 0) return;
@@ -409,10 +416,13 @@ void HeatmapView::fitRows()
     // labelled, and every marked one); what surrounds it (title, key labels, margins, the
     // read-out) as laid out, else an estimate
     const int rows = std::min(m_readableRows, std::max(1, m_data.rows));
-    const int axis = rows * int(std::ceil(labelSpacing(m_plot->yAxis, m_data.rowLabels, rows) / 2));
+    const double spacing = labelSpacing(m_plot->yAxis, m_data.rowLabels, rows);
+    const int readable = rows * int(std::ceil(spacing / 2)), least = rows * int(std::ceil(spacing / 3));
     const int laidOut = m_plot->axisRect()->rect().height();
     const int fontPx = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
     const int around = (laidOut > 10 ? m_plot->height() - laidOut : 4 * fontPx + 40) + m_readout->sizeHint().height() + layout()->spacing();
+    // given a height to fit in, the rows give up room down to a third of a label each
+    const int axis = m_fitHeight > 0 ? std::clamp(m_fitHeight - around, least, readable) : readable;
     if (std::abs(minimumHeight() - (axis + around)) > 1) setMinimumHeight(axis + around);
 }
 

@@ -75,6 +75,9 @@ public:
     // can be read and every other row labelled (0: the plot's own minimum). Given more height, the
     // view takes it and labels every row that fits.
     void setReadableRows(int rows);
+    // The height the view is to fit in (0: none). When its readable rows need more, it keeps a
+    // third of a label's room a row instead (every third row labelled), and needs more only below that.
+    void setFitHeight(int height);
     // The cells labelled on each axis now (those in view when zoomed).
     std::vector<int> labelledRows() const;
     std::vector<int> labelledColumns() const;
@@ -118,6 +121,7 @@ private:
     std::vector<int> m_rowCells, m_colCells;  // labelled
     int m_relabelPasses = 0;  // layouts redone for the labels since the data or size changed
     int m_readableRows = 0;
+    int m_fitHeight = 0;
     QPoint m_pressedAt;
     bool m_clamping = false;
 };

@@ -40,8 +40,13 @@ namespace parrot {
 
 InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
 {
-    // Short rows of controls, so that two panes fit side by side on a laptop's screen.
+    // Short rows of controls, so that two panes fit side by side on a laptop's screen; no margin
+    // above or below (the input's line above and the tab's edge below part them from the rest).
     auto* layout = new QVBoxLayout(this);
+    {
+        const QMargins m = layout->contentsMargins();
+        layout->setContentsMargins(m.left(), 0, m.right(), 0);
+    }
     auto* top = new QHBoxLayout;
     m_source = new QComboBox(this);
     m_source->setObjectName("source");
@@ -198,11 +203,11 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     // The views scroll rather than shrink: the heatmap takes the height there is and keeps at
     // least half a label's height for every row (up to kReadableRows), and the thumbnails keep
     // every row of heads whole. The status (what is shown, or what went wrong) heads them.
-    auto* scroll = new QScrollArea(this);
+    auto* scroll = m_views = new QScrollArea(this);
     scroll->setObjectName("views");
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    auto* views = new QWidget(scroll);
+    auto* views = m_viewsBox = new QWidget(scroll);
     auto* vl = new QVBoxLayout(views);
     vl->setContentsMargins(0, 0, 0, 0);
     m_status = new QLabel(views);
@@ -225,7 +230,8 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_heatmap = new HeatmapView(views);
     m_heatmap->setReadableRows(kReadableRows);
     vl->addWidget(m_heatmap, 1);
-    vl->addSpacing(fontMetrics().height() / 2);  // the hover line and the head's heading read as two
+    m_mapGap = fontMetrics().height() / 2;
+    vl->addSpacing(m_mapGap);  // the hover line and the head's heading read as two
     m_info = new QLabel(views);
     m_info->setObjectName("headInfo");
     m_info->setWordWrap(true);
@@ -234,6 +240,10 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     vl->addWidget(m_info);
     scroll->setWidget(views);
     layout->addWidget(scroll, 1);
+    // The map's height follows from the viewport's size and what shares it, whichever of them
+    // changed last (a resize, a status, new thumbnails, a head's line): see fitMap.
+    scroll->viewport()->installEventFilter(this);
+    views->installEventFilter(this);
 
     connect(m_source, &QComboBox::activated, this, &InsidePane::onSource);
     connect(&m_load, &BackgroundJob::progress, this, [this](int done, int total) {
@@ -598,7 +608,52 @@ void InsidePane::showStatus()
     m_status->setToolTip(m_shortPane && m_status->text() != m_statusText ? m_statusText : QString());
 }
 
-QString InsidePane::info() const { return m_info->text(); }
+QString InsidePane::info() const { return m_infoText; }
+
+void InsidePane::showInfo()
+{
+    // a short pane gives the map the height: a line for the map and one for the answers, each
+    // elided, the whole in the tooltip
+    m_info->setWordWrap(!m_shortPane);
+    if (!m_shortPane) {
+        m_info->setText(m_infoText);
+        m_info->setToolTip(QString());
+        return;
+    }
+    QStringList lines;
+    for (const QString& line : m_infoBrief)
+        lines << m_info->fontMetrics().elidedText(line, Qt::ElideRight, flowRoom() - 8).toHtmlEscaped();
+    m_info->setText(lines.join("<br>"));
+    m_info->setToolTip(m_infoText);
+}
+
+void InsidePane::fitMap()
+{
+    // In a short pane the map gets the viewport's height less what shares it (the status, the
+    // thumbnails, the head's line and the spaces between them): a function of the pane's size and
+    // content, not of the order in which they arrived. Only a pane too short for a third of a label
+    // a row scrolls. A tall pane's map keeps every other row labelled, what is under it scrolling.
+    if (!m_shortPane) return m_heatmap->setFitHeight(0);
+    const QWidget* viewport = m_views->viewport();
+    const int width = viewport->width();
+    auto* vl = qobject_cast<QVBoxLayout*>(m_viewsBox->layout());
+    int others = m_mapGap, items = 2;  // the map and the gap
+    for (const QWidget* w : {static_cast<const QWidget*>(m_status), static_cast<const QWidget*>(m_thumbs), static_cast<const QWidget*>(m_info)}) {
+        if (w->isHidden()) continue;
+        const int h = w->hasHeightForWidth() ? w->heightForWidth(width) : w->sizeHint().height();
+        others += std::max(h, w->minimumSizeHint().height());
+        ++items;
+    }
+    others += vl->spacing() * (items - 1);
+    m_heatmap->setFitHeight(std::max(1, viewport->height() - others - 2));  // (2: rounding in the labels' heights)
+}
+
+bool InsidePane::eventFilter(QObject* watched, QEvent* e)
+{
+    if ((watched == m_views->viewport() && e->type() == QEvent::Resize) || (watched == m_viewsBox && e->type() == QEvent::LayoutRequest))
+        fitMap();
+    return QWidget::eventFilter(watched, e);
+}
 
 void InsidePane::rebuild()
 {
@@ -730,12 +785,17 @@ void InsidePane::resizeEvent(QResizeEvent* e)
     const bool shortPane = height() < kShortPane;
     const bool flowing = shortPane && m_view.maps.size() <= 16;
     if (shortPane == m_shortPane && (!flowing || flowRoom() == m_flowRoom)) {
-        if (shortPane && width() != e->oldSize().width()) showStatus();
+        if (shortPane && width() != e->oldSize().width()) {
+            showStatus();
+            showInfo();
+        }
         return;
     }
     m_shortPane = shortPane;
     m_flowRoom = flowRoom();
     showStatus();
+    showInfo();
+    fitMap();
     if (m_view.maps.empty()) return;
     buildThumbnails();
     restyle();
@@ -876,53 +936,76 @@ void InsidePane::showMap()
     for (size_t i = 0; i < m_thumbButtons.size(); ++i) m_thumbButtons[i]->setChecked(int(i) == m_selected);
     if (m_view.maps.empty()) {
         m_heatmap->setData(HeatmapData{});
-        m_info->setText(m_probes.tokens.empty() ? QString() : QString("Nothing to show in this view."));
+        m_infoText = m_probes.tokens.empty() ? QString() : QString("Nothing to show in this view.");
+        m_infoBrief = QStringList{m_infoText};
+        showInfo();
         return;
     }
     const HeatmapData& map = m_view.maps[size_t(m_selected)];
     m_heatmap->setData(map);
-    QString info;
+    // whole, and a line each for the map and the answers (a short pane's form)
+    QString info, brief, answers;
     bool match = false;
     if (const HeadLookup* head = selectedHead()) {
         const HeadLookup& h = *head;
         match = h.kind == HeadKind::NgramMatch;
         QString lookup, matched, ambiguous;
+        int best = 0;
         for (int k = 1; k <= kMaxLookupOrder; ++k) {
             lookup += QString("<td>%1</td>").arg(h.scored[size_t(k)] ? QString::number(h.lookup[size_t(k)], 'f', 2) : "–");
             matched += QString("<td>%1</td>").arg(h.scored[size_t(k)] ? QString::number(h.match[size_t(k)], 'f', 2) : "–");
             ambiguous += QString("<td>%1</td>").arg(m_analysis->ambiguous[size_t(k)]);
+            if (h.scored[size_t(k)] && (best == 0 || h.lookup[size_t(k)] > h.lookup[size_t(best)] + 0.01)) best = k;  // the lowest order near the best
         }
         info = QString("<b>%1</b> — previous-token %2, current %3, first-token %4, entropy %5"
                        "<table cellspacing=4><tr><td>n</td><td>1</td><td>2</td><td>3</td><td>4</td><td>5</td><td>6</td><td>7</td><td>8</td></tr>"
                        "<tr><td>lookup</td>%6</tr><tr><td>match</td>%7</tr><tr><td>ambiguous queries</td>%8</tr></table>")
                    .arg(h.label).arg(h.previousToken, 0, 'f', 2).arg(h.currentToken, 0, 'f', 2).arg(h.firstToken, 0, 'f', 2)
                    .arg(h.entropy, 0, 'f', 2).arg(lookup, matched, ambiguous);
+        brief = best > 0 ? QString("%1 — lookup %2, match %3 at n = %4; previous-token %5")
+                               .arg(h.label).arg(h.lookup[size_t(best)], 0, 'f', 2).arg(h.match[size_t(best)], 0, 'f', 2).arg(best)
+                               .arg(h.previousToken, 0, 'f', 2)
+                         : QString("%1 — previous-token %2, entropy %3").arg(h.label).arg(h.previousToken, 0, 'f', 2).arg(h.entropy, 0, 'f', 2);
     } else if (m_view.view == "implicit") {
         info = "The selective scan is linear in its input: y_t = Σ_s α[t,s] u_s + D u_t per channel. Shown: |α| averaged over "
                "the channels (the skip D and the gate are left out). Compare its rows with a lookup head's single bright cell.";
+        brief = "|α| of y_t = Σ_s α[t,s] u_s + D u_t, averaged over the channels";
     } else if (m_view.view == "state") {
         info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels).";
+        brief = info;
     } else if (m_view.view == "delta") {
         info = "Mamba's step size Δ after softplus: large Δ lets a token in and forgets the past; small Δ keeps the state.";
+        brief = info;
     }
     // the model's answers
     if (m_scored) {
         const CopyScore& score = m_score;
-        if (m_subject.readsText())
+        if (m_subject.readsText()) {
             info += QString("<br>Predicts %1 of the %2 copyable tokens of this prompt (the next token after a %3-gram seen once "
                             "before, as it followed then; rows marked ✗ are wrong).")
                         .arg(score.right).arg(score.answers).arg(kTextCopyOrder);
-        else
+            answers = QString("Predicts %1 of %2 copyable tokens").arg(score.right).arg(score.answers);
+        } else {
             info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
-        if (!m_ablation.isEmpty() && m_plainScore.answers == score.answers)
+            answers = QString("Copies %1 of %2 letters").arg(score.right).arg(score.answers);
+        }
+        if (!m_ablation.isEmpty() && m_plainScore.answers == score.answers) {
             info += QString(" <b>With %1</b>; with every head: %2 of %3.").arg(m_ablation.describe().toHtmlEscaped()).arg(m_plainScore.right).arg(m_plainScore.answers);
+            answers += QString(" with %1; with every head: %2").arg(m_ablation.describe()).arg(m_plainScore.right);
+        }
     }
-    if (m_subject.readsText() && !m_tokens.empty())
-        info += QString("<br>%1 tokens. Greedy continuation: <b>%2</b>").arg(m_tokens.size())
-                    .arg(QString(m_continuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
+    if (m_subject.readsText() && !m_tokens.empty()) {
+        const QString continuation = QString(m_continuation).replace('\n', QChar(0x23CE));
+        info += QString("<br>%1 tokens. Greedy continuation: <b>%2</b>").arg(m_tokens.size()).arg(continuation.toHtmlEscaped());
+        answers += (answers.isEmpty() ? QString() : QString("; ")) + QString("continues: %1").arg(continuation);
+    }
     if (m_subject.readsText() && !m_tokens.empty() && !m_ablation.isEmpty())
         info += QString("<br>With every head: <b>%1</b>").arg(QString(m_plainContinuation).replace('\n', QChar(0x23CE)).toHtmlEscaped());
-    m_info->setText(info);
+    m_infoText = info;
+    m_infoBrief.clear();
+    for (const QString& line : {brief, answers})
+        if (!line.isEmpty()) m_infoBrief << line;
+    showInfo();
     std::vector<std::pair<int, int>> marks, warnings;
     if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !m_tokens.empty()) {
         try {

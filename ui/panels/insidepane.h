@@ -38,6 +38,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTabWidget;
 class QVBoxLayout;
@@ -119,10 +120,13 @@ signals:
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
     int flowRoom() const;    // the width a short pane's thumbnails and status line get
     void showStatus();       // the status, on one line (elided) in a short pane
+    void showInfo();         // the head's line: whole, or in a short pane two lines (whole in the tooltip)
+    void fitMap();           // the map sized to the room the views' viewport leaves it
     void buildThumbnails();  // the row of each layer's heads (or of the blocks), captioned unless the pane is short or the maps many
     void onSource(int index);
     // `runDir`: also list that run's snapshots (off the GUI thread too), `path` being the one loaded.
@@ -189,7 +193,12 @@ private:
     int m_thumbSide = kThumbnail;
     HeatmapView* m_heatmap = nullptr;
     QLabel* m_info = nullptr;
+    QString m_infoText;           // whole (rich text)
+    QStringList m_infoBrief;      // its short form, a line each for the map and the answers
     QLabel* m_status = nullptr;
+    QScrollArea* m_views = nullptr;  // the status, thumbnails, map and head's line
+    QWidget* m_viewsBox = nullptr;   // what it scrolls
+    int m_mapGap = 0;                // the space between the map and the head's line
     int m_lastSource = 0;
     QString m_loading;  // what m_load is loading, for its progress
     HeadAblation m_ablation;
