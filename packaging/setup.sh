@@ -9,8 +9,9 @@ PARROT_BUILD="${PARROT_BUILD:-$PARROT_ROOT/build}"
 
 # Build tools first, then the stack. libopenblas0-openmp matters: without it Debian's
 # torch runs on the reference BLAS, about 10x slower (docs/CONTRIBUTING.md trap 1).
+# fonts-dejavu-core: the window's font, and the one the tests that measure pixels assume.
 PARROT_PACKAGES=(cmake g++ make qt6-base-dev qt6-svg-dev libtorch-dev libopenblas0-openmp
-                 libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth)
+                 libqcustomplot-dev libqcustomplot2.1-qt6 xvfb xauth fonts-dejavu-core)
 # With the tests: a single-node Slurm for tst_slurm (tests/slurm/cluster.sh starts it), and clang
 # with libFuzzer for the readers' fuzzing under the sanitizers (packaging/fuzz.sh).
 if [ "${PARROT_WITH_TESTS:-0}" = 1 ]; then

@@ -8,8 +8,20 @@ PARROT_WITH_TESTS=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 parrot_build -DPARROT_BUILD_TESTS=ON
 export QT_QPA_PLATFORM=offscreen
+# The suite runs in a home of its own, new and empty: HOME and the XDG folders (config, data,
+# cache, state, runtime). No setting, lock or file from earlier runs, or from the developer's own
+# use of the app, can change an outcome. (Each test gets another of its own: tests/freshhome.sh.)
+PARROT_TEST_HOME="$(mktemp -d "${TMPDIR:-/tmp}/parrot-suite-home.XXXXXX")"
+trap 'rm -rf "$PARROT_TEST_HOME"' EXIT
+mkdir -p "$PARROT_TEST_HOME/.config" "$PARROT_TEST_HOME/.local/share" "$PARROT_TEST_HOME/.cache" \
+         "$PARROT_TEST_HOME/.local/state" "$PARROT_TEST_HOME/runtime"
+chmod 700 "$PARROT_TEST_HOME/runtime"
+export HOME="$PARROT_TEST_HOME" XDG_CONFIG_HOME="$PARROT_TEST_HOME/.config" XDG_DATA_HOME="$PARROT_TEST_HOME/.local/share" \
+       XDG_CACHE_HOME="$PARROT_TEST_HOME/.cache" XDG_STATE_HOME="$PARROT_TEST_HOME/.local/state" \
+       XDG_RUNTIME_DIR="$PARROT_TEST_HOME/runtime"
 if [ $# -gt 0 ]; then
-    cd "$PARROT_BUILD" && exec ctest --output-on-failure "$@"
+    cd "$PARROT_BUILD" && ctest --output-on-failure "$@"
+    exit $?
 fi
 bash "$PARROT_ROOT/packaging/fuzz.sh" --build
 status=0

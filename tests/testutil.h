@@ -12,35 +12,10 @@
 #include <QProcess>
 #include <QString>
 #include <QtTest>
-#include <QWidget>
 
 #include <map>
 
 namespace parrot::test {
-
-// Waits until nothing under `top` moves: every widget's geometry and visibility the same over
-// 300 ms of event loop (at most `ms`). Layouts settle through posted events, in an order that
-// depends on the machine; a test of a layout checks the settled one, never a moment on the way.
-inline bool settled(QWidget& top, int ms = 15000)
-{
-    const auto snapshot = [&top] {
-        QByteArray s;
-        QDataStream out(&s, QIODevice::WriteOnly);
-        for (const QWidget* w : top.findChildren<QWidget*>()) out << w->geometry() << w->isVisible();
-        return s;
-    };
-    QDeadlineTimer deadline(ms);
-    QByteArray last = snapshot();
-    int still = 0;
-    while (!deadline.hasExpired()) {
-        QTest::qWait(50);
-        const QByteArray now = snapshot();
-        still = now == last ? still + 1 : 0;
-        if (still >= 6) return true;
-        last = now;
-    }
-    return false;
-}
 
 // A copy experiment small enough to train in seconds on 2 cores.
 // An export dialog's export (ui/window/exportdialog.h) from start to a written file: it draws,

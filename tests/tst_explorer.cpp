@@ -13,6 +13,7 @@
 #include "base/io/runfolder.h"
 #include "core/text/languagemodel.h"
 #include "core/train/trainer.h"
+#include "guitest.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -74,6 +75,7 @@ private:
 private slots:
     void initTestCase()
     {
+        QVERIFY2(test::pixelAssumptionsBroken().isEmpty(), qPrintable(test::pixelAssumptionsBroken()));
         QStandardPaths::setTestModeEnabled(true);  // recent files and settings go to a test location
         QVERIFY(m_dir.isValid());
     }

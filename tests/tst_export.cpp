@@ -20,6 +20,7 @@
 #include "figures/plots.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/settingspanel.h"
+#include "guitest.h"
 #include "testutil.h"
 
 #include <QCommandLinkButton>
@@ -289,6 +290,7 @@ private:
 private slots:
     void initTestCase()
     {
+        QVERIFY2(test::pixelAssumptionsBroken().isEmpty(), qPrintable(test::pixelAssumptionsBroken()));
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
         QVERIFY(m_dir.isValid());

@@ -20,6 +20,7 @@
 #include "base/io/runfolder.h"
 #include "core/train/trainer.h"
 #include "base/tasks/taskcatalog.h"
+#include "guitest.h"
 #include "testutil.h"
 
 #include <QApplication>
@@ -99,6 +100,7 @@ public:
 private slots:
     void initTestCase()
     {
+        QVERIFY2(test::pixelAssumptionsBroken().isEmpty(), qPrintable(test::pixelAssumptionsBroken()));
         QStandardPaths::setTestModeEnabled(true);
         QSettings().setValue("runsFolder", m_dir.filePath("runs"));
     }

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs one test in a home of its own: HOME and the XDG folders (config, data, cache, state,
+# runtime) in a new empty folder, removed afterwards. No setting, lock, recent-file list or cache
+# left by an earlier run, by another test running beside it, or by the developer's own use of the
+# app can change what the test sees.
+set -eu
+home="$(mktemp -d "${TMPDIR:-/tmp}/parrot-test-home.XXXXXX")"
+trap 'rm -rf "$home"' EXIT INT TERM
+mkdir -p "$home/.config" "$home/.local/share" "$home/.cache" "$home/.local/state" "$home/runtime"
+chmod 700 "$home/runtime"
+export HOME="$home"
+export XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" XDG_CACHE_HOME="$home/.cache"
+export XDG_STATE_HOME="$home/.local/state" XDG_RUNTIME_DIR="$home/runtime"
+unset XDG_CONFIG_DIRS XDG_DATA_DIRS HF_HOME HF_HUB_CACHE HUGGINGFACE_HUB_CACHE TRANSFORMERS_CACHE
+"$@"
