@@ -3,7 +3,10 @@
 #include "core/blockcache.h"
 #include "core/device.h"
 #include "base/version.h"
+#include "core/kernels/attnkernel.h"
+#include "core/kernels/dense16kernel.h"
 #include "core/kernels/fastpaths.h"
+#include "core/kernels/scankernel.h"
 
 #include <QFile>
 #include <QSysInfo>
@@ -62,6 +65,10 @@ Diagnostics diagnostics()
     d.threads = at::get_num_threads();
     d.cores = int(std::max(1u, std::thread::hardware_concurrency()));
     d.device = deviceDescription();
+    d.kernels = QString("scan %1, attention %2, 16-bit weights %3")
+                    .arg(scan::haveAvx512() ? "AVX-512" : scan::haveAvx2() ? "AVX2" : "baseline", attn::haveAvx2() ? "AVX2" : "baseline",
+                         dense16::haveAvx2F16c() ? "AVX2" : "baseline");
+    if (const char* cap = std::getenv("PARROT_CPU_KERNELS"); cap && *cap) d.kernels += QString(" (PARROT_CPU_KERNELS=%1)").arg(cap);
     if (d.device == "CPU" && cudaDeviceCount() > 0)
         d.device += QString(" (%1 GPU%2 not chosen)").arg(cudaDeviceCount()).arg(cudaDeviceCount() == 1 ? "" : "s");
     else if (d.device == "CPU" && !torchHasCuda())
@@ -75,10 +82,11 @@ QString diagnosticsText(const Diagnostics& d)
                    "Qt:       %2\n"
                    "LibTorch: %3\n"
                    "BLAS:     %4\n"
-                   "Threads:  %5 of %6 cores\n"
-                   "Device:   %7\n"
-                   "System:   %8\n")
-        .arg(d.appVersion, d.qtVersion, d.torchVersion, d.blas)
+                   "Kernels:  %5\n"
+                   "Threads:  %6 of %7 cores\n"
+                   "Device:   %8\n"
+                   "System:   %9\n")
+        .arg(d.appVersion, d.qtVersion, d.torchVersion, d.blas, d.kernels)
         .arg(d.threads).arg(d.cores)
         .arg(d.device, QSysInfo::prettyProductName());
 }

@@ -16,6 +16,7 @@ struct Diagnostics {
     int threads = 1;   // torch intra-op threads
     int cores = 1;
     QString device;    // deviceDescription(), and why not a GPU where one could be expected
+    QString kernels;   // the vector build each CPU kernel runs (PARROT_CPU_KERNELS caps it)
 };
 
 Diagnostics diagnostics();

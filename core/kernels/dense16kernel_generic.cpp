@@ -1,6 +1,7 @@
 #include "core/kernels/dense16kernel.h"
 
 #include "base/io/safetensors.h"  // halfToFloat, bfloat16ToFloat
+#include "core/kernels/cpulevel.h"
 
 namespace parrot::dense16 {
 
@@ -31,7 +32,7 @@ void widenGeneric(const uint16_t* w, int64_t ldw, int64_t cols, bool bf16, float
 bool haveAvx2F16c()
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return cpu::allows(cpu::Level::Avx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 #else
     return false;
 #endif

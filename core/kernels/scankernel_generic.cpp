@@ -1,13 +1,14 @@
 #define PARROT_SCAN_SUFFIX Generic
 #define PARROT_SCAN_DOUBLE
 #include "core/kernels/scankernel.inc"
+#include "core/kernels/cpulevel.h"
 
 namespace parrot::scan {
 
 bool haveAvx2()
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return cpu::allows(cpu::Level::Avx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
     return false;
 #endif
@@ -16,7 +17,7 @@ bool haveAvx2()
 bool haveAvx512()
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return haveAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+    return cpu::allows(cpu::Level::Avx512) && haveAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #else
     return false;
