@@ -61,6 +61,9 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("d_conv", c.dConv);
     v("expand", c.expand);
     v("mamba_mlp_ratio", c.mambaMlpRatio);
+    v("head_dim", c.headDim);
+    v("n_groups", c.nGroups);
+    v("chunk_size", c.chunkSize);
     v("tie_embeddings", c.tieEmbeddings);
     v("parallel_residual", c.parallelResidual);
     v("layer_norm_eps", c.layerNormEps);
@@ -400,6 +403,17 @@ QStringList validate(const ExperimentConfig& c)
              QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
                  .arg(familiesWithOption("init").join(", "), m.kind));
     inRange("model.mamba_mlp_ratio", m.mambaMlpRatio);
+    inRange("model.head_dim", m.headDim);
+    inRange("model.n_groups", m.nGroups);
+    inRange("model.chunk_size", m.chunkSize);
+    if (family && family->options.contains("head_dim") && m.headDim >= 1 && m.nGroups >= 1) {
+        const long long inner = (long long)m.expand * m.dModel;
+        need(inner % m.headDim == 0, QString("model.head_dim: %1 does not divide the inner width expand x d_model = %2 into heads")
+                                         .arg(m.headDim).arg(inner));
+        if (inner % m.headDim == 0)
+            need((inner / m.headDim) % m.nGroups == 0, QString("model.n_groups: %1 does not divide the %2 heads (expand x d_model / head_dim)")
+                                                           .arg(m.nGroups).arg(inner / m.headDim));
+    }
     inRange("model.dt_rank", m.dtRank);
 
     const TrainConfig& r = c.train;

@@ -21,6 +21,21 @@ QString ssmText(const ModelConfig& m)
     return QString("d_state %1, expand %2%3").arg(m.dState).arg(m.expand).arg(m.init == "mimetic" ? ", mimetic init" : "");
 }
 
+// mamba_ssm's Mamba2: in_proj C x (2 Di + 2 G N + H), out_proj Di x C, the convolution, the norm
+double mamba2MixerParameters(const ModelConfig& m, double C)
+{
+    const double Di = double(m.expand) * C, N = m.dState, G = m.nGroups, H = m.headDim > 0 ? Di / m.headDim : 0;
+    return C * (2 * Di + 2 * G * N + H) + Di * C + (Di + 2 * G * N) * (m.dConv + 1) + 3 * H + Di + C;
+}
+
+QString describeMamba2(const ModelConfig& m)
+{
+    const int heads = m.headDim > 0 ? m.expand * m.dModel / m.headDim : 0;
+    return QString("Mamba-2, %1 layers, d_model %2, %3 heads of %4, d_state %5%6")
+        .arg(m.layers).arg(m.dModel).arg(heads).arg(m.headDim).arg(m.dState)
+        .arg(m.nGroups > 1 ? QString(", %1 groups").arg(m.nGroups) : QString());
+}
+
 QString describeTransformer(const ModelConfig& m)
 {
     const PositionScheme* scheme = findPositions(m.positions);
@@ -72,6 +87,16 @@ const std::vector<ModelFamily>& modelFamilies()
         mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };
         mamba.describe = describeStateSpace;
         f.push_back(mamba);
+
+        ModelFamily mamba2{"mamba2", "Mamba-2",
+                           "Mamba-2 blocks (Dao and Gu 2024, SSD): one scalar decay per head and a head_dim x d_state state "
+                           "per head, a fixed-size state; mamba_ssm's parameter names.",
+                           common + QStringList{"d_state", "d_conv", "expand", "head_dim", "n_groups", "chunk_size"}};
+        mamba2.stateSpace = mamba2.effectiveAttention = true;
+        mamba2.colour = 0xE377C2;
+        mamba2.layerParameters = mamba2MixerParameters;
+        mamba2.describe = describeMamba2;
+        f.push_back(mamba2);
 
         ModelFamily lstm{"lstm", "LSTM",
                          "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.", common};

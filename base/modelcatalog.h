@@ -26,6 +26,9 @@ struct ModelFamily {
     bool learnedPositions = false;  // always learned absolute positions (needs max_positions >= context)
     bool stateSpace = false;        // a state-space layer: d_state and expand apply
     bool selectiveScan = false;     // Mamba's selective scan: implicit attention (explorer, mechanisms.csv)
+    // A recurrent layer whose heads' effective attention (the map from inputs to outputs, unrolled
+    // from the state) the explorer shows and scores as it does attention heads
+    bool effectiveAttention = false;
     unsigned colour = 0x646464;     // 0xRRGGBB in figures (Okabe-Ito where there are enough)
     // Roughly the parameters of one layer at width C = d_model (the memory guard before building).
     double (*layerParameters)(const ModelConfig& m, double C) = nullptr;

@@ -247,7 +247,11 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
     if (!problems.isEmpty()) throw Error(problems.join("; "));
     if (target < 1) throw Error(QString("matching parameters: the target must be positive, got %1").arg(target));
     const ModelConfig& m = config.model;
-    const int step = familyOf(m).attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
+    int step = familyOf(m).attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
+    if (familyOf(m).options.contains("head_dim")) {  // whole heads, in whole groups
+        const int unit = m.headDim * m.nGroups;
+        step = std::lcm(step, unit / std::gcd(unit, m.expand));
+    }
     ExperimentConfig c = config;
     // The parameter count grows with the width: bisect over multiples of the step, treating a
     // width too large to build as too many parameters (models are built to be counted: up to a
@@ -601,6 +605,7 @@ ModelProbes Model::probe(const std::vector<int>& tokens, const std::function<boo
     out.predictions.assign(best.data_ptr<int64_t>(), best.data_ptr<int64_t>() + best.numel());
     out.attention = attentionMaps(probes.attention, T, out.tokens);
     out.attentionLayers = probes.attentionLayer;
+    out.effectiveAttention = familyOf(d->config.model).effectiveAttention;
     std::vector<torch::Tensor> implicit;
     for (const auto& m : probes.implicitAttention) implicit.push_back(m.unsqueeze(1));  // (1, 1, T, T): one head
     out.implicitAttention = attentionMaps(implicit, T, out.tokens);

@@ -79,7 +79,8 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
                     caption += "\n" + hl.label;
                     lookup = hl.kind == HeadKind::NgramLookup;
                 }
-                d.title = view == "attention" ? QString("attention, layer %1 head %2").arg(block).arg(h)
+                d.title = view == "attention" ? QString(p.effectiveAttention ? "effective attention (|M|, rows scaled to 1), layer %1 head %2"
+                                                                             : "attention, layer %1 head %2").arg(block).arg(h)
                                               : QString("implicit attention of block %1 (mean |α| over channels)").arg(block);
                 v.maps.push_back(std::move(d));
                 v.captions.push_back(caption);

@@ -44,7 +44,8 @@ private slots:
             QCOMPARE(f.options.contains("d_state"), f.stateSpace);
             // and so do the maps the explorer and the mechanism scores read
             const ModelProbes p = Model::create(c).probe({1, 4, 5, 6, 2, 4, 5, 6, 3});
-            QCOMPARE(p.attention.layers > 0, f.attention);
+            QCOMPARE(p.attention.layers > 0, f.attention || f.effectiveAttention);
+            QCOMPARE(p.effectiveAttention, f.effectiveAttention && !f.attention);
             QCOMPARE(p.implicitAttention.layers > 0, f.selectiveScan);
         }
     }

@@ -8,6 +8,7 @@
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
+#include "core/models/mamba2.h"
 #include "core/models/s4d.h"
 #include "core/models/transformer.h"
 #include "base/tasks/icltask.h"
@@ -72,6 +73,23 @@ SequenceModel buildMambaBlocks(const ExperimentConfig& c, bool selective)
 SequenceModel buildMamba(const ExperimentConfig& c) { return buildMambaBlocks(c, true); }
 SequenceModel buildS4Mamba(const ExperimentConfig& c) { return buildMambaBlocks(c, false); }
 
+SequenceModel buildMamba2(const ExperimentConfig& c)
+{
+    const ModelConfig& m = c.model;
+    Mamba2LMOptions o;
+    o.mixer.dModel = m.dModel;
+    o.mixer.dState = m.dState;
+    o.mixer.headDim = m.headDim;
+    o.mixer.expand = m.expand;
+    o.mixer.nGroups = m.nGroups;
+    o.mixer.dConv = m.dConv;
+    o.mixer.chunkSize = m.chunkSize;
+    o.vocabSize = taskVocabSize(c.task);
+    o.layers = m.layers;
+    o.tieEmbeddings = m.tieEmbeddings;
+    return std::make_shared<Mamba2LMImpl>(o);
+}
+
 SequenceModel buildLstm(const ExperimentConfig& c)
 {
     const ModelConfig& m = c.model;
@@ -118,7 +136,7 @@ using Builder = SequenceModel (*)(const ExperimentConfig&);
 const std::map<QString, Builder>& builders()
 {
     static const std::map<QString, Builder> table{
-        {"transformer", buildTransformer}, {"mamba", buildMamba}, {"lstm", buildLstm},        {"s4d", buildS4d},
+        {"transformer", buildTransformer}, {"mamba", buildMamba}, {"mamba2", buildMamba2}, {"lstm", buildLstm}, {"s4d", buildS4d},
         {"s4_mamba", buildS4Mamba},        {"hybrid", buildHybrid}, {"mambaformer", buildHybrid},
     };
     return table;

@@ -239,6 +239,9 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_shortConv = spin("model.short_conv");
     m_shortConv->setSpecialValueText(tr("none"));
     m_expand = spin("model.expand");
+    m_headDim = spin("model.head_dim");
+    m_groups = spin("model.n_groups");
+    m_chunk = spin("model.chunk_size");
     mf->addRow(tr("Family"), m_kind);
     mf->addRow(tr("Positions"), m_positions);
     mf->addRow(label("model.layers"), m_layers);
@@ -253,6 +256,9 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(label("model.short_conv"), m_shortConv);
     mf->addRow(label("model.d_state"), m_dState);
     mf->addRow(label("model.expand"), m_expand);
+    mf->addRow(label("model.head_dim"), m_headDim);
+    mf->addRow(label("model.n_groups"), m_groups);
+    mf->addRow(label("model.chunk_size"), m_chunk);
     m_init = new QComboBox(this);
     m_init->setObjectName("init");
     m_init->addItem(tr("default (mamba_ssm)"), "default");
@@ -436,6 +442,9 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_dState->setValue(c.model.dState);
     m_shortConv->setValue(c.model.shortConv);
     m_expand->setValue(c.model.expand);
+    m_headDim->setValue(c.model.headDim);
+    m_groups->setValue(c.model.nGroups);
+    m_chunk->setValue(c.model.chunkSize);
     m_init->setCurrentIndex(std::max(0, m_init->findData(c.model.init)));
     updateModelFields();
     m_steps->setValue(c.train.steps);
@@ -623,6 +632,9 @@ ExperimentConfig SettingsPanel::config() const
     c.model.numMaskedHeads = c.model.positions == "hard_alibi" ? m_masked->value() : 0;
     c.model.dState = m_dState->value();
     c.model.expand = m_expand->value();
+    c.model.headDim = m_headDim->value();
+    c.model.nGroups = m_groups->value();
+    c.model.chunkSize = m_chunk->value();
     const ModelFamily* family = findFamily(c.model.kind);  // a family without the option keeps the default
     c.model.shortConv = family && family->options.contains("short_conv") ? m_shortConv->value() : 0;
     c.model.init = family && family->options.contains("init") ? m_init->currentData().toString() : QString("default");
@@ -657,6 +669,8 @@ void SettingsPanel::updateModelFields()
     m_dState->setEnabled(f && f->stateSpace);
     m_shortConv->setEnabled(f && f->options.contains("short_conv"));
     m_expand->setEnabled(f && f->stateSpace);
+    for (auto [box, key] : {std::pair{m_headDim, "head_dim"}, std::pair{m_groups, "n_groups"}, std::pair{m_chunk, "chunk_size"}})
+        box->setEnabled(f && f->options.contains(key));
     m_init->setEnabled(f && f->options.contains("init"));
 }
 
