@@ -659,6 +659,9 @@ void InsidePane::rebuild()
 {
     // which views this subject has; keep the chosen one when it can, else the first it has
     const QStringList views = viewsOf(m_probes);
+    // a recurrent layer's heads (Mamba-2) show their effective attention where attention heads show theirs
+    if (const int i = m_viewBox->findData("attention"); i >= 0)
+        m_viewBox->setItemText(i, m_probes.effectiveAttention ? QString("Effective attention") : viewTitle("attention"));
     for (int i = 0; i < m_viewBox->count(); ++i) {
         auto* model = qobject_cast<QStandardItemModel*>(m_viewBox->model());
         if (model) model->item(i)->setEnabled(views.contains(m_viewBox->itemData(i).toString()));
