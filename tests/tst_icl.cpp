@@ -1,6 +1,7 @@
 // The in-context-learning tasks and their baselines: generators against their definitions,
 // baselines against closed forms, the batch layout, and every family reading vectors.
 #include "base/error.h"
+#include "base/modelcatalog.h"
 #include "core/model.h"
 #include "core/models/factory.h"
 #include "core/tasks/iclbaselines.h"
@@ -335,7 +336,7 @@ private slots:
     void everyFamilyReadsVectors()
     {
         QTemporaryDir dir;
-        for (const char* kind : {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}) {
+        for (const QString& kind : familyIds()) {
             ExperimentConfig c = test::smallConfig(kind);
             c.task = icl("vector_mqar", 6, 3);
             SequenceModel net = buildModel(c);

@@ -24,7 +24,7 @@ using namespace parrot;
 
 namespace {
 
-const QStringList kKinds = {"transformer", "mamba", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"};
+const QStringList kKinds = familyIds();  // every family in the catalogue
 
 using test::smallConfig;
 
@@ -370,18 +370,20 @@ private slots:
             Probes p;
             auto withProbes = net->forward(idx, &p);
             QVERIFY2(maxAbsDiff(withProbes, net->forward(idx)) < 1e-5, qPrintable(kind));  // same function
-            const bool attention = kind == "transformer" || kind == "hybrid" || kind == "mambaformer";
-            QCOMPARE(p.attention.empty(), !attention);
-            for (const auto& a : p.attention) QCOMPARE(a.sizes().vec(), (std::vector<int64_t>{B, c.model.heads, T, T}));
+            const ModelFamily& f = familyOf(c.model);
+            QCOMPARE(p.attention.empty(), !f.attention && !f.effectiveAttention);
+            // attention heads, or (Mamba-2) the recurrent heads: the inner width in heads of head_dim
+            const int64_t heads = f.attention ? c.model.heads : c.model.expand * c.model.dModel / c.model.headDim;
+            for (const auto& a : p.attention) QCOMPARE(a.sizes().vec(), (std::vector<int64_t>{B, heads, T, T}));
             QCOMPARE(p.attention.size(), p.attentionLayer.size());
             QCOMPARE(p.stateNorm.empty(), kind == "transformer");
             for (const auto& s : p.stateNorm) {
                 QCOMPARE(s.size(0), B);
                 QCOMPARE(s.size(1), T);
             }
-            QCOMPARE(p.delta.empty(), kind != "mamba" && kind != "hybrid" && kind != "mambaformer");
-            for (const auto& d : p.delta)
-                QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, c.model.expand * c.model.dModel}));
+            QCOMPARE(p.delta.empty(), !f.selectiveScan && !f.effectiveAttention);
+            for (const auto& d : p.delta)  // a step size per channel (Mamba), per head (Mamba-2)
+                QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, f.selectiveScan ? c.model.expand * c.model.dModel : heads}));
         }
     }
 
@@ -395,6 +397,9 @@ private slots:
             const Model m = Model::create(c);
             const ModelProbes p = m.probe(tokens);
             const int Di = int(c.model.expand * c.model.dModel);
+            // Mamba-2's blocks show their heads as attention heads and keep a state per head
+            const bool recurrentHeads = familyOf(c.model).effectiveAttention;
+            const int perBlock = recurrentHeads ? Di / c.model.headDim : Di;
             QCOMPARE(int(p.tokens.size()), T);
             QCOMPARE(p.tokens[0], QString("$"));
             const AttentionMaps& a = p.attention;
@@ -412,25 +417,26 @@ private slots:
                     }
             std::set<int> blocks(p.attentionLayers.begin(), p.attentionLayers.end());
             for (const ProbeMatrix& s : p.stateNorm) {
-                QVERIFY2(blocks.insert(s.layer).second, qPrintable(kind + ": a block with attention and a state"));
+                if (recurrentHeads) QVERIFY2(blocks.count(s.layer), qPrintable(kind + ": a state without its block's heads"));
+                else QVERIFY2(blocks.insert(s.layer).second, qPrintable(kind + ": a block with attention and a state"));
                 QCOMPARE(s.rows, T);
-                QCOMPARE(s.cols, kind == "lstm" ? 2 * int(c.model.dModel) : Di);
+                QCOMPARE(s.cols, kind == "lstm" ? 2 * int(c.model.dModel) : perBlock);
                 QCOMPARE(s.values.size(), size_t(s.rows) * s.cols);
                 for (float v : s.values) QVERIFY(std::isfinite(v) && v >= 0);
             }
             // every block appears once, numbered from 0
-            QCOMPARE(int(blocks.size()), int(p.attentionLayers.size() + p.stateNorm.size()));
+            QCOMPARE(int(blocks.size()), int(p.attentionLayers.size() + (recurrentHeads ? 0 : p.stateNorm.size())));
             QCOMPARE(*blocks.rbegin(), int(blocks.size()) - 1);
             const bool mambaBlocks = kind == "mamba" || kind == "hybrid" || kind == "mambaformer";
-            QCOMPARE(p.delta.empty(), !mambaBlocks);
+            QCOMPARE(p.delta.empty(), !mambaBlocks && !recurrentHeads);
             for (const ProbeMatrix& dlt : p.delta) {
                 QCOMPARE(dlt.rows, T);
-                QCOMPARE(dlt.cols, Di);
+                QCOMPARE(dlt.cols, perBlock);
                 for (float v : dlt.values) QVERIFY(v > 0);  // softplus
             }
             // implicit attention: one map per selective-scan block, causal, non-negative
             const AttentionMaps& ia = p.implicitAttention;
-            QCOMPARE(ia.layers, kind == "mamba" ? int(c.model.layers) : int(p.delta.size()));
+            QCOMPARE(ia.layers, kind == "mamba" ? int(c.model.layers) : recurrentHeads ? 0 : int(p.delta.size()));
             QCOMPARE(int(p.implicitLayers.size()), ia.layers);
             if (ia.layers > 0) {
                 QCOMPARE(ia.heads, 1);

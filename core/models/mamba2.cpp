@@ -141,6 +141,20 @@ Tensor Mamba2MixerImpl::forward(const Tensor& x, Probes* probes, int layer)
         const Tensor M = ssdMatrix(in.dt, A, in.Bm, in.Cm).abs().detach();
         probes->attention.push_back(M / M.sum(-1, true).clamp_min(1e-30));
         probes->attentionLayer.push_back(layer);
+        if (!probes->mapsOnly) {
+            // each head's step size, and the norm of its head_dim x d_state state after each token
+            probes->delta.push_back(in.dt.detach());
+            probes->deltaLayer.push_back(layer);
+            const Tensor decay = torch::exp(in.dt * A).detach(), dtx = (in.dt.unsqueeze(-1) * in.x).detach();  // (B, T, H), (B, T, H, P)
+            Tensor h = torch::zeros({x.size(0), m_o.heads(), m_o.headDim, m_o.dState}, x.options());
+            std::vector<Tensor> norms;
+            for (int64_t t = 0; t < x.size(1); ++t) {
+                h = h * decay.select(1, t).unsqueeze(-1).unsqueeze(-1) + dtx.select(1, t).unsqueeze(-1) * in.Bm.select(1, t).detach().unsqueeze(2);
+                norms.push_back(h.flatten(2).norm(2, -1));  // (B, H)
+            }
+            probes->stateNorm.push_back(torch::stack(norms, 1));  // (B, T, H)
+            probes->stateLayer.push_back(layer);
+        }
     }
     return output(ssdScan(in.x, in.dt, A, in.Bm, in.Cm, m_o.chunkSize).first, in);
 }

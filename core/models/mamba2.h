@@ -59,7 +59,9 @@ class Mamba2MixerImpl : public torch::nn::Module {
 public:
     explicit Mamba2MixerImpl(const Mamba2Options& o);
     // x: (B, T, C) -> (B, T, C). With probes, each head's |M| (ssdMatrix), its rows scaled to sum
-    // to one, goes into probes->attention as the layer's heads.
+    // to one, goes into probes->attention as the layer's heads; unless mapsOnly, each head's step
+    // size dt (B, T, H) into probes->delta and the norm of its state after each token (B, T, H)
+    // into probes->stateNorm.
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
     // A whole prompt into an empty cache: (B, S, C) -> (B, S, C) as forward() gives, and the
     // cache left as S step() calls would leave it.

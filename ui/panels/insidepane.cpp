@@ -974,10 +974,10 @@ void InsidePane::showMap()
                "the channels (the skip D and the gate are left out). Compare its rows with a lookup head's single bright cell.";
         brief = "|α| of y_t = Σ_s α[t,s] u_s + D u_t, averaged over the channels";
     } else if (m_view.view == "state") {
-        info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels).";
+        info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels; Mamba-2: a head's head_dim x d_state state).";
         brief = info;
     } else if (m_view.view == "delta") {
-        info = "Mamba's step size Δ after softplus: large Δ lets a token in and forgets the past; small Δ keeps the state.";
+        info = "The step size Δ after softplus (Mamba: per channel; Mamba-2: per head): large Δ lets a token in and forgets the past; small Δ keeps the state.";
         brief = info;
     }
     // the model's answers
