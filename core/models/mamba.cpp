@@ -440,17 +440,15 @@ torch::Tensor MambaBlockImpl::step(torch::Tensor x, MambaCache& cache)
 
 MambaLMImpl::MambaLMImpl(const MambaLMOptions& o) : m_o(o)
 {
-    m_backbone = std::make_shared<torch::nn::Module>("backbone");
-    embedding = m_backbone->register_module("embedding", storedEmbedding(o.vocabSize, o.mixer.dModel));
-    layers = m_backbone->register_module("layers", torch::nn::ModuleList());
-    for (int64_t i = 0; i < o.layers; ++i) layers->push_back(MambaBlock(o));
-    norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel, kSsmNormEps));
-    register_module("backbone", m_backbone);
-    lm_head = registerLmHead(*this, o.mixer.dModel, o.vocabSize, o.tieEmbeddings);
+    const SsmBackbone skeleton = registerSsmBackbone(*this, o.vocabSize, o.mixer.dModel, o.tieEmbeddings, o.layers, kSsmNormEps,
+                                                     [&o] { return MambaBlock(o).ptr(); });
+    m_backbone = skeleton.backbone;
+    embedding = skeleton.embedding;
+    layers = skeleton.layers;
+    norm_f = skeleton.norm_f;
+    lm_head = skeleton.lm_head;
     if (WeightStorage::current() != torch::kFloat) return;  // 16-bit weights are built only to be loaded into
     torch::NoGradGuard noGrad;
-    embedding->weight.normal_(0.0, 0.02);
-    if (lm_head) lm_head->weight.normal_(0.0, 0.02);
     // mamba_ssm (_init_weights, rescale_prenorm_residual) divides every projection that writes into
     // the residual stream, out_proj and the MLP's fc2, by sqrt(residuals per layer * layers):
     // GPT-2's reason, each residual branch adds variance. One residual per layer without an MLP, two with.

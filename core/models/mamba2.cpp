@@ -204,19 +204,17 @@ Mamba2BlockImpl::Mamba2BlockImpl(const Mamba2LMOptions& o)
 
 Mamba2LMImpl::Mamba2LMImpl(const Mamba2LMOptions& o) : m_o(o)
 {
-    m_backbone = std::make_shared<torch::nn::Module>("backbone");
-    embedding = m_backbone->register_module("embedding", storedEmbedding(o.vocabSize, o.mixer.dModel));
-    layers = m_backbone->register_module("layers", torch::nn::ModuleList());
-    for (int64_t i = 0; i < o.layers; ++i) layers->push_back(Mamba2Block(o));
-    norm_f = m_backbone->register_module("norm_f", RMSNorm(o.mixer.dModel, kSsmNormEps));
-    register_module("backbone", m_backbone);
-    lm_head = registerLmHead(*this, o.mixer.dModel, o.vocabSize, o.tieEmbeddings);
+    const SsmBackbone skeleton = registerSsmBackbone(*this, o.vocabSize, o.mixer.dModel, o.tieEmbeddings, o.layers, kSsmNormEps,
+                                                     [&o] { return Mamba2Block(o).ptr(); });
+    m_backbone = skeleton.backbone;
+    embedding = skeleton.embedding;
+    layers = skeleton.layers;
+    norm_f = skeleton.norm_f;
+    lm_head = skeleton.lm_head;
     if (WeightStorage::current() != torch::kFloat) return;  // 16-bit weights are built only to be loaded into
     torch::NoGradGuard noGrad;
-    // mamba_ssm's _init_weights: embeddings N(0, 0.02); out_proj, which writes into the residual
-    // stream, divided by sqrt(layers) (one residual per layer without an MLP)
-    embedding->weight.normal_(0.0, 0.02);
-    if (lm_head) lm_head->weight.normal_(0.0, 0.02);
+    // mamba_ssm's _init_weights: out_proj, which writes into the residual stream, divided by
+    // sqrt(layers) (one residual per layer without an MLP)
     for (const auto& block : *layers) block->as<Mamba2BlockImpl>()->mixer->out_proj->weight.div_(std::sqrt(double(o.layers)));
 }
 

@@ -115,6 +115,19 @@ TORCH_MODULE(RMSNorm);
 // initialises it) unless tied, in which case the token embedding's weight is reused and
 // nothing is registered.
 torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied);
+
+// mamba_ssm's MambaLMHeadModel layout, which the Mamba families share: backbone.{embedding, layers,
+// norm_f}, then lm_head unless tied, registered on `model` in that order, `makeBlock` building each
+// layer. With float32 storage the embedding and the head start N(0, 0.02), as mamba_ssm's.
+struct SsmBackbone {
+    std::shared_ptr<torch::nn::Module> backbone;
+    torch::nn::Embedding embedding{nullptr};
+    torch::nn::ModuleList layers{nullptr};
+    RMSNorm norm_f{nullptr};
+    torch::nn::Linear lm_head{nullptr};
+};
+SsmBackbone registerSsmBackbone(torch::nn::Module& model, int64_t vocab, int64_t dModel, bool tied, int64_t layers, double normEps,
+                                const std::function<std::shared_ptr<torch::nn::Module>()>& makeBlock);
 // x: (..., C) -> (..., V) through the head, or through the embedding when tied (head is null).
 torch::Tensor lmLogits(const torch::Tensor& x, torch::nn::Linear head, const torch::Tensor& embedding);
 
