@@ -28,7 +28,6 @@
 #include <QIcon>
 #include <QTextStream>
 #include <QElapsedTimer>
-#include <QDataStream>
 #include <QTimer>
 
 #include <cstdlib>
@@ -169,9 +168,7 @@ int runWindow(Args& a)
             waited->start();
             auto layout = std::make_shared<QByteArray>();
             QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot, layout] {
-                QByteArray now;
-                QDataStream out(&now, QIODevice::WriteOnly);
-                for (const QWidget* w : window.findChildren<QWidget*>()) out << w->geometry() << w->isVisible();
+                const QByteArray now = parrot::layoutSignature(window);
                 const bool moved = now != *layout;
                 *layout = now;
                 if ((window.busyLoading() || moved) && waited->elapsed() < 20000) return;

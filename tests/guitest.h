@@ -5,6 +5,8 @@
 // measured widget, so a test on such a machine would pass or fail by chance.
 #pragma once
 
+#include "ui/window/mainwindow.h"
+
 #include <QFontInfo>
 #include <QGuiApplication>
 #include <QScreen>
@@ -34,18 +36,12 @@ inline QString pixelAssumptionsBroken()
 // depends on the machine; a test of a layout checks the settled one, never a moment on the way.
 inline bool settled(QWidget& top, int ms = 15000)
 {
-    const auto snapshot = [&top] {
-        QByteArray s;
-        QDataStream out(&s, QIODevice::WriteOnly);
-        for (const QWidget* w : top.findChildren<QWidget*>()) out << w->geometry() << w->isVisible();
-        return s;
-    };
     QDeadlineTimer deadline(ms);
-    QByteArray last = snapshot();
+    QByteArray last = layoutSignature(top);
     int still = 0;
     while (!deadline.hasExpired()) {
         QTest::qWait(50);
-        const QByteArray now = snapshot();
+        const QByteArray now = layoutSignature(top);
         still = now == last ? still + 1 : 0;
         if (still >= 6) return true;
         last = now;

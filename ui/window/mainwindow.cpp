@@ -36,6 +36,7 @@
 #include <QComboBox>
 #include <QContextMenuEvent>
 #include <QCursor>
+#include <QDataStream>
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -611,6 +612,14 @@ bool MainWindow::busyLoading() const
 {
     return m_explorer->left()->busy() || m_explorer->right()->busy() || m_inspector->busy() || m_pretrained->busy() ||
            m_runs->isLoading();
+}
+
+QByteArray layoutSignature(const QWidget& top)
+{
+    QByteArray bytes;
+    QDataStream out(&bytes, QIODevice::WriteOnly);
+    for (const QWidget* w : top.findChildren<QWidget*>()) out << w->geometry() << w->isVisible();
+    return bytes;
 }
 
 QString MainWindow::runsFolder() const

@@ -41,6 +41,10 @@ class SettingsPanel;
 class TrainPanel;
 class TrainingSession;
 
+// Every widget's geometry and visibility under `top`, as bytes: two equal signatures taken apart
+// in time mean nothing moved between them (a layout has settled; screenshots and tests wait for it).
+QByteArray layoutSignature(const QWidget& top);
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
