@@ -44,6 +44,16 @@ private slots:
         for (const char* word : {"Qt:", "LibTorch:", "BLAS:", "Device:"}) QVERIFY2(d.out.contains(word), word);
         QVERIFY2(d.out.contains("Threads:  1 of"), qPrintable(d.out));
         QVERIFY(run({"--diagnostics"}).out.contains(QString("Threads:  %1 of").arg(QThread::idealThreadCount())));
+        // the kernels' vector builds, capped by PARROT_CPU_KERNELS so another CPU's paths run here
+        qputenv("PARROT_CPU_KERNELS", "baseline");
+        const Result capped = run({"--diagnostics"});
+        qputenv("PARROT_CPU_KERNELS", "sse9");
+        const Result unknown = run({"--diagnostics"});
+        qunsetenv("PARROT_CPU_KERNELS");
+        QVERIFY2(capped.out.contains("Kernels:  scan baseline, attention baseline, 16-bit weights baseline (PARROT_CPU_KERNELS=baseline)"),
+                 qPrintable(capped.out));
+        QVERIFY2(unknown.code == 0 && unknown.err.contains("PARROT_CPU_KERNELS=sse9 is not one of best, avx2, baseline"), qPrintable(unknown.err));
+        QVERIFY2(run({"--diagnostics"}).out.contains("Kernels:  scan "), qPrintable(d.out));
     }
 
     // The commands named on the `parrotscope …` lines of the first ```sh block after `heading` in a
