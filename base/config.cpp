@@ -64,6 +64,7 @@ template <class Model, class V> void visitFields(Model& c, V&& v, const ModelCon
     v("head_dim", c.headDim);
     v("n_groups", c.nGroups);
     v("chunk_size", c.chunkSize);
+    v("forget_gate", c.forgetGate);
     v("tie_embeddings", c.tieEmbeddings);
     v("parallel_residual", c.parallelResidual);
     v("layer_norm_eps", c.layerNormEps);
@@ -406,13 +407,14 @@ QStringList validate(const ExperimentConfig& c)
     inRange("model.head_dim", m.headDim);
     inRange("model.n_groups", m.nGroups);
     inRange("model.chunk_size", m.chunkSize);
-    if (family && family->options.contains("head_dim") && m.headDim >= 1 && m.nGroups >= 1) {
-        const long long inner = (long long)m.expand * m.dModel;
-        need(inner % m.headDim == 0, QString("model.head_dim: %1 does not divide the inner width expand x d_model = %2 into heads")
-                                         .arg(m.headDim).arg(inner));
-        if (inner % m.headDim == 0)
-            need((inner / m.headDim) % m.nGroups == 0, QString("model.n_groups: %1 does not divide the %2 heads (expand x d_model / head_dim)")
-                                                           .arg(m.nGroups).arg(inner / m.headDim));
+    if (family && family->headsWidth && m.headDim >= 1) {
+        const long long width = family->headsWidth(m);
+        need(width % m.headDim == 0, QString("model.head_dim: %1 does not divide %2 = %3 into heads")
+                                         .arg(m.headDim).arg(family->headsWidthText).arg(width));
+        if (family->options.contains("n_groups") && m.nGroups >= 1 && width % m.headDim == 0)
+            need((width / m.headDim) % m.nGroups == 0,
+                 QString("model.n_groups: %1 does not divide the %2 heads (%3 / head_dim)").arg(m.nGroups).arg(width / m.headDim)
+                     .arg(family->headsWidthText));
     }
     inRange("model.dt_rank", m.dtRank);
 

@@ -45,7 +45,7 @@ TaskConfig evaluationTask(const TaskConfig& t);
 
 // Which sequence model, and its options. Options that a family does not use are ignored by it.
 struct ModelConfig {
-    // "transformer" | "mamba" | "mamba2" | "lstm" | "s4d" | "s4_mamba" | "hybrid" | "mambaformer"
+    // "transformer" | "mamba" | "mamba2" | "gated_deltanet" | "lstm" | "s4d" | "s4_mamba" | "hybrid" | "mambaformer"
     QString kind = "transformer";
     // Transformer only: "nope" | "learned" | "rope" | "alibi" | "hard_alibi". Hard-ALiBi is what
     // copies to length 20 in minutes (docs/CONTRIBUTING.md, measured facts). The hybrids fix theirs as in Park et al.
@@ -68,9 +68,14 @@ struct ModelConfig {
     // Mamba-2: heads of head_dim channels (heads = expand * d_model / head_dim), each with one scalar
     // decay and a head_dim x d_state state; n_groups sets of B and C shared by the heads (mamba_ssm's
     // ngroups); the scan computed in chunks of chunk_size tokens (the result does not depend on it).
+    // Gated DeltaNet: heads of head_dim key channels (heads = d_model / head_dim), each with a value
+    // width of expand x head_dim and a head_dim x (expand x head_dim) state; chunk_size as Mamba-2's.
     int headDim = 16;
     int nGroups = 1;
     int chunkSize = 64;
+    // Gated DeltaNet: the decay gate; off, the plain delta rule (DeltaNet), whose state keeps what a
+    // key holds until a write under a similar key replaces it.
+    bool forgetGate = true;
     bool tieEmbeddings = false;        // untied like Pythia; tying saves V*C parameters
     // Transformer, GPT-NeoX details (set by the GPT-NeoX importer; the defaults are the app's own):
     bool parallelResidual = false;     // x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX / Pythia) instead of sequential

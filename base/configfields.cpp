@@ -36,12 +36,14 @@ const std::vector<IntField>& intFields()
         {"model.short_conv", "Short conv", 0, 16, 16,
          "Transformer: a depthwise causal convolution of this width before each attention layer, as Zoology trains "
          "attention on associative recall (Mamba has its own, of width 4); 0: none"},
-        {"model.expand", "Expand", 1, 16, 16, "Mamba and S4D inner width = expand x d_model"},
+        {"model.expand", "Expand", 1, 16, 16,
+         "Mamba, Mamba-2 and S4D inner width = expand x d_model; Gated DeltaNet: a head's value width = expand x head_dim"},
         {"model.head_dim", "Head dim", 1, 1024, 1024,
-         "Mamba-2: channels per head; the inner width expand x d_model splits into heads of this many, each with one decay"},
+         "Mamba-2: channels per head; the inner width expand x d_model splits into heads of this many, each with one decay. "
+         "Gated DeltaNet: a head's key width; d_model splits into heads of this many"},
         {"model.n_groups", "Groups", 1, 64, 64, "Mamba-2: sets of B and C, each shared by an equal share of the heads"},
         {"model.chunk_size", "Chunk size", 1, 4096, 4096,
-         "Mamba-2: tokens per block of the chunked scan (quadratic within a chunk, a state passed between chunks); "
+         "Mamba-2 and Gated DeltaNet: tokens per block of the chunked scan (quadratic within a chunk, a state passed between chunks); "
          "the same result at any size"},
         {"model.mlp_ratio", "MLP ratio", 1, 16, 16, "The Transformer's MLP width over d_model"},
         {"model.mamba_mlp_ratio", "Mamba MLP ratio", 0, 16, 16, "An MLP after each Mamba mixer, this many times d_model wide; 0: none"},

@@ -30,10 +30,27 @@ double mamba2MixerParameters(const ModelConfig& m, double C)
 
 QString describeMamba2(const ModelConfig& m)
 {
-    const int heads = m.headDim > 0 ? m.expand * m.dModel / m.headDim : 0;
+    const int heads = recurrentHeads(m);
     return QString("Mamba-2, %1 layers, d_model %2, %3 heads of %4, d_state %5%6")
         .arg(m.layers).arg(m.dModel).arg(heads).arg(m.headDim).arg(m.dState)
         .arg(m.nGroups > 1 ? QString(", %1 groups").arg(m.nGroups) : QString());
+}
+
+// fla's GatedDeltaNet at H = C / K heads of key width K and value width V = expand K: q, k, g and v
+// projections, b and a (one per head), the three short convolutions, o_norm and o_proj
+double gatedDeltaNetParameters(const ModelConfig& m, double C)
+{
+    const double K = m.headDim, H = K > 0 ? C / K : 0, Dk = H * K, Dv = Dk * m.expand;
+    return C * (2 * Dk + 2 * Dv) + Dv * C + C * H * (m.forgetGate ? 2 : 1) + (2 * Dk + Dv) * m.dConv + K * m.expand
+           + (m.forgetGate ? 2 * H : 0) + C;
+}
+
+QString describeGatedDeltaNet(const ModelConfig& m)
+{
+    const int heads = recurrentHeads(m);
+    return QString("%1, %2 layers, d_model %3, %4 heads of %5 x %6")
+        .arg(m.forgetGate ? "Gated DeltaNet" : "DeltaNet (no gate)").arg(m.layers).arg(m.dModel).arg(heads).arg(m.headDim)
+        .arg(m.expand * m.headDim);
 }
 
 QString describeTransformer(const ModelConfig& m)
@@ -94,9 +111,23 @@ const std::vector<ModelFamily>& modelFamilies()
                            common + QStringList{"d_state", "d_conv", "expand", "head_dim", "n_groups", "chunk_size"}};
         mamba2.stateSpace = mamba2.effectiveAttention = true;
         mamba2.colour = 0xE377C2;
+        mamba2.headsWidth = [](const ModelConfig& m) { return m.expand * m.dModel; };
+        mamba2.headsWidthText = "the inner width expand x d_model";
         mamba2.layerParameters = mamba2MixerParameters;
         mamba2.describe = describeMamba2;
         f.push_back(mamba2);
+
+        ModelFamily deltaNet{"gated_deltanet", "Gated DeltaNet",
+                             "Gated DeltaNet blocks (Yang et al. 2025): the delta rule writes each value under its key, "
+                             "replacing what the key held, and a gate decays the state; a fixed-size state; fla's names.",
+                             common + QStringList{"d_conv", "expand", "head_dim", "chunk_size", "forget_gate"}};
+        deltaNet.effectiveAttention = true;
+        deltaNet.colour = 0x17BECF;
+        deltaNet.headsWidth = [](const ModelConfig& m) { return m.dModel; };
+        deltaNet.headsWidthText = "d_model";
+        deltaNet.layerParameters = gatedDeltaNetParameters;
+        deltaNet.describe = describeGatedDeltaNet;
+        f.push_back(deltaNet);
 
         ModelFamily lstm{"lstm", "LSTM",
                          "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.", common};
@@ -142,6 +173,12 @@ const std::vector<ModelFamily>& modelFamilies()
         return f;
     }();
     return families;
+}
+
+int recurrentHeads(const ModelConfig& m)
+{
+    const ModelFamily* f = findFamily(m.kind);
+    return f && f->headsWidth && m.headDim > 0 ? f->headsWidth(m) / m.headDim : 0;
 }
 
 const std::vector<PositionScheme>& positionSchemes()

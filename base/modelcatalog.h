@@ -29,6 +29,10 @@ struct ModelFamily {
     // A recurrent layer whose heads' effective attention (the map from inputs to outputs, unrolled
     // from the state) the explorer shows and scores as it does attention heads
     bool effectiveAttention = false;
+    // Such a layer's width that model.head_dim splits into heads (the maps it shows per layer), and
+    // that width in words for messages; null for the other families.
+    int (*headsWidth)(const ModelConfig& m) = nullptr;
+    const char* headsWidthText = "";
     unsigned colour = 0x646464;     // 0xRRGGBB in figures (Okabe-Ito where there are enough)
     // Roughly the parameters of one layer at width C = d_model (the memory guard before building).
     double (*layerParameters)(const ModelConfig& m, double C) = nullptr;
@@ -45,6 +49,8 @@ struct PositionScheme {
 };
 
 const std::vector<ModelFamily>& modelFamilies();
+// The heads of a family whose recurrent layer has heads (headsWidth / head_dim), else 0.
+int recurrentHeads(const ModelConfig& m);
 const std::vector<PositionScheme>& positionSchemes();
 // nullptr when there is no such family or scheme.
 const ModelFamily* findFamily(const QString& id);

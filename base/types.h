@@ -96,8 +96,8 @@ struct ProbeMatrix {
 struct ModelProbes {
     std::vector<QString> tokens;
     AttentionMaps attention;           // the attention blocks only, in order
-    // attention holds a recurrent layer's effective attention (Mamba-2: each head's |M| of y = M x,
-    // each row scaled to sum to one), not a softmax's weights
+    // attention holds a recurrent layer's effective attention (Mamba-2: each head's |M| of y = M x;
+    // Gated DeltaNet: of o = M v; each row scaled to sum to one), not a softmax's weights
     bool effectiveAttention = false;
     std::vector<int> attentionLayers;  // block index of each of attention's layers
     std::vector<ProbeMatrix> stateNorm;  // T x channels: per-channel norm of the hidden state

@@ -248,9 +248,11 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
     if (target < 1) throw Error(QString("matching parameters: the target must be positive, got %1").arg(target));
     const ModelConfig& m = config.model;
     int step = familyOf(m).attention ? 2 * int(m.heads) : 8;  // even head dims, as RoPE wants
-    if (familyOf(m).options.contains("head_dim")) {  // whole heads, in whole groups
+    if (familyOf(m).options.contains("n_groups")) {  // whole heads of the inner width, in whole groups
         const int unit = m.headDim * m.nGroups;
         step = std::lcm(step, unit / std::gcd(unit, m.expand));
+    } else if (familyOf(m).options.contains("head_dim")) {  // whole heads of d_model
+        step = std::lcm(step, m.headDim);
     }
     ExperimentConfig c = config;
     // The parameter count grows with the width: bisect over multiples of the step, treating a

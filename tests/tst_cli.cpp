@@ -201,7 +201,7 @@ private slots:
         const QJsonArray families = QJsonDocument::fromJson(r.out.toUtf8()).array();
         QStringList kinds;
         for (const auto f : families) kinds << f.toObject()["kind"].toString();
-        QCOMPARE(kinds, (QStringList{"transformer", "mamba", "mamba2", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}));
+        QCOMPARE(kinds, (QStringList{"transformer", "mamba", "mamba2", "gated_deltanet", "lstm", "s4d", "s4_mamba", "hybrid", "mambaformer"}));
         const QJsonObject mamba = families[1].toObject()["options"].toObject();
         QCOMPARE(mamba["d_state"].toInt(), 16);
         QCOMPARE(mamba["d_conv"].toInt(), 4);
@@ -209,6 +209,9 @@ private slots:
         QCOMPARE(mamba2["head_dim"].toInt(), 16);
         QCOMPARE(mamba2["n_groups"].toInt(), 1);
         QCOMPARE(mamba2["chunk_size"].toInt(), 64);
+        const QJsonObject deltaNet = families[3].toObject()["options"].toObject();
+        QCOMPARE(deltaNet["forget_gate"].toBool(false), true);
+        QVERIFY(!deltaNet.contains("d_state") && !deltaNet.contains("n_groups"));
         QCOMPARE(families[0].toObject()["positions"].toArray().size(), 5);
         const Result text = run({"models"});
         QCOMPARE(text.code, 0);

@@ -4,9 +4,9 @@
 // the whole sequence at once, a prompt followed by single steps, and any chunk size.
 #include "base/config.h"
 #include "base/error.h"
-#include "base/io/safetensors.h"
 #include "core/model.h"
 #include "core/models/mamba2.h"
+#include "reftest.h"
 #include "testutil.h"
 
 #include <QJsonDocument>
@@ -18,13 +18,6 @@ using namespace parrot;
 namespace {
 
 const QString kData = QStringLiteral(PARROT_TEST_DATA) + "/mamba2_tiny/";
-
-torch::Tensor tensorOf(const TensorRecord& r)
-{
-    const TensorRecord t = r.inOrder();
-    const auto type = t.dtype == "I64" ? torch::kLong : torch::kFloat;
-    return torch::from_blob(const_cast<char*>(t.data.constData()), t.shape, type).clone();
-}
 
 struct Fixture {
     Mamba2LMOptions options;
@@ -47,24 +40,10 @@ Fixture load(const QString& name, int64_t chunk = 0)
     f.options.vocabSize = c["vocab"].toInt();
     f.options.tieEmbeddings = true;
     f.model = std::make_shared<Mamba2LMImpl>(f.options);
-    const SafetensorsFile weights = readSafetensors(kData + name + "/model.safetensors");
-    torch::NoGradGuard noGrad;
-    int loaded = 0;
-    for (auto& p : f.model->named_parameters()) {
-        const auto it = weights.tensors.find(QString::fromStdString(p.key()));
-        if (it == weights.tensors.end()) continue;
-        p.value().copy_(tensorOf(it.value()));
-        ++loaded;
-    }
-    if (loaded != int(f.model->named_parameters().size()) || loaded != int(weights.tensors.size()))
-        throw Error(QString("%1: %2 of %3 parameters loaded from %4 tensors").arg(name).arg(loaded).arg(f.model->named_parameters().size())
-                        .arg(weights.tensors.size()));
-    const SafetensorsFile refs = readSafetensors(kData + name + "/refs.safetensors");
-    for (auto it = refs.tensors.begin(); it != refs.tensors.end(); ++it) f.refs[it.key().toStdString()] = tensorOf(it.value());
+    test::loadParameters(*f.model, kData + name + "/model.safetensors");
+    f.refs = test::readTensors(kData + name + "/refs.safetensors");
     return f;
 }
-
-double maxDiff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
 
@@ -88,17 +67,26 @@ private slots:
         QFETCH(QString, name);
         QFETCH(int, chunk);
         Fixture f = load(name, chunk);
-        const torch::Tensor logits = f.model->forward(f.refs["tokens"]);
-        QVERIFY2(maxDiff(logits, f.refs["logits"]) < 1e-5, qPrintable(QString::number(maxDiff(logits, f.refs["logits"]))));
-        (logits * f.refs["loss_weights"]).sum().backward();
-        int checked = 0;
-        for (const auto& p : f.model->named_parameters()) {
-            const torch::Tensor& ref = f.refs.at("grad." + p.key());
-            const double err = maxDiff(p.value().grad(), ref), scale = std::max(1.0, ref.abs().max().item<double>());
-            QVERIFY2(err < 1e-5 * scale, qPrintable(QString("%1: %2 (largest %3)").arg(QString::fromStdString(p.key())).arg(err).arg(scale)));
-            ++checked;
+        const QString problem = test::logitsAndGradientsDiffer(*f.model, [&](const torch::Tensor& t) { return f.model->forward(t); }, f.refs);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    }
+
+    // The same models with their layers run token by token (the reference twin).
+    void recurrentTwinMatchesTheReferences()
+    {
+        for (const QString name : {"g1", "g2"}) {
+            Fixture f = load(name);
+            auto recurrent = [&](const torch::Tensor& tokens) {
+                torch::Tensor x = f.model->embed(tokens);
+                for (const auto& block : *f.model->layers) {
+                    auto* b = block->as<Mamba2BlockImpl>();
+                    x = x + b->mixer->forwardRecurrent(b->norm(x));
+                }
+                return f.model->head(f.model->norm_f(x));
+            };
+            const QString problem = test::logitsAndGradientsDiffer(*f.model, recurrent, f.refs);
+            QVERIFY2(problem.isEmpty(), qPrintable(name + ": " + problem));
         }
-        QCOMPARE(checked, int(f.refs.size()) - 3 - 2 * int(f.options.layers));  // every gradient the reference has
     }
 
     // Generating: the prompt through the chunked scan, then a token a time; the logits are those
@@ -125,13 +113,13 @@ private slots:
         std::vector<torch::Tensor> got{f.model->decode(tokens.narrow(1, 0, prompt), *state)};
         for (int64_t t = prompt; t < T; ++t) got.push_back(f.model->decode(tokens.narrow(1, t, 1), *state));
         const torch::Tensor logits = torch::cat(got, 1);
-        QVERIFY2(maxDiff(logits, want) < 1e-5, qPrintable(QString::number(maxDiff(logits, want))));
+        QVERIFY2(test::maxDiff(logits, want) < 1e-5, qPrintable(QString::number(test::maxDiff(logits, want))));
         const auto& caches = Mamba2LMImpl::caches(*state);
         QCOMPARE(int(caches.size()), int(f.options.layers));
         for (size_t i = 0; i < caches.size(); ++i) {
             const torch::Tensor ssm = f.refs.at("state." + std::to_string(i) + ".ssm"), conv = f.refs.at("state." + std::to_string(i) + ".conv");
-            QVERIFY2(maxDiff(caches[i].ssm, ssm) < 1e-5, qPrintable(QString("layer %1 scan state: %2").arg(i).arg(maxDiff(caches[i].ssm, ssm))));
-            QVERIFY2(maxDiff(caches[i].conv, conv) < 1e-5, qPrintable(QString("layer %1 convolution: %2").arg(i).arg(maxDiff(caches[i].conv, conv))));
+            QVERIFY2(test::maxDiff(caches[i].ssm, ssm) < 1e-5, qPrintable(QString("layer %1 scan state: %2").arg(i).arg(test::maxDiff(caches[i].ssm, ssm))));
+            QVERIFY2(test::maxDiff(caches[i].conv, conv) < 1e-5, qPrintable(QString("layer %1 convolution: %2").arg(i).arg(test::maxDiff(caches[i].conv, conv))));
         }
     }
 
@@ -147,7 +135,7 @@ private slots:
         const torch::Tensor viaM = torch::einsum("bhts,bshp->bthp", {M, x});
         for (int64_t chunk : {1, 4, 13, 64}) {
             const torch::Tensor y = ssdScan(x, dt, A, Bm, Cm, chunk).first;
-            QVERIFY2(maxDiff(y, viaM) < 1e-5, qPrintable(QString("chunks of %1: %2").arg(chunk).arg(maxDiff(y, viaM))));
+            QVERIFY2(test::maxDiff(y, viaM) < 1e-5, qPrintable(QString("chunks of %1: %2").arg(chunk).arg(test::maxDiff(y, viaM))));
         }
     }
 

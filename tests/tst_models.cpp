@@ -372,8 +372,8 @@ private slots:
             QVERIFY2(maxAbsDiff(withProbes, net->forward(idx)) < 1e-5, qPrintable(kind));  // same function
             const ModelFamily& f = familyOf(c.model);
             QCOMPARE(p.attention.empty(), !f.attention && !f.effectiveAttention);
-            // attention heads, or (Mamba-2) the recurrent heads: the inner width in heads of head_dim
-            const int64_t heads = f.attention ? c.model.heads : c.model.expand * c.model.dModel / c.model.headDim;
+            // attention heads, or (Mamba-2, Gated DeltaNet) the recurrent heads
+            const int64_t heads = f.attention ? c.model.heads : recurrentHeads(c.model);
             for (const auto& a : p.attention) QCOMPARE(a.sizes().vec(), (std::vector<int64_t>{B, heads, T, T}));
             QCOMPARE(p.attention.size(), p.attentionLayer.size());
             QCOMPARE(p.stateNorm.empty(), kind == "transformer");
@@ -381,7 +381,7 @@ private slots:
                 QCOMPARE(s.size(0), B);
                 QCOMPARE(s.size(1), T);
             }
-            QCOMPARE(p.delta.empty(), !f.selectiveScan && !f.effectiveAttention);
+            QCOMPARE(p.delta.empty(), !f.selectiveScan && kind != "mamba2");  // the families with a step size
             for (const auto& d : p.delta)  // a step size per channel (Mamba), per head (Mamba-2)
                 QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, f.selectiveScan ? c.model.expand * c.model.dModel : heads}));
         }
@@ -399,7 +399,7 @@ private slots:
             const int Di = int(c.model.expand * c.model.dModel);
             // Mamba-2's blocks show their heads as attention heads and keep a state per head
             const bool recurrentHeads = familyOf(c.model).effectiveAttention;
-            const int perBlock = recurrentHeads ? Di / c.model.headDim : Di;
+            const int perBlock = recurrentHeads ? parrot::recurrentHeads(c.model) : Di;
             QCOMPARE(int(p.tokens.size()), T);
             QCOMPARE(p.tokens[0], QString("$"));
             const AttentionMaps& a = p.attention;
@@ -428,7 +428,7 @@ private slots:
             QCOMPARE(int(blocks.size()), int(p.attentionLayers.size() + (recurrentHeads ? 0 : p.stateNorm.size())));
             QCOMPARE(*blocks.rbegin(), int(blocks.size()) - 1);
             const bool mambaBlocks = kind == "mamba" || kind == "hybrid" || kind == "mambaformer";
-            QCOMPARE(p.delta.empty(), !mambaBlocks && !recurrentHeads);
+            QCOMPARE(p.delta.empty(), !mambaBlocks && kind != "mamba2");
             for (const ProbeMatrix& dlt : p.delta) {
                 QCOMPARE(dlt.rows, T);
                 QCOMPARE(dlt.cols, perBlock);

@@ -101,6 +101,8 @@ QString shortModel(const RunRecord& r)
     const ModelConfig& m = r.config.model;
     QString s = QString("%1 d%2").arg(r.architecture()).arg(m.dModel);
     if (const ModelFamily* f = findFamily(m.kind); f && f->stateSpace) s += QString(" N%1").arg(m.dState);
+    if (const ModelFamily* f = findFamily(m.kind); f && f->options.contains("forget_gate"))
+        s += QString(" K%1%2").arg(m.headDim).arg(m.forgetGate ? "" : " ungated");
     if (m.layers != 2) s += QString(" L%1").arg(m.layers);
     if (m.init == "mimetic") s += " mimetic";
     return s;

@@ -8,6 +8,7 @@
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
+#include "core/models/gateddeltanet.h"
 #include "core/models/mamba2.h"
 #include "core/models/s4d.h"
 #include "core/models/transformer.h"
@@ -90,6 +91,22 @@ SequenceModel buildMamba2(const ExperimentConfig& c)
     return std::make_shared<Mamba2LMImpl>(o);
 }
 
+SequenceModel buildGatedDeltaNet(const ExperimentConfig& c)
+{
+    const ModelConfig& m = c.model;
+    GatedDeltaNetLMOptions o;
+    o.mixer.dModel = m.dModel;
+    o.mixer.headDim = m.headDim;
+    o.mixer.expandV = m.expand;
+    o.mixer.dConv = m.dConv;
+    o.mixer.chunkSize = m.chunkSize;
+    o.mixer.forgetGate = m.forgetGate;
+    o.vocabSize = taskVocabSize(c.task);
+    o.layers = m.layers;
+    o.tieEmbeddings = m.tieEmbeddings;
+    return std::make_shared<GatedDeltaNetLMImpl>(o);
+}
+
 SequenceModel buildLstm(const ExperimentConfig& c)
 {
     const ModelConfig& m = c.model;
@@ -136,7 +153,7 @@ using Builder = SequenceModel (*)(const ExperimentConfig&);
 const std::map<QString, Builder>& builders()
 {
     static const std::map<QString, Builder> table{
-        {"transformer", buildTransformer}, {"mamba", buildMamba}, {"mamba2", buildMamba2}, {"lstm", buildLstm}, {"s4d", buildS4d},
+        {"transformer", buildTransformer}, {"mamba", buildMamba}, {"mamba2", buildMamba2}, {"gated_deltanet", buildGatedDeltaNet}, {"lstm", buildLstm}, {"s4d", buildS4d},
         {"s4_mamba", buildS4Mamba},        {"hybrid", buildHybrid}, {"mambaformer", buildHybrid},
     };
     return table;

@@ -11,11 +11,7 @@ namespace parrot {
 namespace F = torch::nn::functional;
 using torch::Tensor;
 
-namespace {
-
-// a (..., Q) -> (..., Q, Q): S[i, j] = a_{j+1} + ... + a_i below the diagonal, 0 on it, -inf above,
-// each entry summed on its own (not as a difference of running sums, which loses the small ones).
-Tensor segmentSums(const Tensor& a)
+Tensor decaySegments(const Tensor& a)
 {
     const int64_t Q = a.size(-1);
     const auto opts = torch::TensorOptions().dtype(torch::kBool).device(a.device());
@@ -26,6 +22,8 @@ Tensor segmentSums(const Tensor& a)
     return x.cumsum(-2).masked_fill(lower.logical_not(), -std::numeric_limits<double>::infinity());
 }
 
+namespace {
+
 // (B, T, G, N) -> (B, T, H, N): head h reads group h / (H / G).
 Tensor toHeads(const Tensor& t, int64_t heads) { return t.repeat_interleave(heads / t.size(2), 2); }
 
@@ -34,7 +32,7 @@ Tensor toHeads(const Tensor& t, int64_t heads) { return t.repeat_interleave(head
 Tensor ssdMatrix(const Tensor& dt, const Tensor& A, const Tensor& Bm, const Tensor& Cm)
 {
     const Tensor a = (dt * A).permute({0, 2, 1});                     // (B, H, T)
-    const Tensor L = torch::exp(segmentSums(a));                        // (B, H, T, T)
+    const Tensor L = torch::exp(decaySegments(a));                        // (B, H, T, T)
     const Tensor CB = torch::einsum("bthn,bshn->bhts", {Cm, Bm});        // (B, H, T, T)
     return L * CB * dt.permute({0, 2, 1}).unsqueeze(2);                 // dt_s along the keys
 }
@@ -57,7 +55,7 @@ std::pair<Tensor, Tensor> ssdScan(const Tensor& x, const Tensor& dt, const Tenso
     const Tensor aSum = a.cumsum(-1);
     const Tensor xdt = xc * dtc.unsqueeze(-1);          // (B, c, Q, H, P)
     // within a chunk: the quadratic form, y_l = sum_{s<=l} (C_l . B_s) exp(a_{s+1} + ... + a_l) dt_s x_s
-    const Tensor W = torch::einsum("bclhn,bcshn->bhcls", {Cc, Bc}) * torch::exp(segmentSums(a));
+    const Tensor W = torch::einsum("bclhn,bcshn->bhcls", {Cc, Bc}) * torch::exp(decaySegments(a));
     Tensor y = torch::einsum("bhcls,bcshp->bclhp", {W, xdt});
     // each chunk's own contribution to the state at its end
     const Tensor toEnd = torch::exp(aSum.narrow(-1, Q - 1, 1) - aSum).permute({0, 2, 3, 1}).unsqueeze(-1);  // (B, c, Q, H, 1)
@@ -75,6 +73,24 @@ std::pair<Tensor, Tensor> ssdScan(const Tensor& x, const Tensor& dt, const Tenso
     const Tensor fromStart = torch::exp(aSum).permute({0, 2, 3, 1}).unsqueeze(-1);  // (B, c, Q, H, 1)
     y = y + torch::einsum("bclhn,bchpn->bclhp", {Cc, in}) * fromStart;
     return {y.reshape({Bn, c * Q, H, P}).narrow(1, 0, T), state};
+}
+
+std::pair<Tensor, Tensor> ssdRecurrent(const Tensor& x, const Tensor& dt, const Tensor& A, const Tensor& Bm, const Tensor& Cm,
+                                       const Tensor& h0, Tensor* stateNorms)
+{
+    const int64_t Bn = x.size(0), T = x.size(1), H = x.size(2), P = x.size(3), N = Bm.size(3);
+    Tensor h = h0.defined() ? h0 : torch::zeros({Bn, H, P, N}, x.options());
+    const Tensor decay = torch::exp(dt * A).unsqueeze(-1).unsqueeze(-1);  // (B, T, H, 1, 1)
+    const Tensor dtx = (dt.unsqueeze(-1) * x).unsqueeze(-1);             // (B, T, H, P, 1)
+    std::vector<Tensor> ys, norms;
+    ys.reserve(size_t(T));
+    for (int64_t t = 0; t < T; ++t) {
+        h = h * decay.select(1, t) + dtx.select(1, t) * Bm.select(1, t).unsqueeze(2);
+        ys.push_back((h * Cm.select(1, t).unsqueeze(2)).sum(-1));  // (B, H, P)
+        if (stateNorms) norms.push_back(h.flatten(2).norm(2, -1));
+    }
+    if (stateNorms) *stateNorms = torch::stack(norms, 1);
+    return {torch::stack(ys, 1), h};
 }
 
 GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim, int64_t groups, double eps) : m_groups(groups), m_eps(eps)
@@ -145,18 +161,20 @@ Tensor Mamba2MixerImpl::forward(const Tensor& x, Probes* probes, int layer)
             // each head's step size, and the norm of its head_dim x d_state state after each token
             probes->delta.push_back(in.dt.detach());
             probes->deltaLayer.push_back(layer);
-            const Tensor decay = torch::exp(in.dt * A).detach(), dtx = (in.dt.unsqueeze(-1) * in.x).detach();  // (B, T, H), (B, T, H, P)
-            Tensor h = torch::zeros({x.size(0), m_o.heads(), m_o.headDim, m_o.dState}, x.options());
-            std::vector<Tensor> norms;
-            for (int64_t t = 0; t < x.size(1); ++t) {
-                h = h * decay.select(1, t).unsqueeze(-1).unsqueeze(-1) + dtx.select(1, t).unsqueeze(-1) * in.Bm.select(1, t).detach().unsqueeze(2);
-                norms.push_back(h.flatten(2).norm(2, -1));  // (B, H)
-            }
-            probes->stateNorm.push_back(torch::stack(norms, 1));  // (B, T, H)
+            torch::NoGradGuard noGrad;
+            Tensor norms;
+            ssdRecurrent(in.x, in.dt, A, in.Bm, in.Cm, {}, &norms);
+            probes->stateNorm.push_back(norms);  // (B, T, H)
             probes->stateLayer.push_back(layer);
         }
     }
     return output(ssdScan(in.x, in.dt, A, in.Bm, in.Cm, m_o.chunkSize).first, in);
+}
+
+Tensor Mamba2MixerImpl::forwardRecurrent(const Tensor& x)
+{
+    const Inputs in = inputs(x);
+    return output(ssdRecurrent(in.x, in.dt, -torch::exp(A_log), in.Bm, in.Cm).first, in);
 }
 
 Tensor Mamba2MixerImpl::prefill(const Tensor& x, Mamba2Cache& cache)

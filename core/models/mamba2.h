@@ -23,6 +23,11 @@ struct Mamba2Options {
     int64_t convChannels() const { return dInner() + 2 * nGroups * dState; }  // x, B and C go through the convolution
 };
 
+// a (..., Q) -> (..., Q, Q): S[i, j] = a_{j+1} + ... + a_i below the diagonal, 0 on it, -inf above, each
+// entry summed on its own (not as a difference of running sums, which loses the small ones): the
+// log of the decay from position j to position i, for a recurrence whose log decay at step t is a_t.
+torch::Tensor decaySegments(const torch::Tensor& a);
+
 // What a head's scan does to its inputs, written out (the SSD paper's matrix form): per head h,
 //   y_t = sum_{s<=t} M[h,t,s] x_s + D[h] x_t,   M[h,t,s] = (C_t . B_s) exp(sum_{s<r<=t} dt_r A_h) dt_s,
 // M being (B, H, T, T), zero above the diagonal.
@@ -34,6 +39,13 @@ torch::Tensor ssdMatrix(const torch::Tensor& dt, const torch::Tensor& A, const t
 std::pair<torch::Tensor, torch::Tensor> ssdScan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                                                 const torch::Tensor& Bm, const torch::Tensor& Cm, int64_t chunk,
                                                 const torch::Tensor& h0 = {});
+
+// The same scan token by token, h_t = exp(dt_t A) h_{t-1} + dt_t x_t B_t^T, y_t = h_t C_t (the reference
+// twin the tests and benchmarks use). With `stateNorms`, the norm of each head's state after each
+// token (B, T, H) is written there.
+std::pair<torch::Tensor, torch::Tensor> ssdRecurrent(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
+                                                     const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& h0 = {},
+                                                     torch::Tensor* stateNorms = nullptr);
 
 // Caches for generating one token at a time, as mamba_ssm's step keeps them.
 struct Mamba2Cache {
@@ -63,6 +75,8 @@ public:
     // size dt (B, T, H) into probes->delta and the norm of its state after each token (B, T, H)
     // into probes->stateNorm.
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
+    // The scan token by token instead of in chunks (the reference, for tests and benchmarks).
+    torch::Tensor forwardRecurrent(const torch::Tensor& x);
     // A whole prompt into an empty cache: (B, S, C) -> (B, S, C) as forward() gives, and the
     // cache left as S step() calls would leave it.
     torch::Tensor prefill(const torch::Tensor& x, Mamba2Cache& cache);

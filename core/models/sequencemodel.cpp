@@ -94,15 +94,15 @@ torch::Tensor lmLogits(const torch::Tensor& x, torch::nn::Linear head, const tor
 }
 
 SsmBackbone registerSsmBackbone(torch::nn::Module& model, int64_t vocab, int64_t dModel, bool tied, int64_t layers, double normEps,
-                                const std::function<std::shared_ptr<torch::nn::Module>()>& makeBlock)
+                                const std::function<std::shared_ptr<torch::nn::Module>()>& makeBlock, const BackboneNames& names)
 {
     SsmBackbone b;
-    b.backbone = std::make_shared<torch::nn::Module>("backbone");
-    b.embedding = b.backbone->register_module("embedding", storedEmbedding(vocab, dModel));
+    b.backbone = std::make_shared<torch::nn::Module>(names.backbone);
+    b.embedding = b.backbone->register_module(names.embedding, storedEmbedding(vocab, dModel));
     b.layers = b.backbone->register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < layers; ++i) b.layers->push_back(makeBlock());
-    b.norm_f = b.backbone->register_module("norm_f", RMSNorm(dModel, normEps));
-    model.register_module("backbone", b.backbone);
+    b.norm_f = b.backbone->register_module(names.norm, RMSNorm(dModel, normEps));
+    model.register_module(names.backbone, b.backbone);
     b.lm_head = registerLmHead(model, dModel, vocab, tied);
     if (WeightStorage::current() == torch::kFloat) {  // 16-bit weights are built only to be loaded into
         torch::NoGradGuard noGrad;

@@ -116,9 +116,15 @@ TORCH_MODULE(RMSNorm);
 // nothing is registered.
 torch::nn::Linear registerLmHead(torch::nn::Module& model, int64_t dModel, int64_t vocab, bool tied);
 
-// mamba_ssm's MambaLMHeadModel layout, which the Mamba families share: backbone.{embedding, layers,
-// norm_f}, then lm_head unless tied, registered on `model` in that order, `makeBlock` building each
-// layer. With float32 storage the embedding and the head start N(0, 0.02), as mamba_ssm's.
+// The recurrent families' layout: a backbone module holding the embedding, the layers and the final
+// norm, then lm_head unless tied, registered on `model` in that order, `makeBlock` building each
+// layer. With float32 storage the embedding and the head start N(0, 0.02), as the references'.
+// The names are mamba_ssm's MambaLMHeadModel's (backbone.{embedding, layers, norm_f}) unless given.
+struct BackboneNames {
+    const char* backbone = "backbone";
+    const char* embedding = "embedding";
+    const char* norm = "norm_f";
+};
 struct SsmBackbone {
     std::shared_ptr<torch::nn::Module> backbone;
     torch::nn::Embedding embedding{nullptr};
@@ -127,7 +133,7 @@ struct SsmBackbone {
     torch::nn::Linear lm_head{nullptr};
 };
 SsmBackbone registerSsmBackbone(torch::nn::Module& model, int64_t vocab, int64_t dModel, bool tied, int64_t layers, double normEps,
-                                const std::function<std::shared_ptr<torch::nn::Module>()>& makeBlock);
+                                const std::function<std::shared_ptr<torch::nn::Module>()>& makeBlock, const BackboneNames& names = {});
 // x: (..., C) -> (..., V) through the head, or through the embedding when tied (head is null).
 torch::Tensor lmLogits(const torch::Tensor& x, torch::nn::Linear head, const torch::Tensor& embedding);
 

@@ -659,7 +659,7 @@ void InsidePane::rebuild()
 {
     // which views this subject has; keep the chosen one when it can, else the first it has
     const QStringList views = viewsOf(m_probes);
-    // a recurrent layer's heads (Mamba-2) show their effective attention where attention heads show theirs
+    // a recurrent layer's heads (Mamba-2, Gated DeltaNet) show their effective attention where attention heads show theirs
     if (const int i = m_viewBox->findData("attention"); i >= 0)
         m_viewBox->setItemText(i, m_probes.effectiveAttention ? QString("Effective attention") : viewTitle("attention"));
     for (int i = 0; i < m_viewBox->count(); ++i) {
@@ -974,7 +974,7 @@ void InsidePane::showMap()
                "the channels (the skip D and the gate are left out). Compare its rows with a lookup head's single bright cell.";
         brief = "|α| of y_t = Σ_s α[t,s] u_s + D u_t, averaged over the channels";
     } else if (m_view.view == "state") {
-        info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels; Mamba-2: a head's head_dim x d_state state).";
+        info = "Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels; Mamba-2: a head's head_dim x d_state state; Gated DeltaNet: a head's key x value state).";
         brief = info;
     } else if (m_view.view == "delta") {
         info = "The step size Δ after softplus (Mamba: per channel; Mamba-2: per head): large Δ lets a token in and forgets the past; small Δ keeps the state.";

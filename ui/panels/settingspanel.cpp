@@ -259,6 +259,14 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     mf->addRow(label("model.head_dim"), m_headDim);
     mf->addRow(label("model.n_groups"), m_groups);
     mf->addRow(label("model.chunk_size"), m_chunk);
+    m_forgetGate = new QCheckBox(tr("Decay gate"), this);
+    m_forgetGate->setObjectName("forget_gate");
+    m_forgetGate->setToolTip(tr("Gated DeltaNet: the gate that decays the state each token. Off: the plain delta rule "
+                                "(DeltaNet), which keeps what a key holds until a write under a similar key replaces it"));
+    connect(m_forgetGate, &QCheckBox::toggled, this, [this] {
+        if (!m_filling) showProblems();
+    });
+    mf->addRow(QString(), m_forgetGate);
     m_init = new QComboBox(this);
     m_init->setObjectName("init");
     m_init->addItem(tr("default (mamba_ssm)"), "default");
@@ -445,6 +453,7 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_headDim->setValue(c.model.headDim);
     m_groups->setValue(c.model.nGroups);
     m_chunk->setValue(c.model.chunkSize);
+    m_forgetGate->setChecked(c.model.forgetGate);
     m_init->setCurrentIndex(std::max(0, m_init->findData(c.model.init)));
     updateModelFields();
     m_steps->setValue(c.train.steps);
@@ -635,6 +644,7 @@ ExperimentConfig SettingsPanel::config() const
     c.model.headDim = m_headDim->value();
     c.model.nGroups = m_groups->value();
     c.model.chunkSize = m_chunk->value();
+    c.model.forgetGate = m_forgetGate->isChecked();
     const ModelFamily* family = findFamily(c.model.kind);  // a family without the option keeps the default
     c.model.shortConv = family && family->options.contains("short_conv") ? m_shortConv->value() : 0;
     c.model.init = family && family->options.contains("init") ? m_init->currentData().toString() : QString("default");
@@ -666,12 +676,13 @@ void SettingsPanel::updateModelFields()
     m_positions->setEnabled(schemes);
     m_heads->setEnabled(f && f->attention);
     m_masked->setEnabled(schemes && m_positions->currentData().toString() == "hard_alibi");
-    m_dState->setEnabled(f && f->stateSpace);
+    m_dState->setEnabled(f && f->options.contains("d_state"));
     m_shortConv->setEnabled(f && f->options.contains("short_conv"));
-    m_expand->setEnabled(f && f->stateSpace);
+    m_expand->setEnabled(f && f->options.contains("expand"));
     for (auto [box, key] : {std::pair{m_headDim, "head_dim"}, std::pair{m_groups, "n_groups"}, std::pair{m_chunk, "chunk_size"}})
         box->setEnabled(f && f->options.contains(key));
     m_init->setEnabled(f && f->options.contains("init"));
+    m_forgetGate->setEnabled(f && f->options.contains("forget_gate"));
 }
 
 void SettingsPanel::updateSize()

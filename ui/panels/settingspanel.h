@@ -90,6 +90,7 @@ private:
     QComboBox* m_kind;
     QComboBox* m_positions;
     QSpinBox *m_dState, *m_expand, *m_shortConv, *m_headDim, *m_groups, *m_chunk;
+    QCheckBox* m_forgetGate;
     QComboBox* m_init;  // model.init, for Mamba's selective mixers
     QSpinBox *m_curriculumDims, *m_curriculumSteps;  // in-context tasks
     QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
