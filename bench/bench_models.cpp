@@ -272,12 +272,22 @@ int main(int argc, char** argv)
         const auto leaf = [](torch::Tensor t) { return t.requires_grad_(true); };
         const torch::Tensor x = leaf(torch::randn({Bn, T, H, P})), dt = leaf(torch::rand({Bn, T, H}) * 0.1 + 0.01);
         const torch::Tensor A = leaf(-torch::rand({H}) * 4 - 0.5), Bm = leaf(torch::randn({Bn, T, H, N})), Cm = leaf(torch::randn({Bn, T, H, N}));
-        const auto ssd = interleaved({[&] { ssdRecurrent(x, dt, A, Bm, Cm).first.sum().backward(); },
-                                      [&] { ssdScan(x, dt, A, Bm, Cm, 64).first.sum().backward(); }},
+        // training's path: the step size before its bias and softplus, B and C of one group
+        const torch::Tensor dtRaw = leaf(torch::randn({Bn, T, H}) * 0.5 - 3), dtBias = leaf(torch::zeros({H})), D = leaf(torch::zeros({H}));
+        const torch::Tensor xFlat = leaf(torch::randn({Bn, T, H * P})), B1 = leaf(torch::randn({Bn, T, N})), C1 = leaf(torch::randn({Bn, T, N}));
+        const auto spread = [&](const torch::Tensor& t) { return t.unsqueeze(2).expand({Bn, T, H, N}); };
+        const auto recurrence = [&] {
+            const torch::Tensor dtS = torch::nn::functional::softplus(dtRaw + dtBias);
+            return ssdRecurrent(xFlat.view({Bn, T, H, P}), dtS, A, spread(B1), spread(C1)).first;
+        };
+        const auto ssd = interleaved({[&] { recurrence().sum().backward(); },
+                                      [&] { ssdScan(x, dt, A, Bm, Cm, 64).first.sum().backward(); },
+                                      [&] { ssdScanFused(xFlat, dtRaw, dtBias, A, B1, C1, 1, D).sum().backward(); }},
                                      repeats);
-        std::printf("Mamba-2 scan, B %lld, H %lld, P %lld, N %lld, T %lld, forward + backward: recurrence / chunked = %6.1fx   "
-                    "(chunked %.1f ms, goal >= 10x)\n",
-                    (long long)Bn, (long long)H, (long long)P, (long long)N, (long long)T, ssd.medianRatio(0, 1), ssd.medianSeconds(1) * 1e3);
+        std::printf("Mamba-2 scan, B %lld, H %lld, P %lld, N %lld, T %lld, forward + backward: recurrence / fused = %6.1fx   "
+                    "(fused %.1f ms, goal >= 10x); recurrence / chunked (the probes' and prefill's path) = %.1fx\n",
+                    (long long)Bn, (long long)H, (long long)P, (long long)N, (long long)T, ssd.medianRatio(0, 2), ssd.medianSeconds(2) * 1e3,
+                    ssd.medianRatio(0, 1));
         const int64_t K = 16, V = 32;
         const auto unit = [](torch::Tensor t) { return t / t.norm(2, -1, true); };
         const torch::Tensor q = leaf(unit(torch::randn({Bn, T, H, K})) * 0.25), k = leaf(unit(torch::randn({Bn, T, H, K})));

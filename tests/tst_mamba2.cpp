@@ -4,6 +4,7 @@
 // the whole sequence at once, a prompt followed by single steps, and any chunk size.
 #include "base/config.h"
 #include "base/error.h"
+#include "core/kernels/fastpaths.h"
 #include "core/model.h"
 #include "core/models/mamba2.h"
 #include "reftest.h"
@@ -54,18 +55,26 @@ private slots:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("chunk");
-        QTest::newRow("one group, chunks of 4") << "g1" << 0;
-        QTest::newRow("one group, chunks of 3") << "g1" << 3;
-        QTest::newRow("one group, one chunk") << "g1" << 64;
-        QTest::newRow("two groups, chunks of 4") << "g2" << 0;
-        QTest::newRow("two groups, chunks of 1") << "g2" << 1;
+        QTest::addColumn<bool>("fused");
+        QTest::newRow("one group, chunks of 4") << "g1" << 0 << false;
+        QTest::newRow("one group, chunks of 3") << "g1" << 3 << false;
+        QTest::newRow("one group, one chunk") << "g1" << 64 << false;
+        QTest::newRow("two groups, chunks of 4") << "g2" << 0 << false;
+        QTest::newRow("two groups, chunks of 1") << "g2" << 1 << false;
+        QTest::newRow("one group, fused scan") << "g1" << 0 << true;
+        QTest::newRow("two groups, fused scan") << "g2" << 0 << true;
     }
 
-    // The logits, and the gradient of sum(logits * R) for every parameter.
+    // The logits, and the gradient of sum(logits * R) for every parameter: through the chunked
+    // scan with the fast paths off, through Mamba's fused scan (training's path) with them on.
     void matchesTheReferences()
     {
         QFETCH(QString, name);
         QFETCH(int, chunk);
+        QFETCH(bool, fused);
+        const bool before = fastPaths();
+        setFastPaths(fused);
+        const auto restore = qScopeGuard([before] { setFastPaths(before); });
         Fixture f = load(name, chunk);
         const QString problem = test::logitsAndGradientsDiffer(*f.model, [&](const torch::Tensor& t) { return f.model->forward(t); }, f.refs);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));

@@ -1,5 +1,7 @@
 #include "core/models/mamba2.h"
 
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
 #include "core/models/dense.h"
 #include "core/models/s4d.h"
 
@@ -98,9 +100,10 @@ GatedRMSNormImpl::GatedRMSNormImpl(int64_t dim, int64_t groups, double eps) : m_
     weight = register_parameter("weight", torch::ones({dim}));
 }
 
-Tensor GatedRMSNormImpl::forward(const Tensor& y, const Tensor& z)
+Tensor GatedRMSNormImpl::forward(const Tensor& y, const Tensor& z) { return normalise(y * F::silu(z)); }
+
+Tensor GatedRMSNormImpl::normalise(const Tensor& g)
 {
-    const Tensor g = y * F::silu(z);
     std::vector<int64_t> grouped = g.sizes().vec();
     grouped.back() = m_groups;
     grouped.push_back(g.size(-1) / m_groups);
@@ -148,8 +151,38 @@ Tensor Mamba2MixerImpl::output(const Tensor& y, const Inputs& in)
     return dense(out_proj, norm(skipped.reshape({y.size(0), y.size(1), m_o.dInner()}), in.z));
 }
 
+Tensor ssdScanFused(const Tensor& x, const Tensor& dtRaw, const Tensor& dtBias, const Tensor& A, const Tensor& Bm, const Tensor& Cm,
+                    int64_t groups, const Tensor& D, const Tensor& z)
+{
+    const int64_t Bn = x.size(0), T = x.size(1), Di = x.size(2), H = dtRaw.size(2), P = Di / H, N = Bm.size(2) / groups;
+    const auto perChannel = [H, P](const Tensor& t) { return t.unsqueeze(-1).expand({H, P}).reshape({H * P}); };  // (H) -> (H P)
+    const Tensor delta = dtRaw.unsqueeze(-1).expand({Bn, T, H, P}).reshape({Bn, T, Di});
+    const Tensor Ad = perChannel(A).unsqueeze(-1).expand({Di, N}), skip = perChannel(D), bias = perChannel(dtBias);
+    const int64_t Dg = Di / groups;  // a group's channels
+    std::vector<Tensor> ys;
+    for (int64_t g = 0; g < groups; ++g) {
+        const auto channels = [&](const Tensor& t) { return t.narrow(-1, g * Dg, Dg).transpose(1, 2); };  // (B, Dg, T)
+        const ScanInputs in{channels(x), channels(delta), Ad.narrow(0, g * Dg, Dg), Bm.narrow(-1, g * N, N).transpose(1, 2),
+                            Cm.narrow(-1, g * N, N).transpose(1, 2), skip.narrow(0, g * Dg, Dg), z.defined() ? channels(z) : z,
+                            bias.narrow(0, g * Dg, Dg), true};
+        ys.push_back(selectiveScan(in).transpose(1, 2));  // (B, T, Dg)
+    }
+    return groups == 1 ? ys.front() : torch::cat(ys, -1);
+}
+
+Tensor Mamba2MixerImpl::forwardFused(const Tensor& u)
+{
+    const int64_t Di = m_o.dInner(), H = m_o.heads(), N = m_o.dState, G = m_o.nGroups, Ch = m_o.convChannels();
+    const Tensor zxbcdt = dense(in_proj, u);                                                      // (B, T, 2 Di + 2 G N + H)
+    const Tensor xBC = causalConvSilu(zxbcdt.narrow(-1, Di, Ch), conv1d->weight, conv1d->bias);  // (B, T, Ch)
+    const Tensor y = ssdScanFused(xBC.narrow(-1, 0, Di), zxbcdt.narrow(-1, Di + Ch, H), dt_bias, -torch::exp(A_log),
+                                  xBC.narrow(-1, Di, G * N), xBC.narrow(-1, Di + G * N, G * N), G, D, zxbcdt.narrow(-1, 0, Di));
+    return dense(out_proj, norm->normalise(y));
+}
+
 Tensor Mamba2MixerImpl::forward(const Tensor& x, Probes* probes, int layer)
 {
+    if (!probes && fastPaths()) return forwardFused(x);
     const Inputs in = inputs(x);
     const Tensor A = -torch::exp(A_log);
     if (probes) {

@@ -47,6 +47,15 @@ std::pair<torch::Tensor, torch::Tensor> ssdRecurrent(const torch::Tensor& x, con
                                                      const torch::Tensor& Bm, const torch::Tensor& Cm, const torch::Tensor& h0 = {},
                                                      torch::Tensor* stateNorms = nullptr);
 
+// The scan through Mamba's fused selective scan (core/kernels/selectivescan.h), which does the same
+// arithmetic when a head's P channels share its step size and decay and a group's channels share B
+// and C: x (B, T, H P), dtRaw (B, T, H) before dt_bias and softplus, dtBias, A and D (H), Bm and Cm
+// (B, T, G N), z (B, T, H P) or undefined. Returns (y + D x) * silu(z) (without z: y + D x), (B, T, H P);
+// one fused scan per group, each differentiable. Channel-last views are read in place.
+torch::Tensor ssdScanFused(const torch::Tensor& x, const torch::Tensor& dtRaw, const torch::Tensor& dtBias, const torch::Tensor& A,
+                           const torch::Tensor& Bm, const torch::Tensor& Cm, int64_t groups, const torch::Tensor& D,
+                           const torch::Tensor& z = {});
+
 // Caches for generating one token at a time, as mamba_ssm's step keeps them.
 struct Mamba2Cache {
     torch::Tensor conv;  // (B, conv channels, K): the convolution's last K inputs
@@ -59,6 +68,7 @@ class GatedRMSNormImpl : public torch::nn::Module {
 public:
     GatedRMSNormImpl(int64_t dim, int64_t groups, double eps = 1e-5);
     torch::Tensor forward(const torch::Tensor& y, const torch::Tensor& z);  // (..., Di) each
+    torch::Tensor normalise(const torch::Tensor& gated);  // the norm of an already gated y * silu(z)
     torch::Tensor weight;
 
 private:
@@ -77,6 +87,9 @@ public:
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
     // The scan token by token instead of in chunks (the reference, for tests and benchmarks).
     torch::Tensor forwardRecurrent(const torch::Tensor& x);
+    // Training's path where the fast paths are on (forward() takes it without probes): the fused
+    // convolution and ssdScanFused, which adds the skip and applies the gate too.
+    torch::Tensor forwardFused(const torch::Tensor& x);
     // A whole prompt into an empty cache: (B, S, C) -> (B, S, C) as forward() gives, and the
     // cache left as S step() calls would leave it.
     torch::Tensor prefill(const torch::Tensor& x, Mamba2Cache& cache);
