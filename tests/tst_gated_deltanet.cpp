@@ -4,6 +4,8 @@
 // states agree to 1e-5 in float32, for the whole sequence in chunks of any size, token by token, and a
 // prompt followed by single steps.
 #include "base/config.h"
+#include "core/kernels/deltarule.h"
+#include "core/kernels/fastpaths.h"
 #include "core/model.h"
 #include "core/models/gateddeltanet.h"
 #include "reftest.h"
@@ -71,19 +73,27 @@ private slots:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("chunk");
-        QTest::newRow("gated, chunks of 4") << "gated" << 0;
-        QTest::newRow("gated, chunks of 3") << "gated" << 3;
-        QTest::newRow("gated, one chunk") << "gated" << 64;
-        QTest::newRow("gated, chunks of 1") << "gated" << 1;
-        QTest::newRow("plain delta rule, chunks of 4") << "plain" << 0;
-        QTest::newRow("plain delta rule, chunks of 5") << "plain" << 5;
+        QTest::addColumn<bool>("fused");
+        QTest::newRow("gated, chunks of 4") << "gated" << 0 << false;
+        QTest::newRow("gated, chunks of 3") << "gated" << 3 << false;
+        QTest::newRow("gated, one chunk") << "gated" << 64 << false;
+        QTest::newRow("gated, chunks of 1") << "gated" << 1 << false;
+        QTest::newRow("plain delta rule, chunks of 4") << "plain" << 0 << false;
+        QTest::newRow("plain delta rule, chunks of 5") << "plain" << 5 << false;
+        QTest::newRow("gated, fused") << "gated" << 0 << true;
+        QTest::newRow("plain delta rule, fused") << "plain" << 0 << true;
     }
 
-    // The logits, and the gradient of sum(logits * R) for every parameter, through the chunked rule.
+    // The logits, and the gradient of sum(logits * R) for every parameter: through the chunked
+    // rule with the fast paths off, through the fused kernel (training's path) with them on.
     void matchesTheReferences()
     {
         QFETCH(QString, name);
         QFETCH(int, chunk);
+        QFETCH(bool, fused);
+        const bool before = fastPaths();
+        setFastPaths(fused);
+        const auto restore = qScopeGuard([before] { setFastPaths(before); });
         Fixture f = load(name, chunk);
         const QString problem = test::logitsAndGradientsDiffer(*f.model, [&](const torch::Tensor& t) { return f.model->forward(t); }, f.refs);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
@@ -130,7 +140,8 @@ private slots:
         std::vector<torch::Tensor> got{f.model->decode(tokens.narrow(1, 0, prompt), *state)};
         for (int64_t t = prompt; t < tokens.size(1); ++t) got.push_back(f.model->decode(tokens.narrow(1, t, 1), *state));
         const torch::Tensor logits = torch::cat(got, 1);
-        QVERIFY2(test::maxDiff(logits, want) < 1e-5, qPrintable(QString::number(test::maxDiff(logits, want))));
+        const double scale = std::max(1.0, want.abs().max().item<double>());  // as the gradients are compared
+        QVERIFY2(test::maxDiff(logits, want) < 1e-5 * scale, qPrintable(QString("%1 (largest %2)").arg(test::maxDiff(logits, want)).arg(scale)));
         const auto& caches = GatedDeltaNetLMImpl::caches(*state);
         QCOMPARE(int(caches.size()), int(f.options.layers));
         for (size_t i = 0; i < caches.size(); ++i) {
@@ -156,6 +167,30 @@ private slots:
                 QVERIFY2(test::maxDiff(o, want) < 1e-5, qPrintable(QString("chunks of %1: %2").arg(chunk).arg(test::maxDiff(o, want))));
                 QVERIFY2(test::maxDiff(state, wantState) < 1e-5, qPrintable(QString("state, chunks of %1").arg(chunk)));
             }
+        }
+    }
+
+    // The fused kernel and its hand-written backward against the recurrence under autograd, over
+    // more tokens than the stretches it keeps states for, with and without the gate, in each of
+    // this CPU's builds.
+    void fusedRuleIsTheRecurrence()
+    {
+        for (bool gated : {true, false}) {
+            const RuleInputs r = randomRule(37, gated, gated ? 8 : 9);
+            std::vector<torch::Tensor> leaves{r.q, r.k, r.v, r.beta};
+            if (gated) leaves.push_back(r.logDecay);
+            for (auto& t : leaves) t = t.detach().clone().requires_grad_(true);
+            const torch::Tensor g = gated ? leaves[4] : torch::Tensor();
+            const torch::Tensor dO = torch::randn({2, 37, 3, 5});
+            const torch::Tensor want = deltaRuleRecurrent(leaves[0], leaves[1], leaves[2], leaves[3], g).first;
+            const auto wantGrads = torch::autograd::grad({want}, leaves, {dO});
+            const torch::Tensor got = deltaRuleFused(leaves[0], leaves[1], leaves[2], leaves[3], g);
+            QVERIFY2(test::maxDiff(got, want) < 1e-5, qPrintable(QString::number(test::maxDiff(got, want))));
+            const auto grads = torch::autograd::grad({got}, leaves, {dO});
+            const char* names[] = {"q", "k", "v", "beta", "log decay"};
+            for (size_t i = 0; i < leaves.size(); ++i)
+                QVERIFY2(test::maxDiff(grads[i], wantGrads[i]) < 1e-4,
+                         qPrintable(QString("d%1: %2").arg(names[i]).arg(test::maxDiff(grads[i], wantGrads[i]))));
         }
     }
 

@@ -1,5 +1,8 @@
 #include "core/models/gateddeltanet.h"
 
+#include "core/kernels/deltarule.h"
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
 #include "core/models/dense.h"
 #include "core/models/mamba2.h"
 #include "core/models/s4d.h"
@@ -21,9 +24,11 @@ Tensor l2Normalised(const Tensor& x) { return x * torch::rsqrt(x.pow(2).sum(-1, 
 // (B, H, S, S) unit lower-triangular systems (I + A) X = R, A strictly lower (its diagonal unread).
 Tensor solveUnitLower(const Tensor& A, const Tensor& R) { return torch::linalg_solve_triangular(A, R, false, true, true); }
 
-// A causal depthwise convolution with no bias, then SiLU: (B, T, D) -> (B, T, D).
+// A causal depthwise convolution with no bias, then SiLU: (B, T, D) -> (B, T, D); fused where the
+// fast paths are on (core/kernels/selectivescan.h).
 Tensor shortConv(torch::nn::Conv1d& conv, const Tensor& x)
 {
+    if (fastPaths()) return causalConvSilu(x, conv->weight, {});
     return F::silu(conv->forward(x.transpose(1, 2)).narrow(2, 0, x.size(1))).transpose(1, 2);
 }
 
@@ -190,6 +195,8 @@ Tensor GatedDeltaNetMixerImpl::forward(const Tensor& x, Probes* probes, int laye
             probes->stateLayer.push_back(layer);
         }
     }
+    // training's path: the fused rule where it runs (CPU float32), else in chunks
+    if (!probes && fastPaths() && deltaRuleFusedTakes(in.q)) return output(deltaRuleFused(in.q, in.k, in.v, in.beta, in.logDecay), in);
     return output(deltaRuleChunked(in.q, in.k, in.v, in.beta, in.logDecay, m_o.chunkSize).first, in);
 }
 

@@ -53,7 +53,8 @@ struct GatedDeltaNetCache {
 class GatedDeltaNetMixerImpl : public torch::nn::Module {
 public:
     explicit GatedDeltaNetMixerImpl(const GatedDeltaNetOptions& o);
-    // x: (B, T, C) -> (B, T, C). With probes: each head's |M| (deltaRuleMatrix), its rows scaled to
+    // x: (B, T, C) -> (B, T, C), through the fused rule (core/kernels/deltarule.h) where the fast
+    // paths are on and it runs, else in chunks. With probes: each head's |M| (deltaRuleMatrix), its rows scaled to
     // sum to one, into probes->attention; unless mapsOnly, the norm of each head's state after each
     // token (B, T, H) into probes->stateNorm.
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
