@@ -181,6 +181,12 @@ int recurrentHeads(const ModelConfig& m)
     return f && f->headsWidth && m.headDim > 0 ? f->headsWidth(m) / m.headDim : 0;
 }
 
+int headsPerLayer(const ModelConfig& m)
+{
+    const ModelFamily* f = findFamily(m.kind);
+    return f && f->attention ? m.heads : recurrentHeads(m);
+}
+
 const std::vector<PositionScheme>& positionSchemes()
 {
     static const std::vector<PositionScheme> schemes = {

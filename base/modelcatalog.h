@@ -51,6 +51,8 @@ struct PositionScheme {
 const std::vector<ModelFamily>& modelFamilies();
 // The heads of a family whose recurrent layer has heads (headsWidth / head_dim), else 0.
 int recurrentHeads(const ModelConfig& m);
+// The heads a layer shows and switches off: attention's (model.heads), or the recurrent ones.
+int headsPerLayer(const ModelConfig& m);
 const std::vector<PositionScheme>& positionSchemes();
 // nullptr when there is no such family or scheme.
 const ModelFamily* findFamily(const QString& id);

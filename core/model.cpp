@@ -2,7 +2,9 @@
 
 #include "core/device.h"
 #include "core/models/dense.h"
+#include "core/models/gateddeltanet.h"
 #include "core/models/mamba.h"
+#include "core/models/mamba2.h"
 #include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
 #include "base/error.h"
@@ -443,12 +445,15 @@ QString Model::ablationProblem(const HeadAblation& ablation) const
     if (!d) return "no model";
     if (ablation.isEmpty()) return {};
     const ModelConfig& mc = d->config.model;
-    if (!d->net->as<TransformerImpl>())
-        return QString("head ablation: a %1 has no attention layers of its own to switch off (a Transformer has)").arg(describeModel(mc));
+    // attention heads, or the recurrent heads of Mamba-2 and Gated DeltaNet
+    const int heads = d->net->as<TransformerImpl>() ? mc.heads : recurrentHeads(mc);
+    if (heads == 0)
+        return QString("head ablation: a %1 has no heads of its own to switch off (a Transformer, Mamba-2 and Gated DeltaNet have)")
+            .arg(describeModel(mc));
     for (const auto& [layer, head] : ablation.heads)
-        if (layer < 0 || layer >= mc.layers || head < 0 || head >= mc.heads)
+        if (layer < 0 || layer >= mc.layers || head < 0 || head >= heads)
             return QString("head ablation: the model has no head %1.%2 (layers 0..%3, heads 0..%4)")
-                .arg(layer).arg(head).arg(mc.layers - 1).arg(mc.heads - 1);
+                .arg(layer).arg(head).arg(mc.layers - 1).arg(heads - 1);
     return {};
 }
 
@@ -464,6 +469,16 @@ Model::StateLayout Model::stateLayout() const
                 l.channels.push_back(o.dInner());
                 l.dState = int(o.dState);
             }
+        } else if (const auto* m2 = dynamic_cast<const Mamba2MixerImpl*>(m.get())) {  // a channel: a row of a head's P x N state
+            const Mamba2Options& o = m2->options();
+            l.otherFloats += o.convChannels() * (o.dConv - 1);
+            l.channels.push_back(o.dInner());
+            l.dState = int(o.dState);
+        } else if (const auto* gdn = dynamic_cast<const GatedDeltaNetMixerImpl*>(m.get())) {  // a channel: a value column of a head's K x V state
+            const GatedDeltaNetOptions& o = gdn->options();
+            l.otherFloats += (2 * o.keyDim() + o.valueDim()) * (o.dConv - 1);
+            l.channels.push_back(o.valueDim());
+            l.dState = int(o.headDim);
         } else if (const auto* s4 = dynamic_cast<const S4DKernelImpl*>(m.get())) {
             l.channels.push_back(s4->log_dt.size(0));
             l.dState = int(s4->A_log.size(1));
@@ -479,7 +494,8 @@ QString Model::shrinkProblem(const StateShrink& shrink) const
     if (shrink.isEmpty()) return {};
     const StateLayout l = stateLayout();
     if (l.channels.empty())
-        return QString("state shrinking: a %1 has no state-space layers (Mamba, S4D and the hybrids have)").arg(describeModel(d->config.model));
+        return QString("state shrinking: a %1 has no state-space layers (Mamba, Mamba-2, Gated DeltaNet, S4D and the hybrids have)")
+            .arg(describeModel(d->config.model));
     if (shrink.mode == StateShrink::Mode::Dims && (shrink.dims < 1 || shrink.dims > l.dState))
         return QString("state shrinking: %1 state dimensions asked, the model has %2").arg(shrink.dims).arg(l.dState);
     if (shrink.mode == StateShrink::Mode::Channels && !(shrink.fraction > 0 && shrink.fraction <= 1))

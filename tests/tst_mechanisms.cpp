@@ -130,7 +130,7 @@ private slots:
         QVERIFY(s.previousToken > 0.99);
         QCOMPARE(headScore(both[0], 2, true).name(), QString("block 2 (implicit)"));
 
-        // which runs score: token tasks with attention or a selective scan, when asked
+        // which runs score: token tasks with attention, a selective scan or recurrent heads, when asked
         ExperimentConfig c;
         QVERIFY(mechanismsApply(c));
         c.train.mechanismEvery = 0;
@@ -140,7 +140,7 @@ private slots:
             c.model.kind = kind;
             QVERIFY2(!mechanismsApply(c), qPrintable(kind));
         }
-        for (const QString kind : {"mamba", "hybrid", "mambaformer"}) {
+        for (const QString kind : {"mamba", "mamba2", "gated_deltanet", "hybrid", "mambaformer"}) {
             c.model.kind = kind;
             QVERIFY2(mechanismsApply(c), qPrintable(kind));
         }

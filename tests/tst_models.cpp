@@ -4,6 +4,7 @@
 #include "base/modelcatalog.h"
 #include "core/modelimpl.h"
 #include "core/train/losses.h"
+#include "core/kernels/fastpaths.h"
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
@@ -88,7 +89,7 @@ private slots:
     void shrinkingNothingIsThePlainModel_data()
     {
         QTest::addColumn<QString>("kind");
-        for (const char* k : {"mamba", "s4_mamba", "s4d", "hybrid", "mambaformer"}) QTest::newRow(k) << k;
+        for (const char* k : {"mamba", "mamba2", "gated_deltanet", "s4_mamba", "s4d", "hybrid", "mambaformer"}) QTest::newRow(k) << k;
     }
     void shrinkingNothingIsThePlainModel()
     {
@@ -111,7 +112,7 @@ private slots:
             return d;
         };
         const int N = model.stateLayout().dState;
-        QCOMPARE(N, c.model.dState);
+        QCOMPARE(N, kind == "gated_deltanet" ? c.model.headDim : c.model.dState);  // the delta rule's state rows: a head's keys
         QVERIFY(under(StateShrink::keepDims(N)) == plain);      // exactly: a mask of ones
         QVERIFY(under(StateShrink::keepChannels(1.0)) == plain);
         QVERIFY2(maxDiff(under(StateShrink::quantise(16))) < 1e-3, qPrintable(QString::number(maxDiff(under(StateShrink::quantise(16))))));
@@ -384,6 +385,45 @@ private slots:
             QCOMPARE(p.delta.empty(), !f.selectiveScan && kind != "mamba2");  // the families with a step size
             for (const auto& d : p.delta)  // a step size per channel (Mamba), per head (Mamba-2)
                 QCOMPARE(d.sizes().vec(), (std::vector<int64_t>{B, T, f.selectiveScan ? c.model.expand * c.model.dModel : heads}));
+        }
+    }
+
+    // The recurrent heads (Mamba-2, Gated DeltaNet) switch off as attention heads do: one head off
+    // changes the logits; every head off leaves each block adding nothing, as zero output
+    // projections would; on the fused path and the chunked one.
+    void recurrentHeadsSwitchOff()
+    {
+        for (const QString& kind : kKinds) {
+            const ExperimentConfig c = smallConfig(kind);
+            const int heads = recurrentHeads(c.model);
+            if (heads == 0) continue;
+            for (bool fast : {true, false}) {
+                const bool before = fastPaths();
+                setFastPaths(fast);
+                const auto restore = qScopeGuard([before] { setFastPaths(before); });
+                torch::manual_seed(4);
+                SequenceModel net = buildModel(c);
+                torch::NoGradGuard g;
+                const auto idx = torch::randint(0, 8, {2, 9}, torch::kLong);
+                const auto plain = net->forward(idx);
+                HeadAblation one, all;
+                one.heads = {{0, 1}};
+                for (int l = 0; l < c.model.layers; ++l)
+                    for (int h = 0; h < heads; ++h) all.heads.push_back({l, h});
+                torch::Tensor oneOff, allOff;
+                {
+                    const HeadAblationScope scope(one);
+                    oneOff = net->forward(idx);
+                }
+                {
+                    const HeadAblationScope scope(all);
+                    allOff = net->forward(idx);
+                }
+                QVERIFY2(maxAbsDiff(oneOff, plain) > 1e-6, qPrintable(kind));
+                for (auto& p : net->named_parameters())
+                    if (p.key().find("out_proj.weight") != std::string::npos || p.key().find("o_proj.weight") != std::string::npos) p.value().zero_();
+                QVERIFY2(maxAbsDiff(allOff, net->forward(idx)) < 1e-6, qPrintable(kind + (fast ? ", fused" : ", chunked")));
+            }
         }
     }
 

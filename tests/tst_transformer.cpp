@@ -206,7 +206,7 @@ private slots:
         mc.model.kind = "mamba";
         HeadAblation one;
         one.heads = {{0, 0}};
-        QVERIFY(Model::create(mc).ablationProblem(one).contains("no attention layers"));
+        QVERIFY(Model::create(mc).ablationProblem(one).contains("no heads of its own"));
         QCOMPARE(parseHeadList("1.2, 0.3,1.2"), (std::vector<std::pair<int, int>>{{1, 2}, {0, 3}}));
         QVERIFY_THROWS_EXCEPTION(Error, parseHeadList("1-2"));
         QVERIFY_THROWS_EXCEPTION(Error, parseHeadList(""));

@@ -12,7 +12,7 @@ bool mechanismsApply(const ExperimentConfig& c)
 {
     const ModelFamily* family = findFamily(c.model.kind);
     return c.train.mechanismEvery > 0 && !isVectorTask(c.task.kind) && !isTextTask(c.task.kind) && family
-           && (family->attention || family->selectiveScan);
+           && (family->attention || family->selectiveScan || family->effectiveAttention);
 }
 
 std::pair<int, int> scoredQueries(const Example& e)

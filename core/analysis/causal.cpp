@@ -3,6 +3,7 @@
 #include "base/analysis/capacity.h"
 #include "base/analysis/lookup.h"
 #include "base/error.h"
+#include "base/modelcatalog.h"
 #include "base/tasks/tokentask.h"
 #include "base/tasks/taskcatalog.h"
 #include "core/eval/lmtests.h"
@@ -91,7 +92,7 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
     } else {
         const ModelConfig& mc = subject.model().config().model;
         out.layers = mc.layers;
-        out.heads = mc.heads;
+        out.heads = headsPerLayer(mc);
         HeadAblation probe;
         probe.heads = {{0, 0}};
         const QString why = subject.ablationProblem(probe);

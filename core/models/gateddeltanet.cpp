@@ -6,6 +6,8 @@
 #include "core/models/dense.h"
 #include "core/models/mamba2.h"
 #include "core/models/s4d.h"
+#include "core/models/stateshrink.h"
+#include "core/models/transformer.h"
 
 #include <cmath>
 
@@ -50,7 +52,7 @@ Tensor lastInputs(const Tensor& cache, const Tensor& prompt)
 }  // namespace
 
 std::pair<Tensor, Tensor> deltaRuleRecurrent(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
-                                             const Tensor& logDecay, const Tensor& h0, Tensor* stateNorms)
+                                             const Tensor& logDecay, const Tensor& h0, Tensor* stateNorms, int bits)
 {
     const int64_t Bn = q.size(0), T = q.size(1), H = q.size(2), K = q.size(3), V = v.size(3);
     Tensor h = h0.defined() ? h0 : torch::zeros({Bn, H, K, V}, v.options());
@@ -61,6 +63,7 @@ std::pair<Tensor, Tensor> deltaRuleRecurrent(const Tensor& q, const Tensor& k, c
         const Tensor kt = k.select(1, t).unsqueeze(-1);                                          // (B, H, K, 1)
         const Tensor written = (v.select(1, t) - (h * kt).sum(-2)) * beta.select(1, t).unsqueeze(-1);  // (B, H, V)
         h = h + kt * written.unsqueeze(-2);
+        if (bits > 0) h = quantisedState(h.transpose(-1, -2), bits).transpose(-1, -2);  // per value column
         out.push_back((h * q.select(1, t).unsqueeze(-1)).sum(-2));  // (B, H, V)
         if (stateNorms) norms.push_back(h.flatten(2).norm(2, -1));
     }
@@ -172,15 +175,28 @@ GatedDeltaNetMixerImpl::Inputs GatedDeltaNetMixerImpl::inputs(const Tensor& x)
 }
 
 // fla's FusedRMSNormGated (swish): rmsnorm(o) * weight * silu(gate) over each head's V channels.
-Tensor GatedDeltaNetMixerImpl::output(const Tensor& o, const Inputs& in)
+Tensor GatedDeltaNetMixerImpl::output(const Tensor& o, const Inputs& in, int layer)
 {
     const Tensor n = o * torch::rsqrt(o.pow(2).mean(-1, true) + kOutputNormEps) * o_norm * F::silu(in.gate);
-    return dense(o_proj, n.flatten(-2));
+    return dense(o_proj, layer >= 0 ? headsSwitchedOff(n.flatten(-2), layer, m_o.heads()) : n.flatten(-2));
+}
+
+Tensor GatedDeltaNetMixerImpl::shrunkRule(const Inputs& in)
+{
+    const Tensor k = keptStateDims(in.k, 3);
+    const Tensor o = shrinkQuantises() ? deltaRuleRecurrent(in.q, k, in.v, in.beta, in.logDecay, {}, nullptr, shrinkBits()).first
+                     : fastPaths() && deltaRuleFusedTakes(k) ? deltaRuleFused(in.q, k, in.v, in.beta, in.logDecay)
+                                                             : deltaRuleChunked(in.q, k, in.v, in.beta, in.logDecay, m_o.chunkSize).first;
+    const int64_t columns = m_o.valueDim(), kept = keptChannels(columns);
+    if (kept == columns) return o;
+    const Tensor flat = o.flatten(2);  // (B, T, H V)
+    return torch::cat({flat.narrow(2, 0, kept), torch::zeros_like(flat.narrow(2, kept, columns - kept))}, 2).view(o.sizes());
 }
 
 Tensor GatedDeltaNetMixerImpl::forward(const Tensor& x, Probes* probes, int layer)
 {
     const Inputs in = inputs(x);
+    if (!probes && StateShrinkScope::current()) return output(shrunkRule(in), in, layer);
     if (probes) {
         // each head's map from values to outputs, as the share of each output's |M| row
         torch::NoGradGuard noGrad;
@@ -196,8 +212,9 @@ Tensor GatedDeltaNetMixerImpl::forward(const Tensor& x, Probes* probes, int laye
         }
     }
     // training's path: the fused rule where it runs (CPU float32), else in chunks
-    if (!probes && fastPaths() && deltaRuleFusedTakes(in.q)) return output(deltaRuleFused(in.q, in.k, in.v, in.beta, in.logDecay), in);
-    return output(deltaRuleChunked(in.q, in.k, in.v, in.beta, in.logDecay, m_o.chunkSize).first, in);
+    if (!probes && fastPaths() && deltaRuleFusedTakes(in.q))
+        return output(deltaRuleFused(in.q, in.k, in.v, in.beta, in.logDecay), in, layer);
+    return output(deltaRuleChunked(in.q, in.k, in.v, in.beta, in.logDecay, m_o.chunkSize).first, in, layer);
 }
 
 Tensor GatedDeltaNetMixerImpl::forwardRecurrent(const Tensor& x)

@@ -29,10 +29,13 @@ struct GatedDeltaNetOptions {
 // The rule, token by token (the reference twin the tests use): q, k (B, T, H, K) already normalised
 // and q scaled, v (B, T, H, V), beta and logDecay (B, T, H) (logDecay undefined: no gate), h0
 // (B, H, K, V) or undefined for zeros. Returns o (B, T, H, V) and the state after the last token;
-// with `stateNorms`, the norm of each head's state after each token (B, T, H) is written there.
+// with `stateNorms`, the norm of each head's state after each token (B, T, H) is written there;
+// with `bits` (1..16), each value column of the state (K entries) is quantised after every token
+// (core/models/stateshrink.h).
 std::pair<torch::Tensor, torch::Tensor> deltaRuleRecurrent(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                                            const torch::Tensor& beta, const torch::Tensor& logDecay,
-                                                           const torch::Tensor& h0 = {}, torch::Tensor* stateNorms = nullptr);
+                                                           const torch::Tensor& h0 = {}, torch::Tensor* stateNorms = nullptr,
+                                                           int bits = 0);
 // The same, in chunks of `chunk` tokens: within a chunk the writes are solved at once (the WY /
 // UT form: a unit lower-triangular system), and the state passes from chunk to chunk.
 std::pair<torch::Tensor, torch::Tensor> deltaRuleChunked(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -53,7 +56,7 @@ struct GatedDeltaNetCache {
 class GatedDeltaNetMixerImpl : public torch::nn::Module {
 public:
     explicit GatedDeltaNetMixerImpl(const GatedDeltaNetOptions& o);
-    // x: (B, T, C) -> (B, T, C), through the fused rule (core/kernels/deltarule.h) where the fast
+    // x: (B, T, C) -> (B, T, C) as block `layer` (shrunk under a StateShrinkScope), through the fused rule (core/kernels/deltarule.h) where the fast
     // paths are on and it runs, else in chunks. With probes: each head's |M| (deltaRuleMatrix), its rows scaled to
     // sum to one, into probes->attention; unless mapsOnly, the norm of each head's state after each
     // token (B, T, H) into probes->stateNorm.
@@ -85,7 +88,13 @@ private:
         torch::Tensor qIn, kIn, vIn;                   // before the convolutions (B, T, channels)
     };
     Inputs inputs(const torch::Tensor& x);
-    torch::Tensor output(const torch::Tensor& o, const Inputs& in);  // o (B, T, H, V) -> (B, T, C)
+    // o (B, T, H, V) -> (B, T, C), the heads a HeadAblationScope switches off in block `layer` taken
+    // out before o_proj (core/models/transformer.h)
+    torch::Tensor output(const torch::Tensor& o, const Inputs& in, int layer = -1);
+    // The rule under the thread's StateShrink: the keys cut to their first dims (Dims: the state's
+    // other rows are never written), the dropped value columns giving nothing (Channels: what an
+    // empty state gives), or the state quantised each token (Bits).
+    torch::Tensor shrunkRule(const Inputs& in);
     GatedDeltaNetOptions m_o;
 };
 TORCH_MODULE(GatedDeltaNetMixer);

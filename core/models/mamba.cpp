@@ -124,19 +124,6 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& o) : m_o(o)
 
 namespace {
 
-// What the scan gives with no state: the skip D u, gated where in.z is defined (B, D, T).
-torch::Tensor skipOnly(const ScanInputs& in)
-{
-    const auto y = in.u * in.D.view({1, -1, 1});
-    return in.z.defined() ? y * F::silu(in.z) : y;
-}
-
-// y (B, D, T) with the channels a Channels shrink drops given what they give with no state.
-torch::Tensor withoutDroppedStates(const torch::Tensor& y, const ScanInputs& in)
-{
-    return keptChannels(y.size(1)) == y.size(1) ? y : dropChannelStates(y, skipOnly(in));
-}
-
 // One step's new state (B, Di, N) under the thread's StateShrink: the dropped channels' state
 // zeroed, or every entry quantised.
 torch::Tensor shrunkStep(torch::Tensor h)

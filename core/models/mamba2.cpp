@@ -4,6 +4,8 @@
 #include "core/kernels/selectivescan.h"
 #include "core/models/dense.h"
 #include "core/models/s4d.h"
+#include "core/models/stateshrink.h"
+#include "core/models/transformer.h"
 
 #include <cmath>
 #include <limits>
@@ -145,10 +147,10 @@ Mamba2MixerImpl::Inputs Mamba2MixerImpl::inputs(const Tensor& u)
     return in;
 }
 
-Tensor Mamba2MixerImpl::output(const Tensor& y, const Inputs& in)
+Tensor Mamba2MixerImpl::output(const Tensor& y, const Inputs& in, int layer)
 {
     const Tensor skipped = y + in.x * D.view({1, 1, -1, 1});
-    return dense(out_proj, norm(skipped.reshape({y.size(0), y.size(1), m_o.dInner()}), in.z));
+    return dense(out_proj, headsSwitchedOff(norm(skipped.reshape({y.size(0), y.size(1), m_o.dInner()}), in.z), layer, m_o.heads()));
 }
 
 Tensor ssdScanFused(const Tensor& x, const Tensor& dtRaw, const Tensor& dtBias, const Tensor& A, const Tensor& Bm, const Tensor& Cm,
@@ -165,24 +167,24 @@ Tensor ssdScanFused(const Tensor& x, const Tensor& dtRaw, const Tensor& dtBias, 
         const ScanInputs in{channels(x), channels(delta), Ad.narrow(0, g * Dg, Dg), Bm.narrow(-1, g * N, N).transpose(1, 2),
                             Cm.narrow(-1, g * N, N).transpose(1, 2), skip.narrow(0, g * Dg, Dg), z.defined() ? channels(z) : z,
                             bias.narrow(0, g * Dg, Dg), true};
-        ys.push_back(selectiveScan(in).transpose(1, 2));  // (B, T, Dg)
+        ys.push_back(shrunkScan(in).transpose(1, 2));  // (B, T, Dg)
     }
     return groups == 1 ? ys.front() : torch::cat(ys, -1);
 }
 
-Tensor Mamba2MixerImpl::forwardFused(const Tensor& u)
+Tensor Mamba2MixerImpl::forwardFused(const Tensor& u, int layer)
 {
     const int64_t Di = m_o.dInner(), H = m_o.heads(), N = m_o.dState, G = m_o.nGroups, Ch = m_o.convChannels();
     const Tensor zxbcdt = dense(in_proj, u);                                                      // (B, T, 2 Di + 2 G N + H)
     const Tensor xBC = causalConvSilu(zxbcdt.narrow(-1, Di, Ch), conv1d->weight, conv1d->bias);  // (B, T, Ch)
     const Tensor y = ssdScanFused(xBC.narrow(-1, 0, Di), zxbcdt.narrow(-1, Di + Ch, H), dt_bias, -torch::exp(A_log),
                                   xBC.narrow(-1, Di, G * N), xBC.narrow(-1, Di + G * N, G * N), G, D, zxbcdt.narrow(-1, 0, Di));
-    return dense(out_proj, norm->normalise(y));
+    return dense(out_proj, headsSwitchedOff(norm->normalise(y), layer, H));
 }
 
 Tensor Mamba2MixerImpl::forward(const Tensor& x, Probes* probes, int layer)
 {
-    if (!probes && fastPaths()) return forwardFused(x);
+    if (!probes && (fastPaths() || StateShrinkScope::current())) return forwardFused(x, layer);
     const Inputs in = inputs(x);
     const Tensor A = -torch::exp(A_log);
     if (probes) {
@@ -201,7 +203,7 @@ Tensor Mamba2MixerImpl::forward(const Tensor& x, Probes* probes, int layer)
             probes->stateLayer.push_back(layer);
         }
     }
-    return output(ssdScan(in.x, in.dt, A, in.Bm, in.Cm, m_o.chunkSize).first, in);
+    return output(ssdScan(in.x, in.dt, A, in.Bm, in.Cm, m_o.chunkSize).first, in, layer);
 }
 
 Tensor Mamba2MixerImpl::forwardRecurrent(const Tensor& x)

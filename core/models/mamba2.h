@@ -51,7 +51,9 @@ std::pair<torch::Tensor, torch::Tensor> ssdRecurrent(const torch::Tensor& x, con
 // arithmetic when a head's P channels share its step size and decay and a group's channels share B
 // and C: x (B, T, H P), dtRaw (B, T, H) before dt_bias and softplus, dtBias, A and D (H), Bm and Cm
 // (B, T, G N), z (B, T, H P) or undefined. Returns (y + D x) * silu(z) (without z: y + D x), (B, T, H P);
-// one fused scan per group, each differentiable. Channel-last views are read in place.
+// one fused scan per group, each differentiable. Channel-last views are read in place. Under a
+// StateShrinkScope (core/models/stateshrink.h) the shrunk scan: each channel's state is a row of
+// its head's P x N state, so Dims cuts B and C, Channels drops rows, Bits quantises each row.
 torch::Tensor ssdScanFused(const torch::Tensor& x, const torch::Tensor& dtRaw, const torch::Tensor& dtBias, const torch::Tensor& A,
                            const torch::Tensor& Bm, const torch::Tensor& Cm, int64_t groups, const torch::Tensor& D,
                            const torch::Tensor& z = {});
@@ -80,16 +82,18 @@ TORCH_MODULE(GatedRMSNorm);
 class Mamba2MixerImpl : public torch::nn::Module {
 public:
     explicit Mamba2MixerImpl(const Mamba2Options& o);
-    // x: (B, T, C) -> (B, T, C). With probes, each head's |M| (ssdMatrix), its rows scaled to sum
+    // x: (B, T, C) -> (B, T, C), as block `layer` (the heads a HeadAblationScope switches off there
+    // are taken out before out_proj). With probes, each head's |M| (ssdMatrix), its rows scaled to sum
     // to one, goes into probes->attention as the layer's heads; unless mapsOnly, each head's step
     // size dt (B, T, H) into probes->delta and the norm of its state after each token (B, T, H)
     // into probes->stateNorm.
     torch::Tensor forward(const torch::Tensor& x, Probes* probes = nullptr, int layer = 0);
     // The scan token by token instead of in chunks (the reference, for tests and benchmarks).
     torch::Tensor forwardRecurrent(const torch::Tensor& x);
-    // Training's path where the fast paths are on (forward() takes it without probes): the fused
-    // convolution and ssdScanFused, which adds the skip and applies the gate too.
-    torch::Tensor forwardFused(const torch::Tensor& x);
+    // Training's path where the fast paths are on, and any path's under a state shrink (forward()
+    // takes it without probes): the fused convolution and ssdScanFused, which adds the skip and
+    // applies the gate too.
+    torch::Tensor forwardFused(const torch::Tensor& x, int layer = -1);
     // A whole prompt into an empty cache: (B, S, C) -> (B, S, C) as forward() gives, and the
     // cache left as S step() calls would leave it.
     torch::Tensor prefill(const torch::Tensor& x, Mamba2Cache& cache);
@@ -114,7 +118,9 @@ private:
         torch::Tensor convIn;            // (B, T, conv channels): before the convolution
     };
     Inputs inputs(const torch::Tensor& x);
-    torch::Tensor output(const torch::Tensor& y, const Inputs& in);  // y (B, T, H, P) + the skip, gated, normed, projected
+    // y (B, T, H, P) + the skip, gated, normed, the heads the HeadAblationScope switches off in block
+    // `layer` taken out (core/models/transformer.h), projected
+    torch::Tensor output(const torch::Tensor& y, const Inputs& in, int layer = -1);
     Mamba2Options m_o;
 };
 TORCH_MODULE(Mamba2Mixer);

@@ -57,6 +57,27 @@ torch::Tensor dropChannelStates(const torch::Tensor& y, const torch::Tensor& zer
     return torch::cat({y.narrow(1, 0, kept), zeroState.narrow(1, kept, D - kept).to(y.scalar_type())}, 1);
 }
 
+// What the scan gives with no state: the skip D u, gated where in.z is defined (B, D, T).
+torch::Tensor skipOnly(const ScanInputs& in)
+{
+    const auto y = in.u * in.D.view({1, -1, 1});
+    return in.z.defined() ? y * torch::nn::functional::silu(in.z) : y;
+}
+
+torch::Tensor withoutDroppedStates(const torch::Tensor& y, const ScanInputs& in)
+{
+    return keptChannels(y.size(1)) == y.size(1) ? y : dropChannelStates(y, skipOnly(in));
+}
+
+torch::Tensor shrunkScan(const ScanInputs& in)
+{
+    if (shrinkQuantises()) return quantisedSelectiveScan(in, shrinkBits());
+    ScanInputs kept = in;
+    kept.B = keptStateDims(in.B, 1);
+    kept.C = keptStateDims(in.C, 1);
+    return withoutDroppedStates(selectiveScan(kept), kept);
+}
+
 torch::Tensor quantisedSelectiveScan(const ScanInputs& in, int bits)
 {
     namespace F = torch::nn::functional;

@@ -48,4 +48,10 @@ struct ScanInputs;
 // The selective scan (selectiveScanReference's loop) with the state quantised to `bits` bits
 // after every step: (B, D, T), gated by in.z where it is defined.
 torch::Tensor quantisedSelectiveScan(const ScanInputs& in, int bits);
+// y (B, D, T), the scan's output, with the channels a Channels shrink drops given what they give
+// with no state (the skip D u, gated by in.z where it is defined).
+torch::Tensor withoutDroppedStates(const torch::Tensor& y, const ScanInputs& in);
+// The selective scan under the thread's StateShrink, whatever it is: B and C cut (Dims), the
+// dropped channels' states taken away (Channels), or the state quantised each step (Bits).
+torch::Tensor shrunkScan(const ScanInputs& in);
 }  // namespace parrot

@@ -134,15 +134,17 @@ const HeadAblation* HeadAblationScope::exchange(const HeadAblation* ablation)
     return previous;
 }
 
-torch::Tensor CausalSelfAttentionImpl::ablated(const torch::Tensor& y) const
+torch::Tensor CausalSelfAttentionImpl::ablated(const torch::Tensor& y) const { return headsSwitchedOff(y, m_layer, m_heads); }
+
+torch::Tensor headsSwitchedOff(const torch::Tensor& y, int layerIndex, int64_t headCount)
 {
     const HeadAblation* a = t_ablation;
-    if (!a || m_layer < 0) return y;
+    if (!a || layerIndex < 0) return y;
     std::vector<int64_t> off;
     for (const auto& [layer, head] : a->heads)
-        if (layer == m_layer && head >= 0 && head < m_heads) off.push_back(head);
+        if (layer == layerIndex && head >= 0 && head < headCount) off.push_back(head);
     if (off.empty()) return y;
-    const int64_t B = y.size(0), T = y.size(1), H = m_heads, D = y.size(2) / H;
+    const int64_t B = y.size(0), T = y.size(1), H = headCount, D = y.size(2) / H;
     auto keep = torch::ones({H}, y.options());
     for (int64_t h : off) keep[h] = 0.0;
     const auto heads = y.reshape({B, T, H, D});

@@ -114,6 +114,11 @@ private:
     const HeadAblation* m_previous;
 };
 
+// y (B, T, H D), the H heads' outputs of block `layer`: those the thread's HeadAblationScope
+// switches off zeroed, or replaced by their means over T; y itself when it switches none off.
+// The Transformer's attention and the recurrent heads (Mamba-2, Gated DeltaNet) apply it.
+torch::Tensor headsSwitchedOff(const torch::Tensor& y, int layer, int64_t heads);
+
 class MlpImpl : public torch::nn::Module {
 public:
     MlpImpl(int64_t dModel, int64_t hidden);

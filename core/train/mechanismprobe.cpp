@@ -31,7 +31,7 @@ MechanismProbe::MechanismProbe(const ExperimentConfig& c)
     std::mt19937_64 rng(kSeed);
     const ModelFamily& family = familyOf(c.model);
     // the maps a probe keeps per example: every attention head's and each selective block's, T x T
-    const double maps = (family.attention ? double(c.model.layers) * c.model.heads : 0) + (family.selectiveScan ? c.model.layers : 0);
+    const double maps = double(c.model.layers) * headsPerLayer(c.model) + (family.selectiveScan ? c.model.layers : 0);
     std::vector<Example> examples;
     for (int i = 0; i < kExamples; ++i) {
         examples.push_back(task->evalExample(c.task.maxLen, rng));
