@@ -145,6 +145,7 @@ const std::vector<Command>& commands()
           {{"--screenshot FILE --screenshot-at-step N [--preset NAME]"},
            {"train the experiment in the window and save it as", "PNG at step N (docs/make.sh's Train tab)"}},
           {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
+          {{"(no command) CHECKPOINT --tab explore"}, {"open the checkpoint and look inside it in the Explore", "tab's left pane"}},
           {{"(no command) --inspect FILE"}, {"open the Inspect tab on a checkpoint file"}},
           {{"(no command) --pretrained DIR [--pretrained DIR2]... [--tab explore]"},
            {"open the Pretrained tab on HuggingFace model folders;", "with --tab explore, look inside the first beside one of",

@@ -13,6 +13,8 @@
 #include "ui/panels/settingspanel.h"
 #include "base/experiments/sweep.h"
 #include "ui/panels/experimentspanel.h"
+#include "ui/panels/explorerpanel.h"
+#include "ui/panels/insidepane.h"
 #include "ui/panels/inspectorpanel.h"
 #include "ui/jobs/latencyprobe.h"
 #include "ui/window/mainwindow.h"
@@ -144,6 +146,8 @@ int runWindow(Args& a)
     // (a restored session keeps the tab it had in front)
     if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0 && !restored)
         tab = "explore";
+    // the Explore tab on a checkpoint given: its left pane looks inside it (the right keeps its model)
+    if (tab == "explore" && !checkpoint.isEmpty()) window.explorer()->left()->chooseCheckpoint(checkpoint);
     if (tab == "explore") window.showExplorer();
     else if (tab == "experiments") window.showExperiments();
     else if (tab == "train") window.showTrain();
