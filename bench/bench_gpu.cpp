@@ -134,8 +134,13 @@ int run(int argc, char** argv)
         ExperimentConfig config;
         int cpuSteps;
     };
+    ExperimentConfig mamba2 = transformer, deltaNet = transformer;
+    mamba2.model.kind = "mamba2";  // the fused scan (the CUDA kernel on the GPU)
+    deltaNet.model.kind = "gated_deltanet";  // the chunked delta rule's torch ops on the GPU, the fused kernel on the CPU
     std::vector<Shape> shapes{{QString("Transformer (%1, default)").arg(defaultPresetName()), transformer, 3 * repeats},
-                              {"Mamba, ~1M parameters", Model::matchParameters(mamba, 1000000), 3 * repeats}};
+                              {"Mamba, ~1M parameters", Model::matchParameters(mamba, 1000000), 3 * repeats},
+                              {"Mamba-2, ~1M parameters", Model::matchParameters(mamba2, 1000000), 3 * repeats},
+                              {"Gated DeltaNet, ~1M parameters", Model::matchParameters(deltaNet, 1000000), 3 * repeats}};
     if (!quick) {
         ExperimentConfig deep = mamba;
         deep.model.layers = 8;  // two layers reach only 21M below the widest d_model

@@ -5,7 +5,8 @@
 # the GPU: the device choice is auto) and prints the GPU's ratios in one run:
 #   - the CUDA selective scan against the reference scan (forward + backward, on the GPU);
 #   - a training step on the GPU against the same step on that machine's CPU, for the default
-#     Transformer and for Mamba at about 1M and 50M parameters, and bf16 autocast against float32.
+#     Transformer, for Mamba at about 1M and 50M parameters and for Mamba-2 and Gated DeltaNet at
+#     about 1M, and bf16 autocast against float32.
 #
 # Usage:
 #   bash packaging/gpu-check.sh --prepare   on a Debian 12 machine with apt (this project's): puts
@@ -119,7 +120,7 @@ cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPARROT_GUI
       > "$BUILD/configure.log" 2>&1 || { tail -40 "$BUILD/configure.log"; fail "cmake could not configure (log above)"; }
 grep -E "Parrotscope: (CUDA|no CUDA)" "$BUILD/configure.log" | sed 's/^-- /   /'
 grep -Eq "^Torch_DIR:[A-Z]+=$TORCH_PREFIX/Torch\$" "$BUILD/CMakeCache.txt" || fail "cmake took another LibTorch: $(grep ^Torch_DIR "$BUILD/CMakeCache.txt")"
-TARGETS=(tst_selectivescan tst_models tst_training bench_gpu)
+TARGETS=(tst_selectivescan tst_models tst_training tst_mamba2 tst_gated_deltanet bench_gpu)
 say "building ${TARGETS[*]} with $(nproc) jobs"
 cmake --build "$BUILD" --parallel "$(nproc)" --target "${TARGETS[@]}" > "$BUILD/build.log" 2>&1 \
     || { grep -E "error|Error" "$BUILD/build.log" | head -30; fail "the build failed (first errors above; $BUILD/build.log)"; }
@@ -128,7 +129,7 @@ say "built in $(( $(date +%s) - started )) s"
 # 4. The tests, on the GPU (auto), and the GPU scan test must have run, not skipped.
 status=0
 export QT_QPA_PLATFORM=offscreen
-for t in tst_selectivescan tst_models tst_training; do
+for t in tst_selectivescan tst_models tst_training tst_mamba2 tst_gated_deltanet; do
     say "$t"
     "$BUILD/tests/$t" -maxwarnings 0 > "$BUILD/$t.log" 2>&1
     rc=$?
