@@ -461,8 +461,9 @@ private slots:
                 if (f.size() == 4 && !f[0].startsWith("\"bound")) bits[f[0].mid(1).chopped(1)] = f[1].toDouble();
             }
             // shrunk to d_model 32, the two d_state 16 Mambas are one series (as are the two
-            // LSTMs): 5 points; Mamba's state grows with d_state, the KV cache outgrows both
-            QCOMPARE(int(bits.size()), 5);
+            // LSTMs): 7 points with Mamba-2 and Gated DeltaNet; Mamba's state grows with d_state,
+            // the KV cache outgrows them all
+            QCOMPARE(int(bits.size()), 7);
             const auto at = [&](const QString& part) {  // a series' label names its first run, then "(n seeds)"
                 for (const auto& [name, b] : bits)
                     if (name.section(' ', 0, 0).endsWith(part) || name.startsWith(part)) return b;
@@ -470,6 +471,7 @@ private slots:
             };
             QVERIFY(at("-N1") > 0 && at("-N1") < at("-N4") && at("-N4") < at("-N16"));
             QVERIFY(at("transformer") > at("-N16") && at("lstm") > 0 && at("lstm") < at("-N1"));
+            QVERIFY(at("mamba2-d64") > 0 && at("gated-deltanet-d64") > 0 && at("transformer") > at("gated-deltanet-d64"));
             QVERIFY(QString::fromUtf8(test::readAll(csv)).contains("\"bound at 32 bits\""));
         }
         if (preset == "state-size") {  // the capacity view of the same runs: one crossing per fixed-state model
