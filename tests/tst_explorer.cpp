@@ -718,7 +718,7 @@ private slots:
         const auto text = test::runCli({"inspect", "--bundled", "hard-alibi", "--length", "20", "--seed", "3", "--ablate", lookup.join(','), "--ablation", "mean"});
         QVERIFY2(text.code == 0 && text.out.contains("replaced by their means over the input") && text.out.contains("✗"), qPrintable(text.out + text.err));
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "9.9"}), "no head 9.9");
-        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--ablate", "0.0"}), "no attention layers");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--ablate", "0.0"}), "no heads of its own");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--ablate", "one"}), "LAYER.HEAD");
         test::expectCliError(test::runCli({"inspect", "--construction", "3", "--ablate", "2.0"}), "no head 2.0");
         // the construction without its lookup head copies nothing
@@ -765,8 +765,8 @@ private slots:
         const QJsonObject lo = QJsonDocument::fromJson(lm.out.toUtf8()).object();
         QCOMPARE(lo["task"].toString(), lmTests().front().id);
         QCOMPARE(lo["rows"].toArray().size(), lo["layers"].toInt() * lo["heads"].toInt());
-        test::expectCliError(test::runCli({"inspect", "--model", fixture("mamba"), "--head-importance"}), "no attention layers");
-        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--head-importance"}), "no attention layers");
+        test::expectCliError(test::runCli({"inspect", "--model", fixture("mamba"), "--head-importance"}), "no heads of its own");
+        test::expectCliError(test::runCli({"inspect", "--bundled", "mamba", "--head-importance"}), "no heads of its own");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "linear_regression"}), "token tasks");
         test::expectCliError(test::runCli({"inspect", "--bundled", "hard-alibi", "--head-importance", "--task", "text_copy"}), "vocabulary");
     }
