@@ -162,15 +162,37 @@ GatedDeltaNetMixerImpl::Inputs GatedDeltaNetMixerImpl::inputs(const Tensor& x)
 {
     const int64_t Bn = x.size(0), T = x.size(1), H = m_o.heads(), K = m_o.headDim, V = m_o.headVDim();
     Inputs in;
-    in.qIn = dense(q_proj, x);
-    in.kIn = dense(k_proj, x);
-    in.vIn = dense(v_proj, x);
+    Tensor b, a;
+    if (fastPaths() && !isSixteenBit(q_proj->weight)) {
+        // the six projections of x as one product (two of them a column per head, too thin alone)
+        std::vector<Tensor> weights{q_proj->weight, k_proj->weight, v_proj->weight, g_proj->weight, b_proj->weight};
+        if (m_o.forgetGate) weights.push_back(a_proj->weight);
+        const Tensor all = denseLinear(x, torch::cat(weights, 0));
+        int64_t at = 0;
+        const auto next = [&](int64_t n) {
+            const Tensor t = all.narrow(-1, at, n);
+            at += n;
+            return t;
+        };
+        in.qIn = next(m_o.keyDim());
+        in.kIn = next(m_o.keyDim());
+        in.vIn = next(m_o.valueDim());
+        in.gate = next(m_o.valueDim()).reshape({Bn, T, H, V});
+        b = next(H);
+        if (m_o.forgetGate) a = next(H);
+    } else {
+        in.qIn = dense(q_proj, x);
+        in.kIn = dense(k_proj, x);
+        in.vIn = dense(v_proj, x);
+        in.gate = dense(g_proj, x).reshape({Bn, T, H, V});
+        b = dense(b_proj, x);
+        if (m_o.forgetGate) a = dense(a_proj, x);
+    }
     in.q = l2Normalised(shortConv(q_conv1d, in.qIn).reshape({Bn, T, H, K})) * (1.0 / std::sqrt(double(K)));
     in.k = l2Normalised(shortConv(k_conv1d, in.kIn).reshape({Bn, T, H, K}));
     in.v = shortConv(v_conv1d, in.vIn).reshape({Bn, T, H, V});
-    in.beta = torch::sigmoid(dense(b_proj, x));
-    if (m_o.forgetGate) in.logDecay = -torch::exp(A_log) * F::softplus(dense(a_proj, x) + dt_bias);
-    in.gate = dense(g_proj, x).reshape({Bn, T, H, V});
+    in.beta = torch::sigmoid(b);
+    if (m_o.forgetGate) in.logDecay = -torch::exp(A_log) * F::softplus(a + dt_bias);
     return in;
 }
 
