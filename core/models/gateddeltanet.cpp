@@ -4,6 +4,7 @@
 #include "core/kernels/fastpaths.h"
 #include "core/kernels/selectivescan.h"
 #include "core/models/dense.h"
+#include "core/models/recurrentdecode.h"
 #include "core/models/mamba2.h"
 #include "core/models/s4d.h"
 #include "core/models/stateshrink.h"
@@ -200,7 +201,7 @@ GatedDeltaNetMixerImpl::Inputs GatedDeltaNetMixerImpl::inputs(const Tensor& x)
 Tensor GatedDeltaNetMixerImpl::output(const Tensor& o, const Inputs& in, int layer)
 {
     const Tensor n = o * torch::rsqrt(o.pow(2).mean(-1, true) + kOutputNormEps) * o_norm * F::silu(in.gate);
-    return dense(o_proj, layer >= 0 ? headsSwitchedOff(n.flatten(-2), layer, m_o.heads()) : n.flatten(-2));
+    return dense(o_proj, headsSwitchedOff(n.flatten(-2), layer, m_o.heads()));
 }
 
 Tensor GatedDeltaNetMixerImpl::shrunkRule(const Inputs& in)
@@ -340,31 +341,9 @@ const std::vector<GatedDeltaNetCache>& GatedDeltaNetLMImpl::caches(const DecodeS
 Tensor GatedDeltaNetLMImpl::decode(const Tensor& idx, DecodeState& state)
 {
     auto& s = static_cast<GatedDeltaNetDecode&>(state);
-    Tensor x;
-    if (s.caches.empty()) {
-        // the prompt at once, in chunks, leaving each layer's state
-        x = dense(embeddings, idx);
-        for (const auto& block : *layers) {
-            auto* b = block->as<GatedDeltaNetBlockImpl>();
-            s.caches.push_back(b->attn->emptyCache(idx.size(0), x.options()));
-            x = x + b->attn->prefill(b->attn_norm(x), s.caches.back());
-        }
-    } else {
-        // a token at a time: constant work each
-        std::vector<Tensor> steps;
-        for (int64_t t = 0; t < idx.size(1); ++t) {
-            Tensor h = dense(embeddings, idx.select(1, t));
-            size_t i = 0;
-            for (const auto& block : *layers) {
-                auto* b = block->as<GatedDeltaNetBlockImpl>();
-                h = h + b->attn->step(b->attn_norm(h), s.caches[i++]);
-            }
-            steps.push_back(h);
-        }
-        x = torch::stack(steps, 1);
-    }
-    s.length += idx.size(1);
-    if (s.lastOnly && x.size(1) > 1) x = x.narrow(1, x.size(1) - 1, 1);
+    const Tensor x = decodeThroughCaches<GatedDeltaNetBlockImpl>(
+        layers, s.caches, s, idx, embeddings, [](GatedDeltaNetBlockImpl* b) -> RMSNorm& { return b->attn_norm; },
+        [](GatedDeltaNetBlockImpl* b) -> GatedDeltaNetMixer& { return b->attn; });
     return lmLogits(norm(x), lm_head, embeddings->weight);
 }
 

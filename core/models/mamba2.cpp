@@ -3,6 +3,7 @@
 #include "core/kernels/fastpaths.h"
 #include "core/kernels/selectivescan.h"
 #include "core/models/dense.h"
+#include "core/models/recurrentdecode.h"
 #include "core/models/s4d.h"
 #include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
@@ -305,31 +306,8 @@ const std::vector<Mamba2Cache>& Mamba2LMImpl::caches(const DecodeState& state) {
 Tensor Mamba2LMImpl::decode(const Tensor& idx, DecodeState& state)
 {
     auto& s = static_cast<Mamba2Decode&>(state);
-    Tensor x;
-    if (s.caches.empty()) {
-        // the prompt at once through the chunked scan, leaving each layer's state
-        x = dense(embedding, idx);  // (B, S, C)
-        for (const auto& block : *layers) {
-            auto* b = block->as<Mamba2BlockImpl>();
-            s.caches.push_back(b->mixer->emptyCache(idx.size(0), x.options()));
-            x = x + b->mixer->prefill(b->norm(x), s.caches.back());
-        }
-    } else {
-        // a token at a time: constant work each
-        std::vector<Tensor> steps;
-        for (int64_t t = 0; t < idx.size(1); ++t) {
-            Tensor h = dense(embedding, idx.select(1, t));  // (B, C)
-            size_t i = 0;
-            for (const auto& block : *layers) {
-                auto* b = block->as<Mamba2BlockImpl>();
-                h = h + b->mixer->step(b->norm(h), s.caches[i++]);
-            }
-            steps.push_back(h);
-        }
-        x = torch::stack(steps, 1);  // (B, S, C)
-    }
-    s.length += idx.size(1);
-    if (s.lastOnly && x.size(1) > 1) x = x.narrow(1, x.size(1) - 1, 1);
+    const Tensor x = decodeThroughCaches<Mamba2BlockImpl>(layers, s.caches, s, idx, embedding, [](Mamba2BlockImpl* b) -> RMSNorm& { return b->norm; },
+                                                          [](Mamba2BlockImpl* b) -> Mamba2Mixer& { return b->mixer; });
     return lmLogits(norm_f(x), lm_head, embedding->weight);
 }
 
