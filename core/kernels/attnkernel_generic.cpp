@@ -5,13 +5,6 @@
 
 namespace parrot::attn {
 
-bool haveAvx2()
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return cpu::allows(cpu::Level::Avx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
+bool haveAvx2() { return cpu::haveAvx2Fma(); }
 
 }  // namespace parrot::attn

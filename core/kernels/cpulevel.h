@@ -26,4 +26,14 @@ inline Level allowedLevel()
 
 inline bool allows(Level l) { return static_cast<int>(allowedLevel()) >= static_cast<int>(l); }
 
+// Whether the kernels' AVX2 + FMA builds may run: the CPU has both and PARROT_CPU_KERNELS allows them.
+inline bool haveAvx2Fma()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return allows(Level::Avx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
 }  // namespace parrot::cpu

@@ -1,5 +1,6 @@
 #include "core/kernels/deltarule.h"
 
+#include "core/kernels/cpulevel.h"
 #include "core/kernels/deltarulekernel.h"
 
 #include <ATen/Parallel.h>
@@ -17,7 +18,7 @@ constexpr int64_t kEvery = 16;  // tokens between the states the forward keeps f
 void forItems(const deltarule::Args& a, void (*generic)(const deltarule::Args&, int64_t, int64_t),
               void (*avx2)(const deltarule::Args&, int64_t, int64_t))
 {
-    const auto run = deltarule::haveAvx2() ? avx2 : generic;
+    const auto run = cpu::haveAvx2Fma() ? avx2 : generic;
     at::parallel_for(0, a.B * a.H, 1, [&](int64_t i0, int64_t i1) { run(a, i0, i1); });
 }
 

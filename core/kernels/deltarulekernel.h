@@ -3,7 +3,8 @@
 //   S <- a_t S,   w_t = v_t - S^T k_t,   S <- S + b_t k_t w_t^T,   o_t = S^T q_t,
 // a_t = exp(g_t) (1 without a gate). The forward keeps S every `every` tokens; the backward runs
 // each stretch again from its kept state and then back through it. One copy is built for AVX2 +
-// FMA and picked at run time (haveAvx2), the other is the baseline x86-64 build.
+// FMA and picked at run time (cpu::haveAvx2Fma, core/kernels/cpulevel.h), the other is the
+// baseline x86-64 build.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,5 @@ void forwardGeneric(const Args& a, int64_t i0, int64_t i1);
 void forwardAvx2(const Args& a, int64_t i0, int64_t i1);
 void backwardGeneric(const Args& a, int64_t i0, int64_t i1);
 void backwardAvx2(const Args& a, int64_t i0, int64_t i1);
-bool haveAvx2();
 
 }  // namespace parrot::deltarule

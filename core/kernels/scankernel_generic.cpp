@@ -5,14 +5,7 @@
 
 namespace parrot::scan {
 
-bool haveAvx2()
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return cpu::allows(cpu::Level::Avx2) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
+bool haveAvx2() { return cpu::haveAvx2Fma(); }
 
 bool haveAvx512()
 {
