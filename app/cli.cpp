@@ -605,10 +605,16 @@ void renderConstructionFigure(int n, int letters, const std::vector<int>& length
 // Attention heads of a copy model on one input, or of a pretrained language model on a text
 // prompt: n-gram lookup scores and labels (base/analysis/lookup.h).
 // inspect --ablate: the predictions with and without the heads, side by side.
-int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const QString& text, const HeadAblation& ablation, bool json)
+int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const QString& text, const HeadAblation& ablation, bool json,
+                  const TaskInput* task)
 {
+    const auto scoreOf = [&](const std::vector<int>& predictions) {
+        return task ? InsideSubject::score(*task, predictions) : s.score(tokens, predictions);
+    };
+    // what each position should produce: a task example's answers (MQAR reads filler in their place)
+    const std::vector<int>& expected = task ? task->example.tokens : tokens;
     const std::vector<int> plain = s.predictions(tokens);
-    const CopyScore before = s.score(tokens, plain);
+    const CopyScore before = scoreOf(plain);
     const LanguageModel* lm = s.languageModel();
     const QString continuation = lm ? lm->generate(text, 16).text : QString();
     std::vector<int> cut;
@@ -618,24 +624,27 @@ int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const 
         cut = s.predictions(tokens);
         if (lm) cutContinuation = lm->generate(text, 16).text;
     }
-    const CopyScore after = s.score(tokens, cut);
+    const CopyScore after = scoreOf(cut);
     const ModelProbes labels = s.probe(tokens);
+    const std::unique_ptr<TokenTask> taskText = task ? TokenTask::create(evaluationTask(s.model().config().task)) : nullptr;
     const auto label = [&](int id) {
         if (lm) return lm->tokenizer.decode({id}, true).replace('\n', "\\n");
+        if (taskText) return id >= 0 && id < taskText->vocabSize() ? taskText->text(id) : QString::number(id);
         return id >= 0 && id < CopyVocab{s.letters()}.size() ? CopyVocab{s.letters()}.text(id) : QString::number(id);
     };
     // the positions that are scored: where a prediction that is never right counts as wrong
-    const CopyScore scored = s.score(tokens, std::vector<int>(tokens.size(), -1));
+    const CopyScore scored = scoreOf(std::vector<int>(tokens.size(), -1));
     const QString off = ablation.heads.size() == 1 ? "the head" : "the heads";
     const auto shown = [](QString t) { return t.replace('\n', "\\n").replace('\r', "\\r"); };
     QJsonArray changed;
     QStringList lines;
     for (size_t t = 0; t < after.wrong.size(); ++t) {
         if (plain[t] == cut[t] || t + 1 >= tokens.size() || t >= scored.wrong.size() || !scored.wrong[t]) continue;
-        changed.append(QJsonObject{{"position", int(t)}, {"expected", label(tokens[t + 1])}, {"plain", label(plain[t])},
+        const int want = task && task->readsOut ? expected[t] : expected[t + 1];
+        changed.append(QJsonObject{{"position", int(t)}, {"expected", label(want)}, {"plain", label(plain[t])},
                                    {"ablated", label(cut[t])}, {"right_before", !before.wrong[t]}, {"right_after", !after.wrong[t]}});
         lines << QString("  %1  %2 -> expected %3, predicts %4 %5, with %6 off %7 %8")
-                     .arg(t, 4).arg(t < labels.tokens.size() ? labels.tokens[t] : QString(), label(tokens[t + 1]), label(plain[t]), before.wrong[t] ? "✗" : "✓",
+                     .arg(t, 4).arg(t < labels.tokens.size() ? labels.tokens[t] : QString(), label(want), label(plain[t]), before.wrong[t] ? "✗" : "✓",
                           off, label(cut[t]), after.wrong[t] ? "✗" : "✓");
     }
     QJsonArray heads;
@@ -649,7 +658,7 @@ int printAblation(const InsideSubject& s, const std::vector<int>& tokens, const 
     }
     out() << s.name() << ": " << ablation.describe() << " (a forward-time mask; the weights are untouched)\n";
     out() << QString("%1 %2 of %3 %4; with %5 off %6 of %3\n")
-                 .arg(lm ? "predicts" : "copies").arg(before.right).arg(before.answers)
+                 .arg(lm ? "predicts" : task ? "answers" : "copies").arg(before.right).arg(before.answers)
                  .arg(lm ? "copyable tokens (the next token after a repeated n-gram)" : "answer tokens", off).arg(after.right);
     if (!lines.isEmpty()) out() << "answers that change:\n" << lines.join('\n') << "\n";
     if (lm) out() << "greedy continuation: " << shown(continuation) << "\n" << QString("with %1 off: ").arg(off).leftJustified(21) << shown(cutContinuation) << "\n";
@@ -844,12 +853,21 @@ int cmdInspect(Args& a)
         out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << "\n";
         return 0;
     }
-    const QString problem = subject.inputProblem(subject.readsText());
+    // a model of another token task than copying (MQAR, n-gram lookup, MAD's) reads an example of its task
+    std::optional<TaskInput> task;
+    if (!subject.isConstruction() && !subject.readsText() && !subject.copyProblem().isEmpty()) {
+        if (!input.isNull()) throw Error("inspect --input: " + subject.copyProblem().section(':', 0, 0) + "; give --length L --seed S for an example of its task");
+        if (duplicated) throw Error("inspect --repeat-ngram: a copy input's option; this model was trained on " + subject.model().config().task.kind);
+        task = subject.taskInput(length > 0 ? length : evaluationTask(subject.model().config().task).maxLen, static_cast<unsigned long long>(seed));
+    }
+    const QString problem = task ? QString() : subject.inputProblem(subject.readsText());
     if (!problem.isEmpty()) throw Error("inspect: " + problem);
     std::vector<int> tokens;
     QString expected;  // a zero-shot test's answer
     QString text = prompt;
-    if (const LanguageModel* lm = subject.languageModel()) {
+    if (task) {
+        tokens = task->tokens;
+    } else if (const LanguageModel* lm = subject.languageModel()) {
         if (!lmTest.isEmpty()) {
             std::mt19937_64 rng(static_cast<unsigned long long>(seed));
             const LmPrompt p = makeLmPrompt(lmTest, length > 0 ? length : 10, lm->tokenizer, rng);
@@ -863,11 +881,12 @@ int cmdInspect(Args& a)
         const int len = length > 0 ? length : subject.isConstruction() ? 40 : subject.model().config().task.maxLen;
         tokens = randomCopyInput(len, subject.letters(), static_cast<unsigned long long>(seed), duplicated ? "copy_dup_ngram" : "copy", 3);
     }
-    if (!ablation.isEmpty() && figure.isEmpty()) return printAblation(subject, tokens, text, ablation, json);
+    const TaskInput* example = task ? &*task : nullptr;
+    if (!ablation.isEmpty() && figure.isEmpty()) return printAblation(subject, tokens, text, ablation, json, example);
     if (!figure.isEmpty()) {
         std::optional<SubjectHeadsOff> off;  // a figure of the model with the heads switched off
         if (!ablation.isEmpty()) off.emplace(subject, ablation);
-        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
+        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile, example) << "\n";
         return 0;
     }
     const QString architecture = subject.architecture();
@@ -902,7 +921,7 @@ int cmdInspect(Args& a)
         }
         return 0;
     }
-    const auto [begin, end] = subject.lookupQueries(tokens);
+    const auto [begin, end] = task ? InsideSubject::lookupQueries(*task) : subject.lookupQueries(tokens);
     const LookupAnalysis an = analyseLookup(probes.attention, tokens, begin, end);
     // An order no query could look up (n longer than the input, or every n-gram ambiguous) has no
     // score: null in JSON, a dash in text, never a measured 0.

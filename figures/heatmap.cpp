@@ -314,6 +314,7 @@ std::pair<double, double> HeatmapView::range() const { return shownRange(m_data,
 
 void HeatmapView::setMarks(const std::vector<std::pair<int, int>>& marks, const std::vector<std::pair<int, int>>& warnings)
 {
+    m_markCells = marks;
     auto fill = [](QCPGraph* g, const std::vector<std::pair<int, int>>& cells) {
         QVector<double> x, y;
         for (const auto& [r, c] : cells) {

@@ -65,6 +65,7 @@ public:
     const HeatmapStyle& style() const { return m_style; }
     // Marks drawn over cells (row, column): circles for `marks`, crosses for `warnings`.
     void setMarks(const std::vector<std::pair<int, int>>& marks, const std::vector<std::pair<int, int>>& warnings = {});
+    const std::vector<std::pair<int, int>>& marks() const { return m_markCells; }
     int lockedRow() const { return m_lockedRow; }
     void lockRow(int row);  // -1 unlocks
     QString readout() const;  // the hover / locked-row line under the map
@@ -108,6 +109,7 @@ private:
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     QCPGraph* m_marks = nullptr;
+    std::vector<std::pair<int, int>> m_markCells;  // what m_marks draws
     QCPGraph* m_warnings = nullptr;
     QCPGraph* m_wrong = nullptr;  // the ✗ column of the marked rows
     bool gutter() const;          // whether the map has that column

@@ -113,10 +113,11 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     return v;
 }
 
-QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile)
+QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile,
+                     const TaskInput* task)
 {
     checkFigureFile(outFile, r.width, r.height);
-    const QString problem = subject.inputProblem(subject.readsText());
+    const QString problem = task ? subject.taskProblem() : subject.inputProblem(subject.readsText());
     if (!problem.isEmpty()) throw Error(problem);
     const ModelProbes p = subject.probe(tokens);
     const QStringList views = viewsOf(p);
@@ -128,10 +129,11 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     if (!views.contains(view))
         throw Error(QString("%1 has no %2 view (it has: %3)").arg(subject.name(), view, views.isEmpty() ? "none" : views.join(", ")));
     std::unique_ptr<LookupAnalysis> analysis;
-    const auto [begin, end] = subject.lookupQueries(tokens);
+    const auto [begin, end] = task ? InsideSubject::lookupQueries(*task) : subject.lookupQueries(tokens);
     if (view == "attention") analysis = std::make_unique<LookupAnalysis>(analyseLookup(p.attention, tokens, begin, end));
     const std::vector<int> predictions = p.predictions.size() == tokens.size() ? p.predictions : subject.predictions(tokens);
-    const InsideView v = buildView(p, view, analysis.get(), subject.score(tokens, predictions).wrong);
+    const InsideView v = buildView(p, view, analysis.get(),
+                                       (task ? InsideSubject::score(*task, predictions) : subject.score(tokens, predictions)).wrong);
     // which map: the one asked for, else the strongest lookup head, else the last block
     int index = -1;
     if (r.layer >= 0 || r.head >= 0) {
@@ -161,7 +163,11 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
     }
     if (view == "attention" || view == "implicit") {
         std::vector<std::pair<int, int>> marks, warnings;
-        lookupMarksIn(tokens, begin, end, order > 0 ? order : 2, match, marks, warnings);
+        lookupMarksIn(tokens, begin, end, order > 0 ? order : task ? 1 : 2, match, marks, warnings);
+        if (task) {
+            keepAnsweredQueries(*task, marks);
+            keepAnsweredQueries(*task, warnings);
+        }
         heatmap.setMarks(marks, warnings);
     }
     const HeatmapData& d = v.maps[size_t(index)];

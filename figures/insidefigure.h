@@ -47,7 +47,9 @@ struct InsideFigureRequest {
     int width = 900, height = 800;
     ExportOptions style;  // DPI, font size, line width
 };
+// `task`: the example of the model's own task that `tokens` are (its queries and answers), else null
+// for a copy input or a text prompt.
 QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& request,
-                     const QString& outFile);
+                     const QString& outFile, const TaskInput* task = nullptr);
 
 }  // namespace parrot

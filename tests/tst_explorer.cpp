@@ -2,6 +2,7 @@
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
 #include "core/analysis/inside.h"
+#include "base/analysis/mechanisms.h"
 #include "core/eval/lmtests.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
@@ -323,6 +324,86 @@ private slots:
             if (plot->graph(i)->scatterStyle().shape() == QCPScatterStyle::ssCross && plot->graph(i)->name() != "wrong answers")
                 crosses += plot->graph(i)->dataCount();
         QVERIFY(crosses > 0);
+    }
+
+    // A model of another token task (MQAR) opened beside the bundled copier: the input follows to
+    // an example of each pane's own task, the recurrent heads' effective attention is drawn over
+    // the MQAR tokens, the answers are scored where MQAR reads filler, the marks sit only on the
+    // queries, and a copy input chosen again is refused by the MQAR pane with what to do.
+    void mqarModelReadsExamplesOfItsTask()
+    {
+        ExperimentConfig c = test::smallConfig("gated_deltanet", 20);
+        c.model.headDim = 8;
+        c.task.kind = "mqar";
+        c.task.vocabSize = 24;
+        c.task.minLen = 2;
+        c.task.maxLen = 6;
+        c.task.contextLen = 64;
+        c.task.evalLengths = {6};
+        const QString file = m_dir.filePath("mqar-gdn.safetensors");
+        Model::create(c).save(file);
+
+        ExplorerPanel e;
+        e.resize(1366, 700);
+        e.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        QCOMPARE(e.inputKind(), QString("copy"));
+        e.right()->chooseCheckpoint(file);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.inputKind() == "task" && !e.right()->tokens().empty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
+        InsidePane* p = e.right();
+        const TaskInput& in = p->taskInput();
+        QCOMPARE(in.task, QString("mqar"));
+        QCOMPARE(in.difficulty, 6);  // the task's longest training difficulty
+        QCOMPARE(p->tokens(), in.tokens);
+        QVERIFY(in.tokens != in.example.tokens);  // MQAR reads filler where its answers are
+        // the same example as the task draws it from the seed shown
+        std::mt19937_64 rng(1);
+        QCOMPARE(TokenTask::create(evaluationTask(c.task))->evalExample(6, rng).tokens, in.example.tokens);
+        // effective attention per head (4 heads of 8 per layer), a row per token
+        QCOMPARE(p->view(), QString("attention"));
+        QCOMPARE(int(p->shown().maps.size()), 2 * 4);
+        QCOMPARE(p->heatmap()->data().rows, int(in.tokens.size()));
+        // answers counted and scored against the example, not against the filler read
+        int answers = 0, right = 0;
+        for (size_t t = 0; t + 1 < in.example.tokens.size(); ++t)
+            if (in.example.roles[t + 1] == Role::Answer) {
+                ++answers;
+                right += p->predictions()[t] == in.example.tokens[t + 1];
+            }
+        QCOMPARE(answers, in.example.answers());
+        QVERIFY2(p->info().contains(QString("Answers %1 of %2").arg(right).arg(answers)), qPrintable(p->info()));
+        // 1-gram marks, each on a query (an answer follows) and on the token after its key's earlier occurrence
+        p->selectMap(0);
+        const auto& marks = p->heatmap()->marks();
+        QVERIFY(!marks.empty());
+        for (const auto& [query, key] : marks) {
+            QCOMPARE(in.example.roles[size_t(query) + 1], Role::Answer);
+            QCOMPARE(in.tokens[size_t(key) - 1], in.tokens[size_t(query)]);
+        }
+        // the bundled copier beside it reads a copy example of its own task at the same difficulty
+        QCOMPARE(e.left()->taskInput().task, QString("copy"));
+        QCOMPARE(e.left()->heatmap()->data().rows, 2 * 6 + 3);
+        if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) e.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-mqar.png");
+        // a copy input again: the MQAR pane says what it reads instead
+        e.setInputKind("copy");
+        e.randomInput();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && p->tokens().empty(), 30000);
+        QVERIFY2(p->status().contains("trained on mqar") && p->status().contains("example of its task"), qPrintable(p->status()));
+        QVERIFY(!e.left()->tokens().empty());
+
+        // and on the command line: an example of its task, a copy input refused by name
+        const test::CliResult r = test::runCli({"inspect", "--checkpoint", file, "--length", "4", "--seed", "2", "--json"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(o["heads"].toArray().size(), 2 * 4);
+        std::mt19937_64 rng2(2);
+        const Example four = TokenTask::create(evaluationTask(c.task))->evalExample(4, rng2);
+        QCOMPARE(o["tokens"].toArray().size(), int(four.tokens.size()));
+        const auto [begin, end] = scoredQueries(four);
+        QCOMPARE(o["queries"].toArray(), (QJsonArray{begin, end}));
+        test::expectCliError(test::runCli({"inspect", "--checkpoint", file, "--input", "abc"}), "trained on mqar");
+        test::expectCliError(test::runCli({"inspect", "--checkpoint", file, "--length", "40"}), "mqar at 40");
     }
 
     // The construction opens in a pane (its layer-2 head labelled a lookup head), a broken file

@@ -4,6 +4,7 @@
 #include "base/modelcatalog.h"
 #include "base/error.h"
 #include "base/analysis/lookup.h"
+#include "base/analysis/mechanisms.h"
 #include "base/tasks/tokentask.h"
 #include "core/text/languagemodel.h"
 
@@ -81,9 +82,41 @@ QString InsideSubject::copyProblem() const
     if (m_lm) return "a pretrained language model reads text: choose a text prompt (phone book, copy text, or your own) for the input";
     const TaskConfig t = evaluationTask(m_model.config().task);
     if (t.kind != "copy" && t.kind != "copy_dup_ngram")
-        return QString("these views read copy inputs; this model was trained on %1").arg(m_model.config().task.kind);
+        return QString("this model was trained on %1, not copying: choose an example of its task for the input").arg(m_model.config().task.kind);
     return {};
 }
+
+QString InsideSubject::taskProblem() const
+{
+    if (m_construction) return "the construction copies: choose a copy input (random string, or one with a repeated 3-gram)";
+    if (m_model.isNull()) return "no model";
+    if (m_lm) return "a pretrained language model reads text: choose a text prompt (phone book, copy text, or your own) for the input";
+    const QString kind = m_model.config().task.kind;
+    if (isVectorTask(kind)) return QString("this model reads vectors (%1, in-context learning), not tokens; its inside views are not there yet").arg(kind);
+    return {};
+}
+
+TaskInput InsideSubject::taskInput(int difficulty, unsigned long long seed) const
+{
+    const QString problem = taskProblem();
+    if (!problem.isEmpty()) throw Error(problem);
+    const TaskConfig t = evaluationTask(m_model.config().task);
+    const std::unique_ptr<TokenTask> task = TokenTask::create(t);
+    const QString why = task->checkDifficulty(difficulty);
+    if (!why.isEmpty()) throw Error(QString("%1 at %2: %3").arg(t.kind).arg(difficulty).arg(why));
+    std::mt19937_64 rng(seed);
+    TaskInput in;
+    in.example = task->evalExample(difficulty, rng);
+    in.tokens = task->modelInput(in.example);
+    in.readsOut = task->readsOut();
+    in.difficulty = difficulty;
+    in.task = t.kind;
+    return in;
+}
+
+std::pair<int, int> InsideSubject::lookupQueries(const TaskInput& input) { return scoredQueries(input.example); }
+
+CopyScore InsideSubject::score(const TaskInput& input, const std::vector<int>& predictions) { return scoreAnswers(input, predictions); }
 
 QString InsideSubject::inputProblem(bool text) const
 {
@@ -252,6 +285,33 @@ CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& pred
         s.right += !s.wrong[t];
     }
     return s;
+}
+
+CopyScore scoreAnswers(const TaskInput& input, const std::vector<int>& predictions)
+{
+    const Example& e = input.example;
+    if (predictions.size() != e.tokens.size())
+        throw Error(QString("answer score: %1 predictions for %2 tokens").arg(predictions.size()).arg(e.tokens.size()));
+    CopyScore s;
+    s.wrong.assign(e.tokens.size(), false);
+    for (size_t t = 0; t < e.tokens.size(); ++t) {
+        const size_t at = input.readsOut ? t : t + 1;  // the token this position should produce
+        if (at >= e.tokens.size() || e.roles[at] != Role::Answer) continue;
+        s.wrong[t] = predictions[t] != e.tokens[at];
+        s.right += !s.wrong[t];
+        ++s.answers;
+    }
+    return s;
+}
+
+void keepAnsweredQueries(const TaskInput& input, std::vector<std::pair<int, int>>& cells)
+{
+    const std::vector<Role>& roles = input.example.roles;
+    const auto unanswered = [&](const std::pair<int, int>& cell) {
+        const size_t at = size_t(cell.first) + (input.readsOut ? 0 : 1);
+        return at >= roles.size() || roles[at] != Role::Answer;
+    };
+    cells.erase(std::remove_if(cells.begin(), cells.end(), unanswered), cells.end());
 }
 
 CopyScore scoreText(const std::vector<int>& tokens, const std::vector<int>& predictions)

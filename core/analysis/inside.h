@@ -8,6 +8,7 @@
 
 #include "core/analysis/construction.h"
 #include "core/model.h"
+#include "base/tasks/tokentask.h"
 
 #include <functional>
 #include <memory>
@@ -31,6 +32,17 @@ const BundledCheckpoint& findBundled(const QString& id);
 struct CopyScore {
     std::vector<bool> wrong;  // per query t: it predicts an answer (t + 1), and wrongly
     int right = 0, answers = 0;
+};
+
+// An example of the token task a model was trained on (MQAR, n-gram lookup, MAD's tasks, copying),
+// as the views read it: `tokens` are what the model reads (TokenTask::modelInput: filler at the
+// answers a task does not read back, as MQAR), `example` what it should answer, role by role.
+struct TaskInput {
+    std::vector<int> tokens;
+    Example example;
+    bool readsOut = false;  // MAD's compression: each answer is read out at its own position
+    int difficulty = 0;     // letters, pairs, entries: the task's min_len..max_len unit
+    QString task;           // the task's kind
 };
 
 class InsideSubject {
@@ -62,6 +74,13 @@ public:
     QString copyProblem() const;
     // The same for a text prompt (`text`) or a copy input.
     QString inputProblem(bool text) const;
+    // An example of its own task is what a trained token-task model reads; "" when this subject
+    // reads one, else why not (the construction and language models, the in-context vector tasks).
+    QString taskProblem() const;
+    // An example of its task at a difficulty (what task.min_len..max_len count: letters, pairs,
+    // entries), drawn from `seed` as evaluation draws them. Throws parrot::Error with taskProblem's
+    // reason, or naming a difficulty the task cannot make.
+    TaskInput taskInput(int difficulty, unsigned long long seed) const;
     int letters() const;  // the copy alphabet's size
 
     // A text prompt as this language model's token ids. Throws parrot::Error for a subject that
@@ -81,8 +100,12 @@ public:
     // The queries the lookup analysis reads: a copy input's second copy (copyQueries), or every
     // position of a text prompt but the first. Throws parrot::Error for a copy input without `|`.
     std::pair<int, int> lookupQueries(const std::vector<int>& tokens) const;
+    // A task example's: from its first answered query to its last (scoredQueries, as the mechanism
+    // timeline reads them).
+    static std::pair<int, int> lookupQueries(const TaskInput& input);
     // The predictions scored: a copy's letters (scoreCopy), or a text's copyable tokens (scoreText).
     CopyScore score(const std::vector<int>& tokens, const std::vector<int>& predictions) const;
+    static CopyScore score(const TaskInput& input, const std::vector<int>& predictions);  // scoreAnswers
 
 private:
     int probeMaps() const;  // the T x T maps a probe of this language model keeps
@@ -120,6 +143,14 @@ std::vector<int> randomCopyInput(int length, int letters, unsigned long long see
 // is not an answer, so the query at the last letter is not scored. Without `|` there are none.
 // Throws parrot::Error unless there is one prediction per token.
 CopyScore scoreCopy(const std::vector<int>& tokens, const std::vector<int>& predictions);
+
+// A task example's answers scored: at each t whose next token is an answer, the prediction against
+// that answer (a read-out task: at each answer's own position, against itself). Throws
+// parrot::Error unless there is one prediction per token.
+CopyScore scoreAnswers(const TaskInput& input, const std::vector<int>& predictions);
+// Of (query, key) cells (lookupMarksIn's), those whose query an answer follows: not MQAR's filler
+// between its queries.
+void keepAnsweredQueries(const TaskInput& input, std::vector<std::pair<int, int>>& cells);
 
 // A text's copyable tokens scored: the queries t whose last kTextCopyOrder tokens occurred exactly
 // once before, at j, with the same token after them then as now (tokens[j + 1] == tokens[t + 1]):

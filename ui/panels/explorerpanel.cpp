@@ -45,6 +45,10 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     m_input->setObjectName("input");
     m_input->setPlaceholderText("type letters and press Enter, or draw a random string");
     bar->addWidget(m_input, 1);
+    m_taskNote = new QLabel(tr("each pane draws an example of the task its model was trained on"), inside);
+    m_taskNote->setObjectName("taskNote");
+    m_taskNote->setMinimumWidth(40);
+    bar->addWidget(m_taskNote, 1);
     // a text prompt has lines (a phone book): a box of its own, applied with the button or Ctrl+Enter
     m_promptBox = new QPlainTextEdit(inside);
     m_promptBox->setObjectName("prompt");
@@ -60,13 +64,15 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     m_kind->setObjectName("inputKind");
     m_kind->addItem("random string", "copy");
     m_kind->addItem("with a repeated 3-gram", "copy_dup_ngram");
+    m_kind->addItem(tr("example of each model's task"), "task");
     m_kind->insertSeparator(m_kind->count());
     for (const LmTestInfo& t : lmTests())
         if (!t.readsData) m_kind->addItem(t.label + " (text)", t.id);  // prompts it can generate
     m_kind->addItem("my own text", "text");
-    m_kind->setToolTip("Copy inputs for the copy models; text prompts (the copy paper's zero-shot tests, or your own) for "
-                       "pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where the crosses "
-                       "are and where copying fails");
+    m_kind->setToolTip("Copy inputs for the copy models; an example of each model's own task (MQAR's key-value pairs, "
+                       "an n-gram lookup, MAD's tasks), drawn per pane; text prompts (the copy paper's zero-shot tests, or "
+                       "your own) for pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where "
+                       "the crosses are and where copying fails");
     m_length = new QSpinBox(inside);
     m_length->setRange(1, 400);
     m_length->setValue(16);
@@ -110,6 +116,8 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
         applyKind();
         if (inputKind() != "text") randomInput();
     });
+    for (InsidePane* pane : {m_left, m_right})
+        connect(pane, &InsidePane::opened, this, [this, pane] { followTask(pane); });
     m_left->chooseBundled("hard-alibi");
     m_right->chooseBundled("mamba");
     applyKind();
@@ -149,17 +157,29 @@ void ExplorerPanel::setInputKind(const QString& kind)
 
 void ExplorerPanel::applyKind()
 {
-    // the input's widgets follow the kind: a line of letters, or a prompt box
+    // the input's widgets follow the kind: a line of letters, a note for a task example, or a prompt box
     const QString kind = inputKind();
-    const bool text = !isCopyKind(kind);
-    m_inputLabel->setText(text ? "Text prompt:" : "Copy input:");
-    m_input->setVisible(!text);
+    const bool task = kind == "task";
+    const bool text = !isCopyKind(kind) && !task;
+    m_inputLabel->setText(text ? tr("Text prompt:") : task ? tr("Task example:") : tr("Copy input:"));
+    m_input->setVisible(isCopyKind(kind));
+    m_taskNote->setVisible(task);
     m_promptBox->setVisible(text);
     m_apply->setVisible(text);
     m_length->setEnabled(kind != "text");
     m_length->setRange(1, text ? 2000 : 400);
     if (const LmTestInfo* t = findLmTest(kind)) m_length->setToolTip(QString("Size of the %1: %2").arg(t->label.toLower(), t->size));
+    else if (task) m_length->setToolTip(tr("The task's difficulty, as its min_len and max_len count it: letters to copy or look up, key-value pairs of MQAR, a MAD task's sequence length"));
     else m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+}
+
+void ExplorerPanel::followTask(const InsidePane* pane)
+{
+    const InsideSubject& s = pane->subject();
+    if (!isCopyKind(inputKind()) || s.copyProblem().isEmpty() || !s.taskProblem().isEmpty()) return;
+    setInputKind("task");
+    m_length->setValue(evaluationTask(s.model().config().task).maxLen);
+    randomInput();
 }
 
 void ExplorerPanel::inputFailed(const QString& message)
@@ -192,6 +212,16 @@ void ExplorerPanel::randomInput()
             applyInput(randomCopyInput(m_length->value(), 26, static_cast<unsigned long long>(m_seed->value()), kind, 3));
             return;
         }
+        if (kind == "task") {
+            m_inputError.clear();
+            m_textInput = false;
+            m_tokens.clear();
+            m_inputStatus->setText(tr("An example of each pane's own task at difficulty %1, seed %2; the panes show its tokens and score its answers")
+                                       .arg(m_length->value()).arg(m_seed->value()));
+            m_left->setTaskInput(m_length->value(), static_cast<unsigned long long>(m_seed->value()));
+            m_right->setTaskInput(m_length->value(), static_cast<unsigned long long>(m_seed->value()));
+            return;
+        }
         if (kind == "text") return;  // typed
         // the zero-shot tests' prompts, counted in a language model's tokens
         const LanguageModel* lm = anyLanguageModel();
@@ -219,7 +249,7 @@ void ExplorerPanel::setTextPrompt(const QString& prompt)
     m_textInput = true;
     m_promptText = prompt;
     m_tokens.clear();
-    if (isCopyKind(inputKind())) setInputKind("text");
+    if (isCopyKind(inputKind()) || inputKind() == "task") setInputKind("text");
     if (m_promptBox->toPlainText() != prompt) m_promptBox->setPlainText(prompt);
     m_inputStatus->setText(QString("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
                                .arg(prompt.size()).arg(prompt.count('\n') + 1));

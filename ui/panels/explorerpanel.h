@@ -43,7 +43,9 @@ public:
     // A random input of the kind chosen: a copy example, or a phone book / passage / shuffled
     // passage of the copy paper's zero-shot tests (read with a pane's tokenizer).
     void randomInput();
-    void setInputKind(const QString& kind);  // "copy", "copy_dup_ngram", "phonebook", "copy-text", "shuffled-text", "text"
+    // "copy", "copy_dup_ngram", "task" (each pane's model's own task), "phonebook", "copy-text",
+    // "shuffled-text", "text"
+    void setInputKind(const QString& kind);
     QString inputKind() const;
     bool textInput() const { return m_textInput; }
     QString prompt() const { return m_promptText; }
@@ -60,12 +62,16 @@ private:
     void applyKind();
     static bool isCopyKind(const QString& kind);  // a copy input's kinds; the others are text prompts
     void inputFailed(const QString& message);
+    // A pane opened a model of a task other than copying while a copy input is chosen: an example
+    // of its own task instead, at its longest training difficulty.
+    void followTask(const InsidePane* pane);
     const LanguageModel* anyLanguageModel() const;
     void drawPrompt(const QString& kind, const LanguageModel& lm);  // a zero-shot test's prompt at the size shown; throws parrot::Error
 
     QTabWidget* m_tabs = nullptr;  // the two panes, the Copy construction
     QLabel* m_inputLabel = nullptr;
     QLineEdit* m_input = nullptr;
+    QLabel* m_taskNote = nullptr;  // in the input's place for a task example
     QPlainTextEdit* m_promptBox = nullptr;
     QPushButton* m_apply = nullptr;
     QComboBox* m_kind = nullptr;

@@ -75,6 +75,7 @@ InsidePane::InsidePane(QWidget* parent) : QWidget(parent)
     m_viewBox = new QComboBox(this);
     m_viewBox->setObjectName("view");
     for (const char* v : {"attention", "implicit", "state", "delta"}) m_viewBox->addItem(viewTitle(v), v);
+    m_viewBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "Effective attention" for a recurrent model's heads
     top->addWidget(m_viewBox);
     layout->addLayout(top);
 
@@ -475,6 +476,7 @@ void InsidePane::load(const QString& what, std::function<InsideSubject(JobContex
             m_earlier->setEnabled(shown > 0);
             m_later->setEnabled(shown >= 0 && shown + 1 < int(m_snapshots.size()));
             probe();
+            emit opened();
         },
         [this, what](const QString& message) {
             // the snapshot list keeps showing the step that is shown
@@ -490,27 +492,53 @@ void InsidePane::load(const QString& what, std::function<InsideSubject(JobContex
 
 void InsidePane::setInput(const std::vector<int>& tokens)
 {
-    m_textInput = false;
+    m_input = Input::Copy;
     m_copyTokens = tokens;
     if (!m_subject.isNull() && !m_load.isRunning()) probe();  // else the subject, once loaded, is probed with it
 }
 
 void InsidePane::setTextInput(const QString& prompt)
 {
-    m_textInput = true;
+    m_input = Input::Text;
     m_prompt = prompt;
     if (!m_subject.isNull() && !m_load.isRunning()) probe();
 }
 
+void InsidePane::setTaskInput(int difficulty, unsigned long long seed)
+{
+    if (m_input != Input::Task) {
+        // a task's keys are single tokens (MQAR, MAD's recall): marks start at a 1-gram lookup
+        const QSignalBlocker quiet(m_overlayN);
+        m_overlayN->setValue(1);
+    }
+    m_input = Input::Task;
+    m_taskDifficulty = difficulty;
+    m_taskSeed = seed;
+    if (!m_subject.isNull() && !m_load.isRunning()) probe();
+}
+
+std::pair<int, int> InsidePane::queries() const
+{
+    if (m_input == Input::Task && m_task.tokens == m_tokens) return InsideSubject::lookupQueries(m_task);
+    return m_subject.lookupQueries(m_tokens);
+}
+
+CopyScore InsidePane::scored(const std::vector<int>& predictions) const
+{
+    if (m_input == Input::Task && m_task.tokens == m_tokens) return InsideSubject::score(m_task, predictions);
+    return m_subject.score(m_tokens, predictions);
+}
+
 void InsidePane::probe()
 {
-    const QString problem = m_subject.inputProblem(m_textInput);
-    const bool noInput = m_textInput ? m_prompt.isEmpty() : m_copyTokens.empty();
+    const QString problem = m_input == Input::Task ? m_subject.taskProblem() : m_subject.inputProblem(m_input == Input::Text);
+    const bool noInput = m_input == Input::Text ? m_prompt.isEmpty() : m_input == Input::Copy ? m_copyTokens.empty() : m_taskDifficulty < 1;
     if (!problem.isEmpty() || noInput) {
         m_probe.cancel();
         setStatus(problem.isEmpty() ? QString("No input yet.") : m_subject.name() + ": " + problem);
         m_probes = {};
         m_tokens.clear();
+        m_task = {};
         m_predictions.clear();
         m_continuation.clear();
         rebuild();
@@ -518,12 +546,15 @@ void InsidePane::probe()
         return;
     }
     const InsideSubject subject = m_subject;
-    const bool text = m_textInput;
+    const Input input = m_input;
     const std::vector<int> copyTokens = m_copyTokens;
     const QString prompt = m_prompt;
+    const int difficulty = m_taskDifficulty;
+    const unsigned long long seed = m_taskSeed;
     const HeadAblation ablation = m_ablation;
     struct Probed {
         std::vector<int> tokens;
+        TaskInput task;
         ModelProbes probes;
         std::vector<int> predictions;
         QString continuation;
@@ -533,10 +564,13 @@ void InsidePane::probe()
     setStatus(ablation.isEmpty() ? QString("Looking inside %1…").arg(subject.name())
                                  : QString("Looking inside %1 with %2…").arg(subject.name(), ablation.describe()));
     m_probe.start(
-        [subject, text, copyTokens, prompt, ablation](JobContext& job) {
+        [subject, input, copyTokens, prompt, difficulty, seed, ablation](JobContext& job) {
             Probed p;
-            if (text) {
+            if (input == Input::Text) {
                 p.tokens = subject.encode(prompt);
+            } else if (input == Input::Task) {
+                p.task = subject.taskInput(difficulty, seed);
+                p.tokens = p.task.tokens;
             } else {
                 p.tokens = copyTokens;
                 for (int t : p.tokens)  // the input's letters must be in this subject's alphabet
@@ -561,11 +595,11 @@ void InsidePane::probe()
         },
         [this](const Probed& p) {
             m_tokens = p.tokens;
+            m_task = p.task;
             m_probes = p.probes;
             m_predictions = p.predictions;
             m_continuation = p.continuation;
-            m_plainScore = p.plainPredictions.size() == p.tokens.size() && !p.tokens.empty() ? m_subject.score(p.tokens, p.plainPredictions)
-                                                                                                : CopyScore{};
+            m_plainScore = p.plainPredictions.size() == p.tokens.size() && !p.tokens.empty() ? scored(p.plainPredictions) : CopyScore{};
             m_plainContinuation = p.plainContinuation;
             setStatus(m_ablation.isEmpty() ? m_subject.summary() : m_subject.summary() + " — " + m_ablation.describe());
             rebuild();
@@ -574,6 +608,7 @@ void InsidePane::probe()
         [this](const QString& error) {
             m_probes = {};
             m_tokens.clear();
+            m_task = {};
             m_predictions = {};
             m_continuation.clear();
             setStatus(m_subject.name() + ": " + error);
@@ -670,14 +705,14 @@ void InsidePane::rebuild()
     m_analysis.reset();
     if (m_probes.attention.layers > 0 && int(m_tokens.size()) == m_probes.attention.length) {
         try {
-            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
+            const auto [begin, end] = queries();
             m_analysis = std::make_unique<LookupAnalysis>(analyseLookup(m_probes.attention, m_tokens, begin, end));
         } catch (const Error&) {
             // not a copy input: heads unlabelled
         }
     }
     m_scored = m_predictions.size() == m_tokens.size() && !m_tokens.empty();
-    m_score = m_scored ? m_subject.score(m_tokens, m_predictions) : CopyScore{};
+    m_score = m_scored ? scored(m_predictions) : CopyScore{};
     m_view = views.isEmpty() ? InsideView{} : buildView(m_probes, view(), m_analysis.get(), m_score.wrong);
     // the first lookup head when there is one, else the first map; stepping through a run's
     // snapshots keeps the map that was shown, so one head is seen to change
@@ -988,6 +1023,10 @@ void InsidePane::showMap()
                             "before, as it followed then; rows marked ✗ are wrong).")
                         .arg(score.right).arg(score.answers).arg(kTextCopyOrder);
             answers = QString("Predicts %1 of %2 copyable tokens").arg(score.right).arg(score.answers);
+        } else if (m_input == Input::Task && !m_task.tokens.empty()) {
+            info += QString("<br>Answers %1 of %2 of this %3 example's answer tokens (rows marked ✗ are wrong).")
+                        .arg(score.right).arg(score.answers).arg(m_task.task.toHtmlEscaped());
+            answers = QString("Answers %1 of %2").arg(score.right).arg(score.answers);
         } else {
             info += QString("<br>Copies %1 of %2 letters of this input (rows marked ✗ are wrong).").arg(score.right).arg(score.answers);
             answers = QString("Copies %1 of %2 letters").arg(score.right).arg(score.answers);
@@ -1012,8 +1051,12 @@ void InsidePane::showMap()
     std::vector<std::pair<int, int>> marks, warnings;
     if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !m_tokens.empty()) {
         try {
-            const auto [begin, end] = m_subject.lookupQueries(m_tokens);
+            const auto [begin, end] = queries();
             lookupMarksIn(m_tokens, begin, end, m_overlayN->value(), match, marks, warnings);
+            if (m_input == Input::Task && m_task.tokens == m_tokens) {
+                keepAnsweredQueries(m_task, marks);
+                keepAnsweredQueries(m_task, warnings);
+            }
         } catch (const Error&) {
             // no queries to mark
         }

@@ -79,6 +79,11 @@ public:
     void setPretrainedModels(const std::vector<std::shared_ptr<const LanguageModel>>& models);
     void setInput(const std::vector<int>& tokens);  // a copy input
     void setTextInput(const QString& prompt);       // a text prompt
+    // An example of the pane's model's own task (InsideSubject::taskInput): MQAR's pairs, a copy's
+    // letters, drawn again for each subject the pane opens.
+    void setTaskInput(int difficulty, unsigned long long seed);
+    // The task example shown (empty tokens for another input).
+    const TaskInput& taskInput() const { return m_task; }
     void setView(const QString& view);
     void selectMap(int index);
 
@@ -116,6 +121,7 @@ public:
 
 signals:
     void refreshed();  // a subject was loaded and probed (or failed: see status())
+    void opened();     // a subject was loaded (its probe under way)
     void failed(const QString& message);
 
 protected:
@@ -145,10 +151,17 @@ private:
 
     std::function<Model()> m_current;
     InsideSubject m_subject;
-    bool m_textInput = false;
+    enum class Input { Copy, Text, Task };
+    Input m_input = Input::Copy;
     std::vector<int> m_copyTokens;  // the copy input given
     QString m_prompt;               // the text prompt given
-    std::vector<int> m_tokens;      // what the subject read: the copy input, or the prompt's tokens
+    int m_taskDifficulty = 0;       // the task example asked for
+    unsigned long long m_taskSeed = 0;
+    std::vector<int> m_tokens;      // what the subject read: the copy input, the prompt's tokens, a task example's
+    TaskInput m_task;               // the task example read, with its answers
+    // The lookup analysis' queries and the answers scored, for the input shown.
+    std::pair<int, int> queries() const;
+    CopyScore scored(const std::vector<int>& predictions) const;
     QString m_continuation;
     std::vector<std::shared_ptr<const LanguageModel>> m_pretrained;
     ModelProbes m_probes;
