@@ -71,24 +71,26 @@ private slots:
         QTest::addColumn<bool>("views");
         QTest::addColumn<bool>("softplus");
         QTest::addColumn<double>("deltaScale");
-        QTest::newRow("T=1") << 2 << 3 << 1 << 4 << true << true << false << true << 0.5;
-        QTest::newRow("all ones") << 1 << 1 << 1 << 1 << true << true << false << true << 0.5;
-        QTest::newRow("odd") << 3 << 7 << 13 << 5 << true << true << false << true << 0.5;
-        QTest::newRow("no gate") << 2 << 5 << 9 << 3 << false << true << false << true << 0.5;
-        QTest::newRow("no bias") << 2 << 5 << 9 << 3 << true << false << false << true << 0.5;
-        QTest::newRow("bare") << 2 << 4 << 6 << 2 << false << false << false << true << 0.5;
-        QTest::newRow("mamba-like") << 2 << 32 << 64 << 16 << true << true << false << true << 0.5;
-        QTest::newRow("long") << 1 << 4 << 300 << 8 << true << true << false << true << 0.5;
-        QTest::newRow("transposed views") << 3 << 19 << 11 << 6 << true << true << true << true << 0.5;
-        QTest::newRow("softplus tails") << 2 << 9 << 7 << 4 << true << true << false << true << 12.0;
-        QTest::newRow("no softplus") << 2 << 9 << 7 << 4 << true << true << false << false << 0.0;
+        QTest::addColumn<double>("zScale");  // the gate's spread: past +-88 exp(-z) overflows a float
+        QTest::newRow("T=1") << 2 << 3 << 1 << 4 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("all ones") << 1 << 1 << 1 << 1 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("odd") << 3 << 7 << 13 << 5 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("no gate") << 2 << 5 << 9 << 3 << false << true << false << true << 0.5 << 1.0;
+        QTest::newRow("no bias") << 2 << 5 << 9 << 3 << true << false << false << true << 0.5 << 1.0;
+        QTest::newRow("bare") << 2 << 4 << 6 << 2 << false << false << false << true << 0.5 << 1.0;
+        QTest::newRow("mamba-like") << 2 << 32 << 64 << 16 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("long") << 1 << 4 << 300 << 8 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("transposed views") << 3 << 19 << 11 << 6 << true << true << true << true << 0.5 << 1.0;
+        QTest::newRow("softplus tails") << 2 << 9 << 7 << 4 << true << true << false << true << 12.0 << 1.0;
+        QTest::newRow("no softplus") << 2 << 9 << 7 << 4 << true << true << false << false << 0.0 << 1.0;
         // Two channel groups (64 each, the last of 6: a part-filled vector) for one batch row;
         // T not a multiple of the 8 or 16 steps transposed at a time; N = 16 summed a vector of
         // lanes at a time, N = 20 with a remainder.
-        QTest::newRow("B=1, two groups") << 1 << 70 << 19 << 16 << true << true << false << true << 0.5;
-        QTest::newRow("groups, views, N=20") << 2 << 130 << 33 << 20 << true << true << true << true << 0.5;
-        QTest::newRow("full blocks as views") << 2 << 64 << 40 << 16 << true << true << true << true << 0.5;
-        QTest::newRow("full blocks, no gate") << 3 << 48 << 35 << 16 << false << true << false << true << 0.5;
+        QTest::newRow("B=1, two groups") << 1 << 70 << 19 << 16 << true << true << false << true << 0.5 << 1.0;
+        QTest::newRow("groups, views, N=20") << 2 << 130 << 33 << 20 << true << true << true << true << 0.5 << 1.0;
+        QTest::newRow("full blocks as views") << 2 << 64 << 40 << 16 << true << true << true << true << 0.5 << 1.0;
+        QTest::newRow("full blocks, no gate") << 3 << 48 << 35 << 16 << false << true << false << true << 0.5 << 1.0;
+        QTest::newRow("saturated gate") << 2 << 40 << 21 << 8 << true << true << false << true << 0.5 << 150.0;
     }
     void fusedMatchesReference()
     {
@@ -101,8 +103,10 @@ private slots:
         QFETCH(bool, views);
         QFETCH(bool, softplus);
         QFETCH(double, deltaScale);
+        QFETCH(double, zScale);
         torch::manual_seed(B * 1000 + D * 100 + T + N);
         ScanInputs ref = randomInputs(B, D, T, N, gate, bias, torch::kFloat, views, deltaScale);
+        if (gate) ref.z = ref.z * zScale;
         if (!softplus) {  // then delta is the step itself and must be positive
             ref.delta = torch::rand_like(ref.delta) * 0.5 + 0.01;
             ref.deltaSoftplus = false;
@@ -255,12 +259,14 @@ private slots:
         QTest::addColumn<bool>("bias");
         QTest::addColumn<bool>("view");  // x as the first half of a (B, T, 2D) projection
         QTest::addColumn<bool>("float64");
-        QTest::newRow("odd channels") << 2 << 13 << 37 << 4 << true << false << false;
-        QTest::newRow("T < K") << 3 << 2 << 20 << 4 << true << false << false;
-        QTest::newRow("T = 1") << 2 << 1 << 9 << 3 << true << false << false;
-        QTest::newRow("projection view") << 2 << 17 << 64 << 4 << true << true << false;
-        QTest::newRow("no bias") << 1 << 11 << 48 << 4 << false << true << false;
-        QTest::newRow("float64") << 2 << 9 << 7 << 4 << true << true << true;
+        QTest::addColumn<double>("scale");  // of the input: past -88 before the SiLU, exp(-x) overflows a float
+        QTest::newRow("odd channels") << 2 << 13 << 37 << 4 << true << false << false << 1.0;
+        QTest::newRow("T < K") << 3 << 2 << 20 << 4 << true << false << false << 1.0;
+        QTest::newRow("T = 1") << 2 << 1 << 9 << 3 << true << false << false << 1.0;
+        QTest::newRow("projection view") << 2 << 17 << 64 << 4 << true << true << false << 1.0;
+        QTest::newRow("no bias") << 1 << 11 << 48 << 4 << false << true << false << 1.0;
+        QTest::newRow("float64") << 2 << 9 << 7 << 4 << true << true << true << 1.0;
+        QTest::newRow("saturated") << 2 << 15 << 40 << 4 << true << false << false << 200.0;
     }
     void convMatchesReference()
     {
@@ -271,9 +277,10 @@ private slots:
         QFETCH(bool, bias);
         QFETCH(bool, view);
         QFETCH(bool, float64);
+        QFETCH(double, scale);
         torch::manual_seed(B * 100 + T + D + K);
         const auto opts = torch::TensorOptions().dtype(float64 ? torch::kDouble : torch::kFloat);
-        const auto full = torch::randn({B, T, view ? 2 * D : D}, opts);
+        const auto full = torch::randn({B, T, view ? 2 * D : D}, opts) * scale;
         const auto w0 = torch::randn({D, 1, K}, opts) * 0.5, b0 = torch::randn({D}, opts);
         const auto g = torch::randn({B, T, D}, opts);
         auto leaf = [](const torch::Tensor& t) { return t.detach().clone().set_requires_grad(true); };
