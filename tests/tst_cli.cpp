@@ -480,7 +480,7 @@ private slots:
         expectError(run({"sweep", "--config", m_dir.filePath("bad2.json"), "--out", out}), "sets: unknown key");
     }
 
-    // The bundled length-generalisation sweep: six models x two seeds, each an independent command.
+    // The bundled length-generalisation sweep: eight models x two seeds, each an independent command.
     void bundledSweepExpands()
     {
         const Result presets = run({"presets"});
@@ -489,8 +489,9 @@ private slots:
         const Result r = run({"sweep", "--preset", "length-generalisation", "--out", out, "--print-commands"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         const QStringList lines = r.out.trimmed().split('\n');
-        QCOMPARE(lines.size(), 12);
-        for (const QString& kind : {QString("nope"), QString("rope"), QString("alibi"), QString("hard-alibi"), QString("mamba"), QString("lstm")})
+        QCOMPARE(lines.size(), 16);
+        for (const QString& kind : {QString("nope"), QString("rope"), QString("alibi"), QString("hard-alibi"), QString("mamba"), QString("mamba2"),
+                                    QString("gated-deltanet"), QString("lstm")})
             QVERIFY2(lines.filter("/runs/" + kind + "_seed-").size() == 2, qPrintable(kind));
         const QJsonObject lstm = QJsonDocument::fromJson(parrot::test::readAll(out + "/configs/lstm_seed-2.json")).object();
         QCOMPARE(lstm["model"].toObject()["kind"].toString(), QString("lstm"));

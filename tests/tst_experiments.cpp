@@ -378,7 +378,7 @@ private slots:
         SweepPlan plan = loadSweep(sweepPresetFile("length-generalisation"), m_dir.filePath("cancel"));
         overrideSweep(plan, {"train.steps=100000", "model.d_model=32", "model.heads=4", "model.num_masked_heads=2"});
         SweepRunner runner(plan, PARROT_EXE, 2);
-        QCOMPARE(runner.prepare(), 12);
+        QCOMPARE(runner.prepare(), 16);
         QSignalSpy progress(&runner, &SweepRunner::progress), finished(&runner, &SweepRunner::finished);
         runner.start();
         QVERIFY(runner.isRunning());
@@ -389,7 +389,7 @@ private slots:
         QVERIFY(!runner.isRunning());
         QCOMPARE(runStatus(plan.runs[0].runDir), QString());  // killed: no result.json
         SweepRunner again(plan, PARROT_EXE, 1);
-        QCOMPARE(again.prepare(), 12);
+        QCOMPARE(again.prepare(), 16);
         QVERIFY(!QFileInfo::exists(plan.runs[0].runDir));  // its half-written folder was cleared
     }
 
@@ -412,7 +412,7 @@ private slots:
             SweepRunner(plan, PARROT_EXE, 1).prepare();
             QFAIL("resumed runs made with other settings");
         } catch (const Error& e) {
-            QVERIFY2(e.message().contains("12 finished runs (nope_seed-1, nope_seed-2, rope_seed-1, ...) were made with other settings"),
+            QVERIFY2(e.message().contains("16 finished runs (nope_seed-1, nope_seed-2, rope_seed-1, ...) were made with other settings"),
                      qPrintable(e.message()));
         }
         QCOMPARE(runStatus(plan.runs[0].runDir), QString("finished"));  // nothing was removed

@@ -1107,7 +1107,7 @@ private slots:
     }
 
     // An experiment from the window: pick the length-generalisation preset, press Run, get the figure with
-    // all six models and seed bands, and the results table. Shrunk to a few steps per run.
+    // all eight models and seed bands, and the results table. Shrunk to a few steps per run.
     void experimentPresetRunsAndShowsItsFigure()
     {
         MainWindow w;
@@ -1132,9 +1132,9 @@ private slots:
         QCOMPARE(done[0][1].toBool(), false);
         QVERIFY(p->runButton()->isEnabled() && !p->stopButton()->isEnabled());
         QCOMPARE(p->progressBar()->value(), 1000);
-        QCOMPARE(p->resultRuns(), 12);
-        QCOMPARE(p->figure()->graphCount(), 6 * 3);  // six series, each a line and a seed band (two edges)
-        QCOMPARE(p->figure()->legend->itemCount(), 6 + 1);  // and the training range's swatch
+        QCOMPARE(p->resultRuns(), 16);
+        QCOMPARE(p->figure()->graphCount(), 8 * 3);  // eight series, each a line and a seed band (two edges)
+        QCOMPARE(p->figure()->legend->itemCount(), 8 + 1);  // and the training range's swatch
         // Export… is File → Export's dialog (size, DPI, font, line width); as CSV, the figure's own table
         QPushButton* exportButton = nullptr;
         for (QPushButton* b : p->findChildren<QPushButton*>())
@@ -1157,20 +1157,20 @@ private slots:
         dialog->close();
         QTableWidget* t = p->resultsTable();
         QCOMPARE(t->rowCount(), 1);
-        QCOMPARE(t->columnCount(), 6);
-        for (int c = 0; c < 6; ++c) {
+        QCOMPARE(t->columnCount(), 8);
+        for (int c = 0; c < 8; ++c) {
             QVERIFY2(QStringList({"\u2713", "\u25B2", "\u2717"}).contains(t->item(0, c)->text()), qPrintable(t->item(0, c)->text()));
             QVERIFY(t->item(0, c)->toolTip().contains("accuracy"));
         }
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/experiments.png");
         // The same runs in the capacity view: the string's bits, each model's state, the bound.
         p->figureBox()->setCurrentIndex(p->figureBox()->findData("capacity"));
-        QVERIFY(p->figure()->graphCount() > 6);
+        QVERIFY(p->figure()->graphCount() > 8);
         QVERIFY(p->figure()->yAxis2->visible());  // the copy-error bound's axis
         QCOMPARE(p->figure()->xAxis->scaleType(), QCPAxis::stLogarithmic);
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/capacity.png");
         p->figureBox()->setCurrentIndex(p->figureBox()->findData("length"));
-        QCOMPARE(p->figure()->graphCount(), 6 * 3);
+        QCOMPARE(p->figure()->graphCount(), 8 * 3);
         QVERIFY(!p->figure()->yAxis2->visible());
         // The folder opens again as one group, from its index, in a fresh window.
         {
@@ -1179,8 +1179,8 @@ private slots:
             QVERIFY(q->selectPreset("icl-suite"));
             QVERIFY(q->openSweepFolder(m_dir.filePath("sweep-lg")));
             QCOMPARE(q->plan().name, QString("length-generalisation"));
-            QCOMPARE(q->resultRuns(), 12);
-            QCOMPARE(q->figure()->legend->itemCount(), 6 + 1);
+            QCOMPARE(q->resultRuns(), 16);
+            QCOMPARE(q->figure()->legend->itemCount(), 8 + 1);
             QVERIFY(q->runButton()->isEnabled());  // its sweep file (bundled) is there: Run resumes it
             QVERIFY(!q->openSweepFolder(m_dir.path()));  // no index.json
             closeErrorBoxes();
@@ -1189,7 +1189,7 @@ private slots:
         QSignalSpy again(p, &ExperimentsPanel::sweepFinished);
         QVERIFY(p->run());
         QVERIFY(again.size() == 1 || again.wait(10000));
-        QCOMPARE(p->resultRuns(), 12);
+        QCOMPARE(p->resultRuns(), 16);
     }
 
     void screenshotIsWritten()

@@ -4,6 +4,7 @@
 // the test is skipped with the reason, except under CI (CI=true), where that is a failure.
 #include "base/io/jsonfile.h"
 #include "base/io/runfolder.h"
+#include "base/experiments/sweep.h"
 #include "testutil.h"
 #include "ui/panels/experimentspanel.h"
 
@@ -24,6 +25,9 @@
 using namespace parrot;
 
 namespace {
+
+// The bundled sweep the tests submit: its runs, however many the preset holds.
+int presetRuns() { return int(parrot::loadSweep(parrot::sweepPresetFile("length-generalisation"), ".").runs.size()); }
 
 const QStringList kShrunk{"--set", "train.steps=4", "--set", "train.warmup_steps=1", "--set", "train.eval_every=2", "--set",
                           "train.eval_samples=4", "--set", "task.eval_samples=4", "--set", "model.d_model=32", "--set", "model.heads=4",
@@ -108,7 +112,7 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         const QString job = r.out.trimmed().split('\n').last();
         QVERIFY2(!job.isEmpty() && job.front().isDigit(), qPrintable(r.out));
-        QVERIFY2(r.out.contains("submitted 12 of 12 runs"), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QString("submitted %1 of %1 runs").arg(presetRuns())), qPrintable(r.out));
         const QJsonObject index = readJsonObject(QDir(dir).filePath("index.json"), "index");
         QCOMPARE(index["slurm"].toObject()["job"].toString(), job);
         // the script: comments, #SBATCH lines and one exec that reads its arguments; the folder's
@@ -123,8 +127,8 @@ private slots:
         }
         QCOMPARE(code, 1);
         QVERIFY(script.join('\n').contains("# sbatch --parsable"));
-        const QJsonObject done = waitFor(dir, [](const QJsonObject& s) { return counted(s, "finished") == 12 || counted(s, "failed") > 0; });
-        QVERIFY2(counted(done, "finished") == 12, qPrintable(QJsonDocument(done).toJson()));
+        const QJsonObject done = waitFor(dir, [](const QJsonObject& s) { return counted(s, "finished") == presetRuns() || counted(s, "failed") > 0; });
+        QVERIFY2(counted(done, "finished") == presetRuns(), qPrintable(QJsonDocument(done).toJson()));
         QVERIFY(QFileInfo::exists(QDir(dir).filePath(QString("logs/slurm-%1_0.log").arg(job))));
         for (const QString& pwned : {QDir(dir).filePath("PWNED"), QDir(dir).filePath("PWNED2"), QDir(m_dir.path()).filePath("PWNED"),
                                      QDir::current().filePath("PWNED")})
@@ -146,7 +150,7 @@ private slots:
             QCOMPARE(a.curves.back().charAccuracy, b.curves.back().charAccuracy);
             ++compared;
         }
-        QCOMPARE(compared, 12);
+        QCOMPARE(compared, presetRuns());
         // the profile was kept for the next submission
         const QJsonObject profiles = readJsonObject(QDir(m_dir.path()).filePath("config/Parrotscope/clusters.json"), "profiles");
         QCOMPARE(profiles["test2"].toObject()["partition"].toString(), QString("debug"));
@@ -243,14 +247,14 @@ private slots:
         QVERIFY2(!job.isEmpty() && job.front().isDigit(), qPrintable(job));
         QCOMPARE(p.lastJob(), job);
         QVERIFY(p.polling());
-        QTRY_COMPARE_WITH_TIMEOUT(p.runsTable()->rowCount(), 12, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(p.runsTable()->rowCount(), presetRuns(), 30000);
         const auto finished = [&p] {
             int n = 0;
             for (int i = 0; i < p.runsTable()->rowCount(); ++i) n += p.runsTable()->item(i, 1) && p.runsTable()->item(i, 1)->text() == "finished";
             return n;
         };
-        QTRY_VERIFY_WITH_TIMEOUT(finished() == 12, 300000);
-        QTRY_COMPARE_WITH_TIMEOUT(p.resultRuns(), 12, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(finished() == presetRuns(), 300000);
+        QTRY_COMPARE_WITH_TIMEOUT(p.resultRuns(), presetRuns(), 10000);
         QVERIFY(!p.polling());  // nothing queued or running: the polling stops
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {
             p.resize(1366, 720);
@@ -280,8 +284,8 @@ private slots:
         auto r = test::runCli(base + QStringList{"--executable", QDir(m_dir.path()).filePath("no/such/parrotscope"), "--sbatch-lines", lines});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         QVERIFY(test::readAll(QDir(dir).filePath("slurm/job-1.sh")).contains("\n#SBATCH --comment=parrotscope-test\n"));
-        const QJsonObject s = waitFor(dir, [](const QJsonObject& s) { return counted(s, "failed") == 12; }, 180);
-        QVERIFY2(counted(s, "failed") == 12, qPrintable(QJsonDocument(s).toJson()));
+        const QJsonObject s = waitFor(dir, [](const QJsonObject& s) { return counted(s, "failed") == presetRuns(); }, 180);
+        QVERIFY2(counted(s, "failed") == presetRuns(), qPrintable(QJsonDocument(s).toJson()));
         const QString detail = s["runs"].toArray()[0].toObject()["detail"].toString();
         QVERIFY2(detail.contains("FAILED") && detail.contains("exit code 127"), qPrintable(detail));
         // and a sweep never submitted cannot be cancelled
