@@ -37,6 +37,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <set>
 #include <QDockWidget>
 #include <QTableWidget>
 #include <QTabBar>
@@ -1199,8 +1201,14 @@ private slots:
         w.show();
         const QString png = m_dir.filePath("shot.png");
         QVERIFY(w.saveScreenshot(png));
-        QImage img(png);
+        const QImage img = QImage(png).convertToFormat(QImage::Format_RGB32);
         QCOMPARE(img.size(), w.size());
+        // the window's content, not a blank grab: a plain fill has one colour, bare widgets a few;
+        // the figure's lines and colour maps and the anti-aliased text give many
+        std::set<QRgb> colours;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x) colours.insert(img.pixel(x, y));
+        QVERIFY2(colours.size() >= 64, qPrintable(QString("%1 colours").arg(colours.size())));
     }
 };
 
