@@ -1,6 +1,7 @@
 #include "figures/insidefigure.h"
 
 #include "base/error.h"
+#include "base/figurecatalog.h"
 #include "figures/figures.h"
 
 #include <qcustomplot.h>
@@ -22,11 +23,8 @@ QStringList viewsOf(const ModelProbes& p)
 
 QString viewTitle(const QString& view)
 {
-    if (view == "attention") return "Attention";
-    if (view == "implicit") return "Implicit attention";
-    if (view == "state") return "State norm";
-    if (view == "delta") return "Step size Δ";
-    return view;
+    const FigureKind* f = findFigure(view);
+    return f ? f->title : view;
 }
 
 namespace {

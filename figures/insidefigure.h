@@ -33,7 +33,7 @@ QStringList viewsOf(const ModelProbes& p);
 // `wrong` marks (a wrong answer: InsideSubject::score; empty or of another length: none) are
 // marked ✗.
 InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<bool>& wrong);
-QString viewTitle(const QString& view);
+QString viewTitle(const QString& view);  // the figure catalogue's title of a view (figurecatalog.h)
 
 // Renders one view of a subject for an input without a window (`parrotscope inspect --figure`):
 // "attention" (a head: by default the strongest n-gram lookup head, with the lookup marks; for a
