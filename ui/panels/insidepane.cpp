@@ -1,5 +1,6 @@
 #include "ui/panels/insidepane.h"
 
+#include "ui/common/filefilters.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
 #include "base/error.h"
@@ -278,7 +279,7 @@ void InsidePane::onSource(int index)
 {
     const QString id = m_source->itemData(index).toString();
     if (id == "open") {
-        const QString path = QFileDialog::getOpenFileName(this, "Open a checkpoint", QString(), "Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)");
+        const QString path = QFileDialog::getOpenFileName(this, "Open a checkpoint", QString(), checkpointFileFilter());
         m_source->setCurrentIndex(m_lastSource);  // the entry stays what is shown until the file loads
         if (!path.isEmpty()) chooseCheckpoint(path);
         return;

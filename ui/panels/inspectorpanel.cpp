@@ -1,5 +1,6 @@
 #include "ui/panels/inspectorpanel.h"
 
+#include "ui/common/filefilters.h"
 #include "ui/window/appsettings.h"
 
 #include "base/error.h"
@@ -78,7 +79,7 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent)
     m_recent->setCurrentIndex(-1);
     connect(open, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, "Inspect a checkpoint", QString(),
-                                                          "Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)");
+                                                          checkpointFileFilter());
         if (!path.isEmpty()) openFile(path);
     });
     connect(m_recent, &QComboBox::activated, this, [this](int i) { openFile(m_recent->itemText(i)); });

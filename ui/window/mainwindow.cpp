@@ -1,5 +1,6 @@
 #include "ui/window/mainwindow.h"
 
+#include "ui/common/filefilters.h"
 #include "ui/window/appsettings.h"
 #include "ui/window/preferencesdialog.h"
 #include "ui/window/recoverybar.h"
@@ -301,7 +302,7 @@ void MainWindow::buildMenus()
     m_openAction->setShortcut(QKeySequence::Open);
     file->addAction(tr("&Inspect checkpoint file..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Inspect a checkpoint"), QString(),
-                                                          tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
+                                                          checkpointFileFilter());
         if (path.isEmpty()) return;
         showInspector();
         m_inspector->openFile(path);
@@ -937,7 +938,7 @@ void MainWindow::screenshotAtStep(long long step, const QString& path)
 void MainWindow::openCheckpointDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), AppSettings::load().lastCheckpoint,
-                                                      tr("Checkpoints (*.safetensors *.json *.bin *.pt *.pth);;All files (*)"));
+                                                      checkpointFileFilter());
     if (!path.isEmpty()) openCheckpointInBackground(path);
 }
 
