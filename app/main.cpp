@@ -34,6 +34,8 @@
 
 #include <cstdlib>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -85,8 +87,16 @@ int runWindow(Args& a)
         throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, sweepPresetNames().join(", ")));
     if ((!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
         throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
-    if (!tab.isEmpty() && tab != "train" && tab != "experiments" && tab != "explore" && tab != "inspect" && tab != "pretrained")
-        throw Error(QString("--tab: expected train, experiments, explore, inspect or pretrained, not '%1'").arg(tab));
+    // the tabs --tab names, each with what brings it to the front
+    const std::vector<std::pair<QString, void (MainWindow::*)()>> tabs{{"train", &MainWindow::showTrain},
+                                                                       {"experiments", &MainWindow::showExperiments},
+                                                                       {"explore", &MainWindow::showExplorer},
+                                                                       {"inspect", &MainWindow::showInspector},
+                                                                       {"pretrained", &MainWindow::showPretrained}};
+    QStringList tabNames;
+    for (const auto& t : tabs) tabNames << t.first;
+    if (!tab.isEmpty() && !tabNames.contains(tab))
+        throw Error(QString("--tab: expected %1 or %2, not '%3'").arg(tabNames.mid(0, tabNames.size() - 1).join(", "), tabNames.last(), tab));
     if (theme != "system" && theme != "light" && theme != "dark")
         throw Error(QString("--theme: expected system, light or dark, not '%1'").arg(theme));
     ExperimentConfig config = loadPreset(preset.isEmpty() ? defaultPresetName() : preset);
@@ -148,11 +158,8 @@ int runWindow(Args& a)
         tab = "explore";
     // the Explore tab on a checkpoint given: its left pane looks inside it (the right keeps its model)
     if (tab == "explore" && !checkpoint.isEmpty()) window.explorer()->left()->chooseCheckpoint(checkpoint);
-    if (tab == "explore") window.showExplorer();
-    else if (tab == "experiments") window.showExperiments();
-    else if (tab == "train") window.showTrain();
-    else if (tab == "inspect") window.showInspector();
-    else if (tab == "pretrained") window.showPretrained();
+    for (const auto& [name, show] : tabs)
+        if (tab == name) (window.*show)();
     // Started before the first show, so that the show itself counts; there is no timer at all without it.
     std::unique_ptr<LatencyProbe> probe;
     if (measureLatency) {
