@@ -2,7 +2,7 @@
 // --version / --diagnostics / --help. The commands, the window among them, are the entries of
 // the command table (app/commands.cpp), which main() dispatches through and `--help` is written
 // from; this file holds the window's entry.
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 #include "args.h"
 #include "cli.h"
 #include "commands.h"

@@ -11,7 +11,7 @@
 // Usage: bench_gui_latency [--steps N] [--threads N] [--app PATH] [--keep DIR] [--trace MS]
 #include "core/diagnostics.h"
 #include "ui/panels/experimentspanel.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/explorerpanel.h"
 #include "ui/panels/insidepane.h"

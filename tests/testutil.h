@@ -18,7 +18,7 @@
 namespace parrot::test {
 
 // A copy experiment small enough to train in seconds on 2 cores.
-// An export dialog's export (ui/window/exportdialog.h) from start to a written file: it draws,
+// An export dialog's export (ui/common/exportdialog.h) from start to a written file: it draws,
 // then writes off the GUI thread; this waits (at most 60 s) for the write to end. False, with
 // `error` set, when it did not start or the write failed.
 template <typename Dialog>

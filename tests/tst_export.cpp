@@ -10,7 +10,7 @@
 #include "ui/panels/constructionview.h"
 #include "base/error.h"
 #include "figures/export.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "figures/figures.h"
 #include "base/io/runfolder.h"
 #include "ui/window/mainwindow.h"

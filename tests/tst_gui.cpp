@@ -6,7 +6,7 @@
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/explorerpanel.h"
 #include "ui/panels/insidepane.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "ui/panels/inspectorpanel.h"
 #include "ui/panels/pretrainedpanel.h"
 #include "ui/window/mainwindow.h"

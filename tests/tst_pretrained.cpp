@@ -4,7 +4,7 @@
 #include "base/weightdtype.h"
 #include "core/eval/lmtests.h"
 #include "core/text/languagemodel.h"
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 #include "ui/panels/explorerpanel.h"
 #include "figures/export.h"
 #include "ui/window/mainwindow.h"

@@ -14,8 +14,8 @@
 #include "testutil.h"
 #include "ui/jobs/trainingsession.h"
 #include "ui/panels/experimentspanel.h"
-#include "ui/window/exportdialog.h"
-#include "ui/window/appsettings.h"
+#include "ui/common/exportdialog.h"
+#include "ui/common/appsettings.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/recoverybar.h"
 

@@ -4,7 +4,7 @@
 #include "base/experiments/results.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweeprunner.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "base/figurecatalog.h"
 #include "figures/figures.h"
 #include "base/io/runfolder.h"

@@ -1,7 +1,7 @@
 #include "ui/panels/inspectorpanel.h"
 
 #include "ui/common/filefilters.h"
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 
 #include "base/error.h"
 #include "figures/heatmap.h"

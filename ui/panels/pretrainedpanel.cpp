@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "core/eval/lmtests.h"
 #include "figures/export.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "figures/figures.h"
 
 #include "qcustomplot.h"

@@ -1,7 +1,7 @@
 #include "ui/window/mainwindow.h"
 
 #include "ui/common/filefilters.h"
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 #include "ui/window/preferencesdialog.h"
 #include "ui/window/recoverybar.h"
 #include "ui/jobs/backgroundjob.h"
@@ -14,7 +14,7 @@
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/explorerpanel.h"
 #include "figures/export.h"
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 #include "ui/panels/inspectorpanel.h"
 #include "base/analysis/mechanisms.h"
 #include "ui/panels/pretrainedpanel.h"

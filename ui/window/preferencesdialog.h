@@ -2,7 +2,7 @@
 // (AppSettings) and emits `chosen`; the window applies them.
 #pragma once
 
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 
 #include <QDialog>
 

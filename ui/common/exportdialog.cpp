@@ -1,8 +1,8 @@
-#include "ui/window/exportdialog.h"
+#include "ui/common/exportdialog.h"
 
 #include "base/error.h"
 #include "base/io/textfile.h"
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 
 #include <QCheckBox>
 #include <QClipboard>

@@ -1,4 +1,4 @@
-#include "ui/window/appsettings.h"
+#include "ui/common/appsettings.h"
 
 #include "base/weightdtype.h"
 
