@@ -87,14 +87,8 @@ int runWindow(Args& a)
         throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, sweepPresetNames().join(", ")));
     if ((!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
         throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
-    // the tabs --tab names, each with what brings it to the front
-    const std::vector<std::pair<QString, void (MainWindow::*)()>> tabs{{"train", &MainWindow::showTrain},
-                                                                       {"experiments", &MainWindow::showExperiments},
-                                                                       {"explore", &MainWindow::showExplorer},
-                                                                       {"inspect", &MainWindow::showInspector},
-                                                                       {"pretrained", &MainWindow::showPretrained}};
     QStringList tabNames;
-    for (const auto& t : tabs) tabNames << t.first;
+    for (const auto& t : kTabNames) tabNames << t.second;
     if (!tab.isEmpty() && !tabNames.contains(tab))
         throw Error(QString("--tab: expected %1 or %2, not '%3'").arg(tabNames.mid(0, tabNames.size() - 1).join(", "), tabNames.last(), tab));
     if (theme != "system" && theme != "light" && theme != "dark")
@@ -115,14 +109,14 @@ int runWindow(Args& a)
     applyTheme(theme);
     MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)
-    const bool restored = restore && screenshot.isEmpty() && window.restoreSession();
-    if (!layout.isEmpty() && !window.restoreLayout(layout))
-        throw Error(QString("no saved layout '%1' (saved: %2)").arg(layout, window.savedLayouts().join(", ")));
-    window.loadPreset(config.name);
+    const bool restored = restore && screenshot.isEmpty() && window.docks()->restoreSession();
+    if (!layout.isEmpty() && !window.docks()->restoreLayout(layout))
+        throw Error(QString("no saved layout '%1' (saved: %2)").arg(layout, window.docks()->savedLayouts().join(", ")));
+    window.settings()->selectPreset(config.name);
     if (!sets.isEmpty()) window.settings()->setConfig(config);
-    if (!checkpoint.isEmpty()) window.openCheckpoint(checkpoint);
+    if (!checkpoint.isEmpty()) window.train()->openCheckpoint(checkpoint);
     if (!experiment.isEmpty()) {
-        window.showExperiments();
+        window.docks()->showTab(Tab::Experiments);
         window.experiments()->selectPreset(experiment);
         if (!sweepDir.isEmpty()) window.experiments()->setOutDir(sweepDir);
         window.experiments()->showResultsTable(resultsTable);
@@ -158,8 +152,8 @@ int runWindow(Args& a)
         tab = "explore";
     // the Explore tab on a checkpoint given: its left pane looks inside it (the right keeps its model)
     if (tab == "explore" && !checkpoint.isEmpty()) window.explorer()->left()->chooseCheckpoint(checkpoint);
-    for (const auto& [name, show] : tabs)
-        if (tab == name) (window.*show)();
+    for (const auto& [shown, name] : kTabNames)
+        if (tab == name) window.docks()->showTab(shown);
     // Started before the first show, so that the show itself counts; there is no timer at all without it.
     std::unique_ptr<LatencyProbe> probe;
     if (measureLatency) {
@@ -170,7 +164,7 @@ int runWindow(Args& a)
     if (!screenshot.isEmpty()) {
         if (screenshotStep >= 0) {
             window.screenshotAtStep(screenshotStep, screenshot);
-            QTimer::singleShot(0, &window, &parrot::MainWindow::trainFresh);  // nobody is there to answer a question
+            QTimer::singleShot(0, window.train(), &parrot::TrainController::trainFresh);  // nobody is there to answer a question
         } else {
             // once what the window is loading in the background (the explorer's models) is shown
             // and its layout has settled: nothing moved since the last look
@@ -192,7 +186,7 @@ int runWindow(Args& a)
             poll->start(300);
         }
     } else if (train) {
-        QTimer::singleShot(0, &window, &parrot::MainWindow::startTraining);
+        QTimer::singleShot(0, window.train(), &parrot::TrainController::startTraining);
     } else if (!saved.welcomed && qEnvironmentVariableIsEmpty("CI")) {
         QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
     }

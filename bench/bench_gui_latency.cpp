@@ -272,8 +272,8 @@ int main(int argc, char** argv)
     // (Building the window is one piece of work before its event loop runs, as in any Qt
     // program: the probe starts after it, and counts the first show.)
     MainWindow w;
-    w.loadPreset(defaultPresetName());
-    w.showExplorer();
+    w.settings()->selectPreset(defaultPresetName());
+    w.docks()->showTab(Tab::Explore);
     probe.setPhase("start");
     probe.start();
     w.show();
@@ -289,14 +289,14 @@ int main(int argc, char** argv)
         c.train.evalEvery = std::max(1, o.steps / 3);
         c.train.checkpointEvery = std::max(1, o.steps / 2);
         w.settings()->setConfig(c);
-        w.showTrain();
-        check(runUntilSignal([&] { w.trainFresh(); }, &w, &MainWindow::trainingFinished, 600000), "training did not finish within 10 minutes");
+        w.docks()->showTab(Tab::Train);
+        check(runUntilSignal([&] { w.train()->trainFresh(); }, w.train(), &TrainController::trainingFinished, 600000), "training did not finish within 10 minutes");
         settle(500);
     }
 
     // An evaluation of the trained model at the Train tab's lengths.
     probe.setPhase("evaluate");
-    check(runUntilSignal([&] { w.startEvaluation(); }, &w, &MainWindow::evaluationFinished, 600000), "the evaluation did not finish");
+    check(runUntilSignal([&] { w.train()->startEvaluation(); }, w.train(), &TrainController::evaluationFinished, 600000), "the evaluation did not finish");
     settle(500);
 
     // Opening the biggest bundled checkpoint (File → Open reads off the GUI thread).
@@ -304,8 +304,8 @@ int main(int argc, char** argv)
     {
         const QString path = QStringLiteral(PARROT_SOURCE_DIR) + "/resources/checkpoints/copy-hard-alibi.safetensors";
         bool opened = false;
-        const QMetaObject::Connection c = QObject::connect(&w, &MainWindow::checkpointOpened, &w, [&opened](bool ok) { opened = ok; });
-        check(runUntilSignal([&] { w.openCheckpointInBackground(path); }, &w, &MainWindow::checkpointOpened, 120000) && opened,
+        const QMetaObject::Connection c = QObject::connect(w.train(), &TrainController::checkpointOpened, &w, [&opened](bool ok) { opened = ok; });
+        check(runUntilSignal([&] { w.train()->openCheckpointInBackground(path); }, w.train(), &TrainController::checkpointOpened, 120000) && opened,
               "could not open " + path);
         QObject::disconnect(c);
         settle(500);
@@ -315,7 +315,7 @@ int main(int argc, char** argv)
     // and redraw.
     probe.setPhase("explore");
     {
-        w.showExplorer();
+        w.docks()->showTab(Tab::Explore);
         settle(1000);
         ExplorerPanel* e = w.explorer();
         int refreshed = 0;
@@ -358,7 +358,7 @@ int main(int argc, char** argv)
     probe.setPhase("sweep");
     {
         // the tab, the sweep and Run are three clicks: the event loop runs between them
-        w.showExperiments();
+        w.docks()->showTab(Tab::Experiments);
         settle(300);
         ExperimentsPanel* p = w.experiments();
         p->setExecutable(o.app);
@@ -373,11 +373,11 @@ int main(int argc, char** argv)
 
     // The whole Explore tab exported as one figure, as PNG (File → Export the whole tab).
     probe.setPhase("explore");  // the switch back is the Explore tab's
-    w.showExplorer();
+    w.docks()->showTab(Tab::Explore);
     settle(500);
     probe.setPhase("export tab");
     {
-        ExportDialog* d = w.exportFigure(nullptr, true);
+        ExportDialog* d = w.figureActions()->exportFigure(nullptr, true);
         if (check(d != nullptr, "File → Export offered no figure on the Explore tab")) {
             settle(300);
             for (const char* ext : {"png", "pdf"}) {

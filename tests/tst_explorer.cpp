@@ -87,7 +87,7 @@ private slots:
     {
         MainWindow w;
         w.resize(1600, 1000);
-        w.showExplorer();
+        w.docks()->showTab(Tab::Explore);
         w.show();
         ExplorerPanel* e = w.explorer();
         QTRY_VERIFY_WITH_TIMEOUT(idle(*e), 30000);
@@ -567,13 +567,13 @@ private slots:
         QPushButton* evaluate = nullptr;
         for (QPushButton* b : p->findChildren<QPushButton*>()) evaluate = b->text().contains("Train tab") ? b : evaluate;
         QVERIFY(evaluate && evaluate->isEnabled());
-        QSignalSpy opened(&w, &MainWindow::checkpointOpened);
+        QSignalSpy opened(w.train(), &TrainController::checkpointOpened);
         QTest::mouseClick(evaluate, Qt::LeftButton);  // opened off the GUI thread
         QVERIFY(opened.wait(30000));
         QCOMPARE(opened.first().first().toBool(), true);
-        QCOMPARE(w.model().config().model.kind, QString("transformer"));
-        QVERIFY(w.model().config().model.parallelResidual);
-        QCOMPARE(w.model().config().model.positions, QString("rope"));
+        QCOMPARE(w.train()->model().config().model.kind, QString("transformer"));
+        QVERIFY(w.train()->model().config().model.parallelResidual);
+        QCOMPARE(w.train()->model().config().model.positions, QString("rope"));
         QVERIFY(w.saveScreenshot(m_dir.filePath("inspect.png")));
         // "Open in explorer" shows the panes, whichever sub-tab of Explore was in front
         p->openFile(QStringLiteral(PARROT_TEST_DATA "/mamba_tiny/model-bf16.safetensors"));
@@ -584,7 +584,7 @@ private slots:
         for (QPushButton* b : p->findChildren<QPushButton*>()) explore = b->text() == "Open in explorer" ? b : explore;
         QVERIFY(explore && explore->isEnabled());
         QTest::mouseClick(explore, Qt::LeftButton);
-        QCOMPARE(w.currentPanelName(), QString("Explore"));
+        QCOMPARE(w.docks()->currentPanelName(), QString("Explore"));
         QVERIFY(w.explorer()->panesShown());
         QTRY_VERIFY_WITH_TIMEOUT(!w.explorer()->right()->busy(), 30000);
         QVERIFY2(w.explorer()->right()->status().contains("amba"), qPrintable(w.explorer()->right()->status()));
@@ -882,7 +882,7 @@ private slots:
     {
         MainWindow w;  // a laptop's screen
         w.resize(1366, 768);
-        w.showExplorer();
+        w.docks()->showTab(Tab::Explore);
         w.show();
         ExplorerPanel& e = *w.explorer();
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);

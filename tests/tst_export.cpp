@@ -13,6 +13,7 @@
 #include "ui/common/exportdialog.h"
 #include "figures/figures.h"
 #include "base/io/runfolder.h"
+#include "ui/panels/trainpanel.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/theme.h"
 #include "core/model.h"
@@ -598,17 +599,17 @@ private slots:
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.showTrain();
-        w.lossPlot()->addPoint(1, 3.2);
-        w.lossPlot()->addPoint(2, 2.5);
+        w.docks()->showTab(Tab::Train);
+        w.trainPanel()->lossPlot()->addPoint(1, 3.2);
+        w.trainPanel()->lossPlot()->addPoint(2, 2.5);
         auto* action = w.findChild<QAction*>("exportAction");
         QVERIFY(action);
         QCOMPARE(action->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
         action->trigger();
-        ExportDialog* d = w.exportDialog();
+        ExportDialog* d = w.figureActions()->exportDialog();
         QVERIFY(d && d->isVisible());
         QCOMPARE(d->targetCount(), 3);  // loss, accuracy, the whole tab
-        QCOMPARE(d->targetName(), plotName(*w.lossPlot()->plot()));
+        QCOMPARE(d->targetName(), plotName(*w.trainPanel()->lossPlot()->plot()));
         ExportOptions o = d->options();
         o.width = 700;
         o.height = 420;
@@ -650,8 +651,8 @@ private slots:
                 menu->close();
             }
         });
-        QContextMenuEvent event(QContextMenuEvent::Mouse, QPoint(50, 50), w.lossPlot()->plot()->mapToGlobal(QPoint(50, 50)));
-        QApplication::sendEvent(w.lossPlot()->plot(), &event);
+        QContextMenuEvent event(QContextMenuEvent::Mouse, QPoint(50, 50), w.trainPanel()->lossPlot()->plot()->mapToGlobal(QPoint(50, 50)));
+        QApplication::sendEvent(w.trainPanel()->lossPlot()->plot(), &event);
         QVERIFY2(offered.contains("Export figure...") && offered.contains("Copy figure to clipboard"), qPrintable(offered.join("|")));
     }
 
@@ -668,23 +669,23 @@ private slots:
             QVERIFY(log && runs);
             log->hide();
             runs->setFloating(true);
-            w.saveLayout("paper");
-            QVERIFY(w.savedLayouts().contains("paper"));
-            w.resetLayout();  // the default for this window: the log folded into the status bar when it is short
-            QVERIFY(log->isVisible() == (w.height() >= MainWindow::kFoldLogBelow) && !runs->isFloating());
-            QVERIFY(w.restoreLayout("paper"));
+            w.docks()->saveLayout("paper");
+            QVERIFY(w.docks()->savedLayouts().contains("paper"));
+            w.docks()->resetLayout();  // the default for this window: the log folded into the status bar when it is short
+            QVERIFY(log->isVisible() == (w.height() >= DockLayout::kFoldLogBelow) && !runs->isFloating());
+            QVERIFY(w.docks()->restoreLayout("paper"));
             QVERIFY(!log->isVisible() && runs->isFloating());
-            QVERIFY(!w.restoreLayout("no such layout"));
-            w.showExplorer();
+            QVERIFY(!w.docks()->restoreLayout("no such layout"));
+            w.docks()->showTab(Tab::Explore);
             w.close();  // saves the session's window and layout
         }
         MainWindow again;
-        again.restoreSession();
+        again.docks()->restoreSession();
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         QVERIFY(!again.findChild<QDockWidget*>("logDock")->isVisible());
         QVERIFY(again.findChild<QDockWidget*>("runsDock")->isFloating());
-        again.resetLayout();
+        again.docks()->resetLayout();
     }
 
     // The first-run welcome: non-blocking, remembered, and three one-click ways in, each doing what
@@ -697,7 +698,7 @@ private slots:
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.showTrain();
+        w.docks()->showTab(Tab::Train);
         const auto click = [&w](const char* name) {
             QDialog* box = w.showWelcome();
             if (!box || !box->isVisible()) return false;
@@ -714,18 +715,18 @@ private slots:
         box->close();
 
         QVERIFY(click("welcomeExplore"));
-        QCOMPARE(w.currentPanelName(), QString("Explore"));
+        QCOMPARE(w.docks()->currentPanelName(), QString("Explore"));
 
         QVERIFY(click("welcomeTrain"));
-        QCOMPARE(w.currentPanelName(), QString("Train"));
+        QCOMPARE(w.docks()->currentPanelName(), QString("Train"));
         QCOMPARE(w.settings()->config().name, QString("copy-hard-alibi"));
-        QTRY_VERIFY_WITH_TIMEOUT(w.isTraining(), 10000);
-        w.stopButton()->click();
-        QTRY_VERIFY_WITH_TIMEOUT(!w.isTraining(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.train()->isTraining(), 10000);
+        w.trainPanel()->stopButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.train()->isTraining(), 30000);
 
         w.experiments()->setExecutable(PARROT_EXE);  // the runs are this app's train processes, not this test's
         QVERIFY(click("welcomeFinding"));
-        QCOMPARE(w.currentPanelName(), QString("Experiments"));
+        QCOMPARE(w.docks()->currentPanelName(), QString("Experiments"));
         QCOMPARE(w.experiments()->presetBox()->currentText(), QString("length-generalisation"));
         QVERIFY(w.experiments()->isRunning());
         w.experiments()->cancel();
@@ -739,27 +740,27 @@ private slots:
         Model::create(test::tinyConfig()).save(file);
         MainWindow w;
         w.show();
-        QSignalSpy opened(&w, &MainWindow::checkpointOpened);
-        w.openCheckpointInBackground(file);
-        QVERIFY(w.isOpening());
-        QVERIFY(w.stopButton()->isEnabled());
+        QSignalSpy opened(w.train(), &TrainController::checkpointOpened);
+        w.train()->openCheckpointInBackground(file);
+        QVERIFY(w.train()->isOpening());
+        QVERIFY(w.trainPanel()->stopButton()->isEnabled());
         QVERIFY(opened.wait(30000));
         QCOMPARE(opened.last().first().toBool(), true);
-        QVERIFY(!w.model().isNull());
-        QCOMPARE(w.model().config().name, test::tinyConfig().name);
+        QVERIFY(!w.train()->model().isNull());
+        QCOMPARE(w.train()->model().config().name, test::tinyConfig().name);
         // cancelled: the model opened before stays
-        const Model before = w.model();
-        w.openCheckpointInBackground(file);
-        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        const Model before = w.train()->model();
+        w.train()->openCheckpointInBackground(file);
+        QTest::mouseClick(w.trainPanel()->stopButton(), Qt::LeftButton);
         QVERIFY(opened.wait(30000));
         QCOMPARE(opened.last().first().toBool(), false);
-        QCOMPARE(w.model().summary(), before.summary());
+        QCOMPARE(w.train()->model().summary(), before.summary());
         // a broken file: a message, the model kept
         test::writeAll(path("broken.safetensors"), "not a checkpoint at all");
-        w.openCheckpointInBackground(path("broken.safetensors"));
+        w.train()->openCheckpointInBackground(path("broken.safetensors"));
         QVERIFY(opened.wait(30000));
         QCOMPARE(opened.last().first().toBool(), false);
-        QVERIFY(!w.model().isNull());
+        QVERIFY(!w.train()->model().isNull());
     }
 
     void themesFollowTheChoice()

@@ -69,7 +69,7 @@ private:
     // The window on copy-tiny, its settings changed by `change`.
     static void loadCopyTiny(MainWindow& w, const std::function<void(ExperimentConfig&)>& change)
     {
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         ExperimentConfig c = w.settings()->config();
         change(c);
         w.settings()->setConfig(c);
@@ -137,7 +137,7 @@ private slots:
         auto* logDock = w.findChild<QDockWidget*>("logDock");
         QVERIFY(!logDock->isVisible());
         auto* logLine = w.findChild<QPushButton*>("logLine");
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         QVERIFY(logLine && logLine->isVisible() && logLine->text().contains("Preset copy-tiny loaded"));
         QTest::mouseClick(logLine, Qt::LeftButton);
         inView(logDock);
@@ -187,7 +187,7 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         if (w.screen()->availableGeometry().size() != QSize(1366, 768)) QSKIP("needs the 1366 x 768 screen initMain gives the offscreen platform");
-        if (exploreFirst) w.showExplorer();
+        if (exploreFirst) w.docks()->showTab(Tab::Explore);
         QTRY_VERIFY_WITH_TIMEOUT(!w.busyLoading(), 60000);
         // whole: shown, and no ancestor (a scroll area, a dock) cuts any of it off
         const auto whole = [&w](QWidget* v, int minHeight) {
@@ -205,7 +205,7 @@ private slots:
                 if (v->isVisible()) out << v;
             return out;
         };
-        w.showExplorer();
+        w.docks()->showTab(Tab::Explore);
         QVERIFY(test::settled(w));
         QCOMPARE(shown(w.explorer()->findChildren<HeatmapView*>()).size(), 2);  // the two panes' enlarged maps
         for (HeatmapView* map : shown(w.explorer()->findChildren<HeatmapView*>())) QVERIFY2(whole(map, 300).isEmpty(), qPrintable(whole(map, 300)));
@@ -218,12 +218,12 @@ private slots:
             auto* info = pane->findChild<QLabel*>("headInfo");
             QVERIFY2(whole(info, 10).isEmpty(), qPrintable(whole(info, 10)));
         }
-        w.showTrain();
+        w.docks()->showTab(Tab::Train);
         QTRY_VERIFY(shown(w.trainPanel()->findChildren<QCustomPlot*>()).size() >= 2);  // loss, accuracy (and lookup scores)
         for (QCustomPlot* plot : shown(w.trainPanel()->findChildren<QCustomPlot*>())) QTRY_VERIFY2(whole(plot, 150).isEmpty(), qPrintable(whole(plot, 150)));
-        w.showExperiments();
+        w.docks()->showTab(Tab::Experiments);
         QTRY_VERIFY2(whole(w.experiments()->figure(), 200).isEmpty(), qPrintable(whole(w.experiments()->figure(), 200)));
-        w.showPretrained();
+        w.docks()->showTab(Tab::Pretrained);
         QTRY_COMPARE(shown(w.pretrained()->findChildren<QCustomPlot*>()).size(), 1);
         QCustomPlot* figure = shown(w.pretrained()->findChildren<QCustomPlot*>()).first();
         QTRY_VERIFY2(whole(figure, 200).isEmpty(), qPrintable(whole(figure, 200)));
@@ -240,7 +240,7 @@ private slots:
         QSettings().remove("layouts/placed");
         {
             MainWindow first;  // opened on a tab before it is shown, as the app opens on Explore
-            first.showExplorer();
+            first.docks()->showTab(Tab::Explore);
             first.show();
             QVERIFY(QTest::qWaitForWindowExposed(&first));
             QVERIFY(!first.findChild<QDockWidget*>("settingsDock")->isVisible());
@@ -249,14 +249,14 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         auto* form = w.findChild<QDockWidget*>("settingsDock");
-        QVERIFY(w.settingsFollowTab());
-        w.showTrain();
+        QVERIFY(w.docks()->formFollowsTab());
+        w.docks()->showTab(Tab::Train);
         QTRY_VERIFY(form->isVisible());
-        for (const auto show : {&MainWindow::showExplorer, &MainWindow::showExperiments, &MainWindow::showInspector, &MainWindow::showPretrained}) {
-            (w.*show)();
-            QTRY_VERIFY2(!form->isVisible(), qPrintable(w.currentPanelName()));
+        for (const Tab tab : {Tab::Explore, Tab::Experiments, Tab::Inspect, Tab::Pretrained}) {
+            w.docks()->showTab(tab);
+            QTRY_VERIFY2(!form->isVisible(), qPrintable(w.docks()->currentPanelName()));
         }
-        w.showTrain();
+        w.docks()->showTab(Tab::Train);
         QTRY_VERIFY(form->isVisible());
         // a click on the docks' tab bar does the same
         QTabBar* bar = nullptr;
@@ -266,39 +266,39 @@ private slots:
                 if (b->parent() == &w && b->tabText(i) == "Explore") bar = b, explore = i;
         QVERIFY(bar);
         QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(explore).center());
-        QTRY_COMPARE(w.currentPanelName(), QString("Explore"));
+        QTRY_COMPARE(w.docks()->currentPanelName(), QString("Explore"));
         QTRY_VERIFY(!form->isVisible());
-        w.showTrain();
+        w.docks()->showTab(Tab::Train);
         QTRY_VERIFY(form->isVisible());
         // shown by hand beside Explore: it stays, on every tab
-        w.showExplorer();
+        w.docks()->showTab(Tab::Explore);
         QTRY_VERIFY(!form->isVisible());
         QVERIFY(!form->toggleViewAction()->isChecked());
         form->toggleViewAction()->trigger();
-        QVERIFY(form->isVisible() && !w.settingsFollowTab());
-        w.showTrain();
-        w.showPretrained();
+        QVERIFY(form->isVisible() && !w.docks()->formFollowsTab());
+        w.docks()->showTab(Tab::Train);
+        w.docks()->showTab(Tab::Pretrained);
         QVERIFY(form->isVisible());
         auto* follow = w.findChild<QAction*>("followTabAction");
         QVERIFY(follow && !follow->isChecked());
         // a layout saved so keeps it; the default layout follows the tab again
-        w.saveLayout("placed");
-        w.resetLayout();
-        QVERIFY(w.settingsFollowTab() && follow->isChecked());
-        w.showExplorer();
+        w.docks()->saveLayout("placed");
+        w.docks()->resetLayout();
+        QVERIFY(w.docks()->formFollowsTab() && follow->isChecked());
+        w.docks()->showTab(Tab::Explore);
         QTRY_VERIFY(!form->isVisible());
-        QVERIFY(w.restoreLayout("placed"));
-        QVERIFY(!w.settingsFollowTab());
-        w.showExplorer();
+        QVERIFY(w.docks()->restoreLayout("placed"));
+        QVERIFY(!w.docks()->formFollowsTab());
+        w.docks()->showTab(Tab::Explore);
         QTRY_VERIFY(form->isVisible());
         // the View menu's item turns following back on, and the next start keeps it
         follow->trigger();
-        QVERIFY(w.settingsFollowTab());
+        QVERIFY(w.docks()->formFollowsTab());
         QTRY_VERIFY(!form->isVisible());
         w.close();
         MainWindow again;
-        QVERIFY(again.restoreSession());
-        QVERIFY(again.settingsFollowTab());
+        QVERIFY(again.docks()->restoreSession());
+        QVERIFY(again.docks()->formFollowsTab());
         QSettings().remove("layouts/placed");
     }
 
@@ -306,12 +306,12 @@ private slots:
     // centred; a large screen gets the preferred size, not the whole of it.
     void firstGeometryFitsTheScreen()
     {
-        const QMargins frame = MainWindow::kFrameAllowance;
+        const QMargins frame = DockLayout::kFrameAllowance;
         for (const QRect& available : {QRect(0, 0, 1366, 768), QRect(0, 27, 1366, 741), QRect(0, 0, 1600, 1000),
                                        QRect(1920, 0, 1920, 1080), QRect(0, 0, 2560, 1440)}) {
-            const QRect g = MainWindow::firstGeometry(available, MainWindow::kPreferredSize, frame);
+            const QRect g = DockLayout::firstGeometry(available, DockLayout::kPreferredSize, frame);
             QVERIFY2(available.contains(g.marginsAdded(frame)), qPrintable(QString("%1 x %2").arg(available.width()).arg(available.height())));
-            QCOMPARE(g.size(), MainWindow::kPreferredSize.boundedTo(available.size().shrunkBy(frame)));
+            QCOMPARE(g.size(), DockLayout::kPreferredSize.boundedTo(available.size().shrunkBy(frame)));
             QVERIFY(qAbs((g.marginsAdded(frame).center() - available.center()).x()) <= 1);
         }
     }
@@ -404,7 +404,7 @@ private slots:
         for (const QString theme : {"dark", "light"}) {
             applyTheme(theme);
             MainWindow w;
-            w.loadPreset(defaultPresetName());
+            w.settings()->selectPreset(defaultPresetName());
             w.show();
             QTest::qWait(50);  // the plots' queued replots
             const auto atLeast = [&](const char* what, const QColor& c, const QColor& background, double ratio) {
@@ -423,11 +423,11 @@ private slots:
                 ++tokens;
             }
             QVERIFY(tokens > 3);
-            QCustomPlot* loss = w.lossPlot()->plot();
+            QCustomPlot* loss = w.trainPanel()->lossPlot()->plot();
             const QColor lossBackground = loss->axisRect()->backgroundBrush().color();
             atLeast("raw loss", loss->graph(0)->pen().color(), lossBackground, 1.5);
             atLeast("smoothed loss", loss->graph(1)->pen().color(), lossBackground, 3);
-            QCustomPlot* accuracy = w.accuracyPlot()->plot();
+            QCustomPlot* accuracy = w.trainPanel()->accuracyPlot()->plot();
             QCPItemRect* band = nullptr;
             for (int i = 0; i < accuracy->itemCount() && !band; ++i) band = qobject_cast<QCPItemRect*>(accuracy->item(i));
             QVERIFY(band && band->visible());
@@ -439,26 +439,26 @@ private slots:
     void opensOnTheDefaultExperiment()
     {
         MainWindow w;
-        w.loadPreset(defaultPresetName());
+        w.settings()->selectPreset(defaultPresetName());
         w.show();
         QCOMPARE(w.settings()->config().name, defaultPresetName());
-        QVERIFY(w.trainButton()->isEnabled());
-        QVERIFY(!w.stopButton()->isEnabled());
-        QVERIFY(!w.evaluateButton()->isEnabled());  // no model yet
-        QVERIFY(w.model().isNull());
+        QVERIFY(w.trainPanel()->trainButton()->isEnabled());
+        QVERIFY(!w.trainPanel()->stopButton()->isEnabled());
+        QVERIFY(!w.trainPanel()->evaluateButton()->isEnabled());  // no model yet
+        QVERIFY(w.train()->model().isNull());
     }
 
     void invalidSettingsDisableTrain()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         auto* maxLen = w.settings()->findChild<QSpinBox*>("max_len");
         QVERIFY(maxLen);
         maxLen->setValue(100);  // longer than the context allows
         QVERIFY(!w.settings()->problems().isEmpty());
-        QVERIFY(!w.trainButton()->isEnabled());
+        QVERIFY(!w.trainPanel()->trainButton()->isEnabled());
         maxLen->setValue(8);
-        QVERIFY(w.trainButton()->isEnabled());
+        QVERIFY(w.trainPanel()->trainButton()->isEnabled());
         // the form's spin boxes take their range and tooltip from the settings' one definition
         for (const char* key : {"model.d_model", "model.layers", "train.steps", "train.batch_size", "task.min_len"}) {
             const IntField& f = intField(key);
@@ -479,9 +479,9 @@ private slots:
         });
         w.show();
 
-        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
-        QSignalSpy curves(w.accuracyPlot(), &AccuracyPlot::curvesChanged);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        QSignalSpy points(w.trainPanel()->lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy curves(w.trainPanel()->accuracyPlot(), &AccuracyPlot::curvesChanged);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
         // The event loop must keep turning while the worker trains: measure its gaps.
         QElapsedTimer clock;
         clock.start();
@@ -493,30 +493,30 @@ private slots:
         });
         tick.start(10);
 
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
-        QVERIFY(w.isTraining());
-        QVERIFY(!w.trainButton()->isEnabled());
-        QVERIFY(w.stopButton()->isEnabled());
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
+        QVERIFY(w.train()->isTraining());
+        QVERIFY(!w.trainPanel()->trainButton()->isEnabled());
+        QVERIFY(w.trainPanel()->stopButton()->isEnabled());
         QVERIFY(points.wait(60000));
         QTRY_VERIFY_WITH_TIMEOUT(curves.count() >= 1, 60000);
 
         // Pause: the step stops moving; resume: it moves again.
-        QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
-        QCOMPARE(w.pauseButton()->text(), QString("Resume"));
+        QTest::mouseClick(w.trainPanel()->pauseButton(), Qt::LeftButton);
+        QCOMPARE(w.trainPanel()->pauseButton()->text(), QString("Resume"));
         QTest::qWait(1000);  // points already queued before the pause land first (a loaded machine takes a while)
-        const int atPause = w.lossPlot()->pointCount();
+        const int atPause = w.trainPanel()->lossPlot()->pointCount();
         QTest::qWait(400);
-        QVERIFY(w.lossPlot()->pointCount() <= atPause + 1);
-        QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
+        QVERIFY(w.trainPanel()->lossPlot()->pointCount() <= atPause + 1);
+        QTest::mouseClick(w.trainPanel()->pauseButton(), Qt::LeftButton);
         QVERIFY(finished.wait(400000));  // ~15 s on an idle machine; generous for a loaded one
         tick.stop();
 
         const TrainOutcome o = finished.first().first().value<TrainOutcome>();
         QCOMPARE(o.status, TrainOutcome::Status::Finished);
         QCOMPARE(o.step, 200);
-        QCOMPARE(w.lossPlot()->pointCount(), 200);  // every step, though reports come five times a second
+        QCOMPARE(w.trainPanel()->lossPlot()->pointCount(), 200);  // every step, though reports come five times a second
         // each step once across the pause, and the moving average over all of them: no step in it
-        const auto raw = w.lossPlot()->plot()->graph(0)->data(), smooth = w.lossPlot()->plot()->graph(1)->data();
+        const auto raw = w.trainPanel()->lossPlot()->plot()->graph(0)->data(), smooth = w.trainPanel()->lossPlot()->plot()->graph(1)->data();
         double average = 0;
         for (int i = 0; i < 200; ++i) {
             QCOMPARE(raw->at(i)->key, double(i + 1));
@@ -524,26 +524,26 @@ private slots:
             average = i == 0 ? l : 0.95 * average + 0.05 * l;
             QVERIFY2(std::abs(smooth->at(i)->value - std::exp(average)) < 1e-9 * std::exp(average), qPrintable(QString("step %1").arg(i + 1)));
         }
-        QVERIFY(w.accuracyPlot()->curveCount() >= 1);
+        QVERIFY(w.trainPanel()->accuracyPlot()->curveCount() >= 1);
         QVERIFY2(worstGap < 500, qPrintable(QString("event loop blocked for %1 ms").arg(worstGap)));
-        QVERIFY(!w.isTraining());
-        QVERIFY(w.trainButton()->isEnabled());
-        QVERIFY(w.evaluateButton()->isEnabled());
-        QVERIFY(QFile::exists(w.currentRunDir() + "/checkpoints/last.safetensors"));
-        QVERIFY(w.currentRunDir().startsWith(m_dir.filePath("runs")));
+        QVERIFY(!w.train()->isTraining());
+        QVERIFY(w.trainPanel()->trainButton()->isEnabled());
+        QVERIFY(w.trainPanel()->evaluateButton()->isEnabled());
+        QVERIFY(QFile::exists(w.train()->currentRunDir() + "/checkpoints/last.safetensors"));
+        QVERIFY(w.train()->currentRunDir().startsWith(m_dir.filePath("runs")));
 
         // Save, then evaluate at longer lengths.
         const QString saved = m_dir.filePath("gui.safetensors");
-        QVERIFY(w.saveCheckpoint(saved));
-        QSignalSpy evaluated(&w, &MainWindow::evaluationFinished);
-        w.evalLengthsEdit()->setText("4, 8, 16");
-        const int curvesBefore = w.accuracyPlot()->curveCount();
-        QTest::mouseClick(w.evaluateButton(), Qt::LeftButton);
+        QVERIFY(w.train()->saveCheckpoint(saved));
+        QSignalSpy evaluated(w.train(), &TrainController::evaluationFinished);
+        w.trainPanel()->evalLengthsEdit()->setText("4, 8, 16");
+        const int curvesBefore = w.trainPanel()->accuracyPlot()->curveCount();
+        QTest::mouseClick(w.trainPanel()->evaluateButton(), Qt::LeftButton);
         QVERIFY(evaluated.wait(60000));
         const LengthCurve e = evaluated.first().first().value<LengthCurve>();
         QCOMPARE(e.lengths, (std::vector<int>{4, 8, 16}));
         QCOMPARE(e.step, 200);
-        QCOMPARE(w.accuracyPlot()->curveCount(), curvesBefore + 1);
+        QCOMPARE(w.trainPanel()->accuracyPlot()->curveCount(), curvesBefore + 1);
     }
 
     // The mechanism timeline under the loss: a copy run scored every 10 steps fills it live, one
@@ -567,10 +567,10 @@ private slots:
         MechanismPlot* timeline = w.trainPanel()->mechanismPlot();
         QVERIFY(timeline->isVisible());
         QSignalSpy redrawn(timeline, &MechanismPlot::redrawn);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(timeline->scoringCount() >= 2, 60000);  // live, while it trains
-        QVERIFY(w.isTraining());
+        QVERIFY(w.train()->isTraining());
         QVERIFY(finished.wait(400000));
         QTRY_COMPARE(timeline->scoringCount(), 16);  // steps 0, 10, ..., 150
         QTRY_VERIFY(redrawn.count() >= 2);
@@ -594,7 +594,7 @@ private slots:
                  qPrintable(timeline->key()));
         // one step axis: the loss plot's range; stacked when the plots have the height (a laptop's
         // screen with the log folded, as it starts), beside the loss when they have not (the log open)
-        QCustomPlot* loss = w.lossPlot()->plot();
+        QCustomPlot* loss = w.trainPanel()->lossPlot()->plot();
         QTRY_COMPARE(plot->xAxis->range().upper, loss->xAxis->range().upper);
         QCOMPARE(plot->xAxis->range().lower, loss->xAxis->range().lower);
         const bool laptop = w.screen()->availableGeometry().size() == QSize(1366, 768);
@@ -635,22 +635,22 @@ private slots:
     void stopCancelsWithinAStep()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         w.show();  // laid out: a click lands on the button (its tab is laid out when shown)
         ExperimentConfig c = w.settings()->config();
         c.train.steps = 100000;
         w.settings()->setConfig(c);
-        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
-        w.startTraining();
+        QSignalSpy points(w.trainPanel()->lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
+        w.train()->startTraining();
         QVERIFY(points.wait(60000));
         QElapsedTimer t;
         t.start();
-        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QTest::mouseClick(w.trainPanel()->stopButton(), Qt::LeftButton);
         QVERIFY(finished.wait(10000));
         QVERIFY(t.elapsed() < 5000);
         QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Cancelled);
-        QVERIFY(w.model().step() > 0 && w.model().step() < 100000);
+        QVERIFY(w.train()->model().step() > 0 && w.train()->model().step() < 100000);
     }
 
     // Continue after Stop resumes the same run folder from where it stopped, to its total; the
@@ -658,7 +658,7 @@ private slots:
     void continueResumesTheStoppedRun()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         w.show();
         ExperimentConfig c = w.settings()->config();
         c.train.steps = 300;
@@ -666,24 +666,24 @@ private slots:
         c.train.evalEvery = 0;
         w.settings()->setConfig(c);
         QVERIFY(!w.trainPanel()->continueButton()->isVisible());
-        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
-        w.startTraining();
+        QSignalSpy points(w.trainPanel()->lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
+        w.train()->startTraining();
         QVERIFY(points.wait(60000));
-        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QTest::mouseClick(w.trainPanel()->stopButton(), Qt::LeftButton);
         QVERIFY(finished.wait(10000));
-        const QString run = w.currentRunDir();
-        const long long stoppedAt = w.model().step();
+        const QString run = w.train()->currentRunDir();
+        const long long stoppedAt = w.train()->model().step();
         QVERIFY(stoppedAt > 0 && stoppedAt < 300);
         QVERIFY(w.trainPanel()->continueButton()->isVisible() && w.trainPanel()->continueButton()->isEnabled());
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/continue-after-stop.png");
         QTest::mouseClick(w.trainPanel()->continueButton(), Qt::LeftButton);
-        QVERIFY(w.isTraining());
+        QVERIFY(w.train()->isTraining());
         QVERIFY(!w.trainPanel()->continueButton()->isVisible());
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.last().first().value<TrainOutcome>().status, TrainOutcome::Status::Finished);
-        QCOMPARE(w.currentRunDir(), run);  // the same folder, not a new one
-        QCOMPARE(w.model().step(), 300LL);
+        QCOMPARE(w.train()->currentRunDir(), run);  // the same folder, not a new one
+        QCOMPARE(w.train()->model().step(), 300LL);
         QCOMPARE(runStatus(run), QString("finished"));
         QVERIFY(test::readAll(QDir(run).filePath("config.json")).contains(QString("\"from_step\": %1").arg(stoppedAt).toUtf8()));
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/continue-resumed.png");
@@ -701,7 +701,7 @@ private slots:
         QVERIFY(cont && cont->isEnabled());
         QSignalSpy errors(&w, &MainWindow::errorShown);
         QTest::mouseClick(cont, Qt::LeftButton);
-        QVERIFY(!w.isTraining());
+        QVERIFY(!w.train()->isTraining());
         QVERIFY(!errors.isEmpty() && errors.last().first().toString().contains("finished all its 300 steps"));
         closeErrorBoxes();
     }
@@ -709,34 +709,34 @@ private slots:
     void reopenedCheckpointMatchesAndBrokenOnesAreReported()
     {
         MainWindow w;
-        w.loadPreset(defaultPresetName());
+        w.settings()->selectPreset(defaultPresetName());
         // a checkpoint from a fresh small model
         ExperimentConfig c = loadPreset("copy-tiny");
         c.model.layers = 3;
         const QString good = m_dir.filePath("three-layers.safetensors");
         Model::create(c).save(good);
 
-        QVERIFY(w.openCheckpoint(good));
-        QCOMPARE(w.model().config().model.layers, 3);
+        QVERIFY(w.train()->openCheckpoint(good));
+        QCOMPARE(w.train()->model().config().model.layers, 3);
         QCOMPARE(w.settings()->config().model.layers, 3);  // the form shows the checkpoint's settings
-        QVERIFY(w.evaluateButton()->isEnabled());
+        QVERIFY(w.trainPanel()->evaluateButton()->isEnabled());
 
         QSignalSpy errors(&w, &MainWindow::errorShown);
         const QString broken = m_dir.filePath("broken.safetensors");
         QVERIFY(test::writeAll(broken, QByteArray("\x05\x00\x00\x00\x00\x00\x00\x00{oops", 13)));
-        QVERIFY(!w.openCheckpoint(broken));
+        QVERIFY(!w.train()->openCheckpoint(broken));
         QCOMPARE(errors.count(), 1);
         QVERIFY(errors.first().first().toString().contains("broken.safetensors"));
-        QCOMPARE(w.model().config().model.layers, 3);  // the loaded model is kept
-        QVERIFY(!w.openCheckpoint(m_dir.filePath("absent.safetensors")));
+        QCOMPARE(w.train()->model().config().model.layers, 3);  // the loaded model is kept
+        QVERIFY(!w.train()->openCheckpoint(m_dir.filePath("absent.safetensors")));
         QCOMPARE(errors.count(), 2);
         closeErrorBoxes();
 
-        QSignalSpy evaluated(&w, &MainWindow::evaluationFinished);
-        w.evalLengthsEdit()->setText("5, x");
-        w.startEvaluation();
+        QSignalSpy evaluated(w.train(), &TrainController::evaluationFinished);
+        w.trainPanel()->evalLengthsEdit()->setText("5, x");
+        w.train()->startEvaluation();
         QCOMPARE(errors.count(), 3);  // a bad length list is reported, nothing runs
-        QVERIFY(!w.isEvaluating());
+        QVERIFY(!w.train()->isEvaluating());
         closeErrorBoxes();
     }
 
@@ -746,7 +746,7 @@ private slots:
     void openedCheckpointReplacesWhatWasShown()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         w.show();
         auto* progressText = w.trainPanel()->findChild<QLabel*>("progressText");
         auto* preset = w.settings()->findChild<QComboBox*>("preset");
@@ -761,12 +761,12 @@ private slots:
         QVERIFY2(description->text().contains("Changed: train.steps=100000") && !description->text().contains("Measured"),
                  qPrintable(description->text()));
 
-        QSignalSpy points(w.lossPlot(), &LossPlot::pointsAdded);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
-        w.startTraining();
+        QSignalSpy points(w.trainPanel()->lossPlot(), &LossPlot::pointsAdded);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
+        w.train()->startTraining();
         QVERIFY(points.wait(60000));
         QTRY_VERIFY_WITH_TIMEOUT(progressText->text().contains("ETA"), 10000);
-        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QTest::mouseClick(w.trainPanel()->stopButton(), Qt::LeftButton);
         QVERIFY(finished.wait(10000));
         QVERIFY2(progressText->text().contains("loss") && !progressText->text().contains("ETA"), qPrintable(progressText->text()));
 
@@ -777,33 +777,33 @@ private slots:
         QCOMPARE(m.name, QString("copy-tiny"));
         const QString file = m_dir.filePath("small-mamba.safetensors");
         Model::create(m).save(file);
-        w.evalLengthsEdit()->setText("7, 77");  // typed for the model before
-        QVERIFY(w.openCheckpoint(file));
+        w.trainPanel()->evalLengthsEdit()->setText("7, 77");  // typed for the model before
+        QVERIFY(w.train()->openCheckpoint(file));
         QCOMPARE(preset->currentText(), QString("Checkpoint: small-mamba.safetensors"));
         QVERIFY2(description->text().contains("Mamba") && description->text().contains("step 0") &&
                      !description->text().contains("Hard-ALiBi") && !description->text().contains("Measured"),
                  qPrintable(description->text()));
         QVERIFY2(progressText->text().isEmpty(), qPrintable(progressText->text()));
-        QCOMPARE(w.evalLengthsEdit()->text(), QString("3, 6, 9"));
+        QCOMPARE(w.trainPanel()->evalLengthsEdit()->text(), QString("3, 6, 9"));
         QCOMPARE(w.trainPanel()->findChild<QProgressBar*>("progress")->format(), QString("loaded"));
         // the plots: the checkpoint's training lengths 1-6 shaded, not copy-tiny's 1-8; no axes of the stopped run's loss
         QCPItemRect* band = nullptr;
-        for (int i = 0; i < w.accuracyPlot()->plot()->itemCount() && !band; ++i)
-            band = qobject_cast<QCPItemRect*>(w.accuracyPlot()->plot()->item(i));
+        for (int i = 0; i < w.trainPanel()->accuracyPlot()->plot()->itemCount() && !band; ++i)
+            band = qobject_cast<QCPItemRect*>(w.trainPanel()->accuracyPlot()->plot()->item(i));
         QVERIFY(band && band->visible());
         QCOMPARE(band->topLeft->coords().x(), 0.5);
         QCOMPARE(band->bottomRight->coords().x(), 6.5);
-        QCOMPARE(w.lossPlot()->pointCount(), 0);
-        QCOMPARE(w.lossPlot()->plot()->xAxis->range().lower, 0.0);
-        QCOMPARE(w.lossPlot()->plot()->xAxis->range().upper, 10.0);
+        QCOMPARE(w.trainPanel()->lossPlot()->pointCount(), 0);
+        QCOMPARE(w.trainPanel()->lossPlot()->plot()->xAxis->range().lower, 0.0);
+        QCOMPARE(w.trainPanel()->lossPlot()->plot()->xAxis->range().upper, 10.0);
         QTest::qWait(300);  // the plots' queued replots, the model size (counted 150 ms after a change)
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-opened.png");
 
         // a preset of the same task brings its own lengths and its own words
-        QVERIFY(w.loadPreset("copy-hard-alibi"));
+        QVERIFY(w.settings()->selectPreset("copy-hard-alibi"));
         QCOMPARE(preset->currentText(), QString("copy-hard-alibi"));
         QCOMPARE(w.settings()->presetName(), QString("copy-hard-alibi"));
-        QCOMPARE(w.evalLengthsEdit()->text(), QString("5, 10, 15, 20, 25, 30, 40"));
+        QCOMPARE(w.trainPanel()->evalLengthsEdit()->text(), QString("5, 10, 15, 20, 25, 30, 40"));
         QVERIFY(description->text().contains("Calibrated on 2 cores"));
         // and the checkpoint's entry gives its settings back
         const int entry = preset->findText("Checkpoint: small-mamba.safetensors");
@@ -812,7 +812,7 @@ private slots:
         emit preset->activated(entry);
         QCOMPARE(w.settings()->config().model.kind, QString("mamba"));
         QCOMPARE(w.settings()->presetName(), QString());
-        QCOMPARE(w.evalLengthsEdit()->text(), QString("3, 6, 9"));
+        QCOMPARE(w.trainPanel()->evalLengthsEdit()->text(), QString("3, 6, 9"));
     }
 
     // Train with a checkpoint open asks: continue it (train.steps more steps counted on from its
@@ -827,14 +827,14 @@ private slots:
         trained.save(file);
 
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         w.show();
-        QVERIFY(w.openCheckpoint(file));
+        QVERIFY(w.train()->openCheckpoint(file));
         auto* steps = w.settings()->findChild<QSpinBox*>("steps");
         steps->setValue(12);
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
-        QVERIFY(!w.isTraining());
-        QMessageBox* box = w.trainChoiceBox();
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
+        QVERIFY(!w.train()->isTraining());
+        QMessageBox* box = w.train()->trainChoiceBox();
         QVERIFY(box && box->isVisible());
         QVERIFY2(box->text().contains("ten-steps.safetensors") && box->text().contains("step 10"), qPrintable(box->text()));
         QVERIFY2(box->informativeText().contains("12 more steps") && box->informativeText().contains("optimiser starts afresh") &&
@@ -843,49 +843,49 @@ private slots:
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) box->grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/train-choice.png");
         auto* continueButton = box->findChild<QPushButton*>("continueModel");
         QVERIFY(continueButton && continueButton->isEnabled());
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
         continueButton->click();
-        QVERIFY(w.isTraining());
+        QVERIFY(w.train()->isTraining());
         QVERIFY(finished.wait(120000));
         TrainOutcome o = finished.last().first().value<TrainOutcome>();
         QCOMPARE(o.status, TrainOutcome::Status::Finished);
         QCOMPARE(o.step, 22);
-        QCOMPARE(w.model().step(), 22);
-        QCOMPARE(w.lossPlot()->pointCount(), 12);
-        QVERIFY(w.currentRunDir().endsWith("-continued"));
-        const QJsonObject from = QJsonDocument::fromJson(test::readAll(w.currentRunDir() + "/config.json")).object()["continues_from"].toObject();
+        QCOMPARE(w.train()->model().step(), 22);
+        QCOMPARE(w.trainPanel()->lossPlot()->pointCount(), 12);
+        QVERIFY(w.train()->currentRunDir().endsWith("-continued"));
+        const QJsonObject from = QJsonDocument::fromJson(test::readAll(w.train()->currentRunDir() + "/config.json")).object()["continues_from"].toObject();
         QCOMPARE(from["checkpoint"].toString(), file);
         QCOMPARE(from["step"].toInteger(), 10);
 
         // asked again: the continued model goes on from its run's checkpoint; fresh starts at step 0
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
-        box = w.trainChoiceBox();
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
+        box = w.train()->trainChoiceBox();
         QVERIFY(box && box->isVisible());
-        const QString autosave = QFileInfo(w.currentRunDir()).fileName() + "/last.safetensors";  // the run it is, not just "last"
+        const QString autosave = QFileInfo(w.train()->currentRunDir()).fileName() + "/last.safetensors";  // the run it is, not just "last"
         QVERIFY2(box->text().contains(autosave) && box->text().contains("step 22"), qPrintable(box->text()));
         box->findChild<QPushButton*>("freshModel")->click();
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.last().first().value<TrainOutcome>().step, 12);
-        QVERIFY(!w.currentRunDir().endsWith("-continued"));
+        QVERIFY(!w.train()->currentRunDir().endsWith("-continued"));
 
         // a model of the window's own: Train starts at once
         steps->setValue(100000);
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
-        QVERIFY(w.isTraining());
-        QVERIFY(!w.trainChoiceBox() || !w.trainChoiceBox()->isVisible());
-        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
+        QVERIFY(w.train()->isTraining());
+        QVERIFY(!w.train()->trainChoiceBox() || !w.train()->trainChoiceBox()->isVisible());
+        QTest::mouseClick(w.trainPanel()->stopButton(), Qt::LeftButton);
         QVERIFY(finished.wait(10000));
 
         // settings of another model than the checkpoint's: only fresh
-        QVERIFY(w.openCheckpoint(file));
+        QVERIFY(w.train()->openCheckpoint(file));
         w.settings()->findChild<QSpinBox*>("layers")->setValue(3);
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
-        box = w.trainChoiceBox();
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
+        box = w.train()->trainChoiceBox();
         QVERIFY(box && box->isVisible());
         QVERIFY(!box->findChild<QPushButton*>("continueModel")->isEnabled());
         QVERIFY2(box->informativeText().contains("model.layers=3"), qPrintable(box->informativeText()));
         box->reject();
-        QVERIFY(!w.isTraining());
+        QVERIFY(!w.train()->isTraining());
     }
 
     // The Inspect tab on the bundled Mamba: its configuration has a Mamba's options only (the file
@@ -895,7 +895,7 @@ private slots:
         MainWindow w;
         w.resize(1360, 860);
         w.show();
-        w.showInspector();
+        w.docks()->showTab(Tab::Inspect);
         InspectorPanel* p = w.inspector();
         QSignalSpy loaded(p, &InspectorPanel::loaded);
         p->openFile(":/checkpoints/copy-mamba.safetensors");
@@ -927,7 +927,7 @@ private slots:
     void familyPickerShowsHonestSizesAndTrains()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         w.show();
         auto* kind = w.settings()->findChild<QComboBox*>("kind");
         auto* size = w.settings()->findChild<QLabel*>("modelSize");
@@ -946,11 +946,11 @@ private slots:
         c.train.steps = 5;
         c.train.evalEvery = 0;
         w.settings()->setConfig(c);
-        QSignalSpy finished(&w, &MainWindow::trainingFinished);
-        QTest::mouseClick(w.trainButton(), Qt::LeftButton);
+        QSignalSpy finished(w.train(), &TrainController::trainingFinished);
+        QTest::mouseClick(w.trainPanel()->trainButton(), Qt::LeftButton);
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.first().first().value<TrainOutcome>().status, TrainOutcome::Status::Finished);
-        QVERIFY(w.model().summary().startsWith("Mamba"));
+        QVERIFY(w.train()->model().summary().startsWith("Mamba"));
     }
 
     // The "Match size of" menu: Mamba widened to the Transformer's parameter count, off the GUI
@@ -958,7 +958,7 @@ private slots:
     void matchSizeMenuSetsTheWidth()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         auto* kind = w.settings()->findChild<QComboBox*>("kind");
         auto* size = w.settings()->findChild<QLabel*>("modelSize");
         auto* button = w.settings()->findChild<QToolButton*>("matchSize");
@@ -984,7 +984,7 @@ private slots:
     void taskPickerLoadsTheTaskAndShowsAnExample()
     {
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         auto* task = w.settings()->findChild<QComboBox*>("task_kind");
         auto* sample = w.settings()->findChild<QLabel*>("sample");
         auto* vocab = w.settings()->findChild<QSpinBox*>("vocab_size");
@@ -1018,8 +1018,8 @@ private slots:
         QVERIFY(!vocab->isEnabled());
         QVERIFY2(sample->text().contains("<table"), qPrintable(sample->text()));
         QVERIFY(validate(w.settings()->config()).isEmpty());
-        QVERIFY(w.accuracyPlot()->errorMode());
-        QCOMPARE(w.accuracyPlot()->plot()->yAxis->label(), QString("squared error / d"));
+        QVERIFY(w.trainPanel()->accuracyPlot()->errorMode());
+        QCOMPARE(w.trainPanel()->accuracyPlot()->plot()->yAxis->label(), QString("squared error / d"));
     }
 
     // The run browser lists the runs under a folder, filters them and overlays the selected
@@ -1035,7 +1035,7 @@ private slots:
             QCOMPARE(train(m, dir.filePath("runs/" + kind), control, {}).status, TrainOutcome::Status::Finished);
         }
         MainWindow w;
-        w.loadPreset("copy-tiny");
+        w.settings()->selectPreset("copy-tiny");
         RunBrowser* b = w.runBrowser();
         b->setFolder(dir.path());  // read off the GUI thread
         QTRY_COMPARE(b->runCount(), 2);
@@ -1073,12 +1073,12 @@ private slots:
         b->filterBox()->clear();
         QVERIFY2(b->status().startsWith("2 runs in"), qPrintable(b->status()));
         t->selectAll();
-        const int before = w.accuracyPlot()->curveCount();
+        const int before = w.trainPanel()->accuracyPlot()->curveCount();
         QTest::mouseClick(b->findChild<QPushButton*>("overlayRuns"), Qt::LeftButton);
-        QCOMPARE(w.accuracyPlot()->curveCount(), before + 2);
+        QCOMPARE(w.trainPanel()->accuracyPlot()->curveCount(), before + 2);
         // named once: the folder says which model it is (it once read "mamba (mamba)")
         QStringList names;
-        for (int i = before; i < w.accuracyPlot()->curveCount(); ++i) names << w.accuracyPlot()->plot()->graph(i)->name();
+        for (int i = before; i < w.trainPanel()->accuracyPlot()->curveCount(); ++i) names << w.trainPanel()->accuracyPlot()->plot()->graph(i)->name();
         names.sort();
         QCOMPARE(names, QStringList({"mamba", "transformer"}));
         // Look inside: one run, in the Explore tab's right pane (two selected: the button is off)
@@ -1095,7 +1095,7 @@ private slots:
             for (const QString theme : {"light", "dark"}) {
                 applyTheme(theme);
                 MainWindow shown;
-                shown.loadPreset("copy-tiny");
+                shown.settings()->selectPreset("copy-tiny");
                 shown.runBrowser()->setFolder(dir.path());
                 shown.runBrowser()->filterBox()->setText("result>abc");
                 shown.show();
@@ -1113,10 +1113,10 @@ private slots:
     void experimentPresetRunsAndShowsItsFigure()
     {
         MainWindow w;
-        w.loadPreset(defaultPresetName());
+        w.settings()->selectPreset(defaultPresetName());
         w.resize(1360, 860);
         w.show();
-        w.showExperiments();
+        w.docks()->showTab(Tab::Experiments);
         ExperimentsPanel* p = w.experiments();
         p->setExecutable(PARROT_EXE);
         p->setExtraOverrides({"train.steps=4", "train.warmup_steps=1", "train.eval_every=2", "train.eval_samples=4",
@@ -1197,7 +1197,7 @@ private slots:
     void screenshotIsWritten()
     {
         MainWindow w;
-        w.loadPreset(defaultPresetName());
+        w.settings()->selectPreset(defaultPresetName());
         w.show();
         const QString png = m_dir.filePath("shot.png");
         QVERIFY(w.saveScreenshot(png));

@@ -217,7 +217,7 @@ private slots:
         QSignalSpy asked(panel, &PretrainedPanel::lookInside);
         look->click();
         QCOMPARE(asked.size(), 1);
-        QCOMPARE(w.currentPanelName(), QString("Explore"));
+        QCOMPARE(w.docks()->currentPanelName(), QString("Explore"));
         ExplorerPanel* e = w.explorer();
         QCOMPARE(e->prompt(), panel->promptBox()->toPlainText());
         QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && e->left()->subject().readsText(), 60000);

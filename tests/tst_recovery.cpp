@@ -158,9 +158,9 @@ private slots:
 
         QTest::mouseClick(w.recoveryBar()->continueButton(), Qt::LeftButton);
         QVERIFY(!w.recoveryBar()->isVisible());
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->busy(), 10000);
-        QCOMPARE(w.session()->runDir(), run);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->busy(), 180000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.train()->session()->busy(), 10000);
+        QCOMPARE(w.train()->session()->runDir(), run);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.train()->session()->busy(), 180000);
         QCOMPARE(runStatus(run), QString("finished"));
         QVERIFY(!QFileInfo::exists(QDir(run).filePath("run.lock")));  // a run that ends lets go of its lock
         QVERIFY(test::tensorBytes(QDir(run).filePath("checkpoints/last.safetensors")) ==
@@ -244,7 +244,7 @@ private slots:
         MainWindow w;
         w.resize(1366, 768);
         w.show();
-        w.session()->setModel(Model::create(test::smallConfig("transformer", 10)));  // a model to save
+        w.train()->session()->setModel(Model::create(test::smallConfig("transformer", 10)));  // a model to save
         QStringList errors;
         connect(&w, &MainWindow::errorShown, this, [&errors](const QString& e) { errors << e; });
         const auto oneError = [&errors](const QString& file) {
@@ -259,11 +259,11 @@ private slots:
 
             // a checkpoint (File → Save checkpoint)
             const QString checkpoint = QDir(dir).filePath("model.safetensors");
-            QVERIFY(w.saveCheckpoint(checkpoint));
+            QVERIFY(w.train()->saveCheckpoint(checkpoint));
             const QByteArray checkpointBefore = test::readAll(checkpoint);
             // an exported figure (File → Export), written off the GUI thread
-            w.showTrain();
-            ExportDialog* d = w.exportFigure(nullptr, false);
+            w.docks()->showTab(Tab::Train);
+            ExportDialog* d = w.figureActions()->exportFigure(nullptr, false);
             QVERIFY(d);
             const QString figure = QDir(dir).filePath("loss.png");
             d->setPath(figure);
@@ -272,7 +272,7 @@ private slots:
             const QByteArray figureBefore = test::readAll(figure);
             {
                 const auto broken = breakFolder(failure, dir);
-                QVERIFY(!w.saveCheckpoint(checkpoint));
+                QVERIFY(!w.train()->saveCheckpoint(checkpoint));
                 QVERIFY2(oneError(checkpoint), qPrintable(failure));
                 const bool exported = test::exportAndWait(*d, &error);
                 QVERIFY2(!exported, qPrintable(failure + ": " + d->path() + " " + QString::number(QFileInfo(figure).size())));
@@ -291,19 +291,19 @@ private slots:
         }
 
         // a layout (View → Save layout): the settings file is written whole or not at all
-        w.saveLayout("kept");
+        w.docks()->saveLayout("kept");
         const QString settingsFile = QSettings().fileName();
         const QByteArray settingsBefore = test::readAll(settingsFile);
         QVERIFY(!settingsBefore.isEmpty());
         {
             DiskFull full(256);
-            w.saveLayout("lost");
+            w.docks()->saveLayout("lost");
         }
         QVERIFY(oneError(QFileInfo(settingsFile).fileName()));
         QCOMPARE(test::readAll(settingsFile), settingsBefore);
-        QVERIFY(w.savedLayouts().contains("kept"));
-        QVERIFY(!w.savedLayouts().contains("lost"));
-        w.saveLayout("later");
+        QVERIFY(w.docks()->savedLayouts().contains("kept"));
+        QVERIFY(!w.docks()->savedLayouts().contains("lost"));
+        w.docks()->saveLayout("later");
         QVERIFY(errors.isEmpty());
         // the preferences go the same way: written whole (numbers too), or the file is left as it was
         AppSettings prefs = AppSettings::load();
