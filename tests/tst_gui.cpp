@@ -1209,6 +1209,20 @@ private slots:
         for (int y = 0; y < img.height(); ++y)
             for (int x = 0; x < img.width(); ++x) colours.insert(img.pixel(x, y));
         QVERIFY2(colours.size() >= 64, qPrintable(QString("%1 colours").arg(colours.size())));
+        // and the window's own parts where the window has them: each as it draws itself alone
+        auto* preset = w.settings()->findChild<QWidget*>("preset");
+        QVERIFY(preset);
+        for (QWidget* part : {static_cast<QWidget*>(w.trainPanel()->trainButton()), preset}) {
+            QVERIFY(part->isVisible() && !part->size().isEmpty());
+            const QImage alone = part->grab().toImage().convertToFormat(QImage::Format_RGB32);
+            const QImage there = img.copy(QRect(part->mapTo(&w, QPoint(0, 0)), part->size()));
+            QCOMPARE(there.size(), alone.size());
+            int same = 0;
+            for (int y = 0; y < alone.height(); ++y)
+                for (int x = 0; x < alone.width(); ++x) same += alone.pixel(x, y) == there.pixel(x, y);
+            const double share = double(same) / (alone.width() * alone.height());
+            QVERIFY2(share >= 0.9, qPrintable(QString("%1: %2% of its pixels in the screenshot").arg(part->objectName()).arg(100 * share, 0, 'f', 1)));
+        }
     }
 };
 
