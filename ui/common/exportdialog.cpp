@@ -46,8 +46,27 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     setWindowTitle(tr("Export figure"));
     setObjectName("exportDialog");
     auto* form = new QFormLayout(this);
+    addTargetRows(form, preselect);
+    addSizeRows(form);
+    addStyleRows(form);
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    form->addRow(m_status);
+    addButtons(form);
+
+    setOptions(savedExportOptions());
+    const auto it = std::find(m_plots.begin(), m_plots.end(), preselect);
+    setTarget(wholePanel && m_plots.size() > 1 ? int(m_plots.size()) : it != m_plots.end() ? int(it - m_plots.begin()) : 0);
+    setPath(QDir(exportFolder()).filePath(fileNameFor(targetName()) + "." + AppSettings::load().exportFormat));
+    connect(m_target, &QComboBox::currentIndexChanged, this, [this] { setFileStem(fileNameFor(targetName())); });  // the file name follows the figure
+    for (QSpinBox* b : {m_width, m_height, m_dpi}) connect(b, &QSpinBox::valueChanged, this, &ExportDialog::showPixels);
+    showPixels();
+}
+
+void ExportDialog::addTargetRows(QFormLayout* form, QCustomPlot* preselect)
+{
     m_target = new QComboBox(this);
-    for (const PlacedPlot& p : panelPlots(panel, 1000, 1000)) {
+    for (const PlacedPlot& p : panelPlots(m_panel, 1000, 1000)) {
         m_plots.push_back(p.plot);
         m_target->addItem(p.name);
     }
@@ -55,7 +74,7 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
         m_plots.push_back(preselect);
         m_target->addItem(plotName(*preselect));
     }
-    if (m_plots.size() > 1) m_target->addItem(tr("The whole %1 tab (%2 plots as one figure)").arg(panelName).arg(m_plots.size()));
+    if (m_plots.size() > 1) m_target->addItem(tr("The whole %1 tab (%2 plots as one figure)").arg(m_panelName).arg(m_plots.size()));
     form->addRow(tr("Figure"), m_target);
 
     auto* pathRow = new QHBoxLayout;
@@ -64,7 +83,11 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     pathRow->addWidget(m_path, 1);
     pathRow->addWidget(browse);
     form->addRow(tr("File (.png .pdf .svg .csv)"), pathRow);
+    connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
+}
 
+void ExportDialog::addSizeRows(QFormLayout* form)
+{
     auto* sizeRow = new QHBoxLayout;
     m_width = new QSpinBox(this);
     m_height = new QSpinBox(this);
@@ -84,6 +107,10 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     m_pixels->setObjectName("pixelSize");
     m_pixels->setWordWrap(true);
     form->addRow(QString(), m_pixels);
+}
+
+void ExportDialog::addStyleRows(QFormLayout* form)
+{
     m_font = new QDoubleSpinBox(this);
     m_font->setRange(0, 72);
     m_font->setDecimals(1);
@@ -99,41 +126,28 @@ ExportDialog::ExportDialog(QWidget* panel, const QString& panelName, QCustomPlot
     form->addRow(tr("Line width"), m_line);
     m_white = new QCheckBox(tr("White, printer-friendly background (also in dark mode)"), this);
     form->addRow(QString(), m_white);
-    m_status = new QLabel(this);
-    m_status->setWordWrap(true);
-    form->addRow(m_status);
+}
 
+void ExportDialog::addButtons(QFormLayout* form)
+{
     auto* buttons = new QDialogButtonBox(this);
-    QPushButton* save = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
-    QPushButton* copy = buttons->addButton(tr("Copy to clipboard"), QDialogButtonBox::ActionRole);
+    m_saveButton = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
+    m_copyButton = buttons->addButton(tr("Copy to clipboard"), QDialogButtonBox::ActionRole);
     buttons->addButton(QDialogButtonBox::Cancel);
-    save->setObjectName("exportButton");
-    copy->setObjectName("copyButton");
+    m_saveButton->setObjectName("exportButton");
+    m_copyButton->setObjectName("copyButton");
     form->addRow(buttons);
-
-    setOptions(savedExportOptions());
-    const auto it = std::find(m_plots.begin(), m_plots.end(), preselect);
-    setTarget(wholePanel && m_plots.size() > 1 ? int(m_plots.size()) : it != m_plots.end() ? int(it - m_plots.begin()) : 0);
-    setPath(QDir(exportFolder()).filePath(fileNameFor(targetName()) + "." + AppSettings::load().exportFormat));
-    connect(m_target, &QComboBox::currentIndexChanged, this, [this] { setFileStem(fileNameFor(targetName())); });  // the file name follows the figure
-    for (QSpinBox* b : {m_width, m_height, m_dpi}) connect(b, &QSpinBox::valueChanged, this, &ExportDialog::showPixels);
-    showPixels();
-    connect(browse, &QPushButton::clicked, this, &ExportDialog::browse);
-    connect(save, &QPushButton::clicked, this, [this] {
-        m_closeWhenWritten = exportNow();
-    });
+    connect(m_saveButton, &QPushButton::clicked, this, [this] { m_closeWhenWritten = exportNow(); });
     connect(this, &ExportDialog::exported, this, [this] {
         if (std::exchange(m_closeWhenWritten, false)) accept();
     });
     connect(this, &ExportDialog::failed, this, [this] { m_closeWhenWritten = false; });
     // one file at a time
-    connect(&m_write, &BackgroundJob::finished, this, [save, copy] {
-        save->setEnabled(true);
-        copy->setEnabled(true);
+    connect(&m_write, &BackgroundJob::finished, this, [this] {
+        m_saveButton->setEnabled(true);
+        m_copyButton->setEnabled(true);
     });
-    m_saveButton = save;
-    m_copyButton = copy;
-    connect(copy, &QPushButton::clicked, this, &ExportDialog::copyToClipboard);
+    connect(m_copyButton, &QPushButton::clicked, this, &ExportDialog::copyToClipboard);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 }
 
@@ -211,9 +225,9 @@ bool ExportDialog::exportNow(QString* error)
     if (isWriting()) return fail(tr("The last figure is still being written."));
     DrawnFigure drawn;
     try {
-        if (file.isEmpty()) throw Error("no file chosen: type a path ending in .png, .pdf, .svg or .csv");
+        if (file.isEmpty()) throw Error(tr("no file chosen: type a path ending in .png, .pdf, .svg or .csv"));
         const std::vector<PlacedPlot> plots = selection();
-        if (plots.empty()) throw Error("the plot is gone (its view was closed or rebuilt): choose it again");
+        if (plots.empty()) throw Error(tr("the plot is gone (its view was closed or rebuilt): choose it again"));
         if (m_csv && plots.size() == 1 && plots.front().plot == m_csvPlot && QFileInfo(file).suffix().toLower() == "csv") {
             checkExport(file, options());
             drawn.kind = DrawnFigure::Kind::Csv;

@@ -14,6 +14,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -55,6 +56,10 @@ signals:
     void failed(const QString& message);
 
 private:
+    void addTargetRows(QFormLayout* form, QCustomPlot* preselect);  // the figure and the file
+    void addSizeRows(QFormLayout* form);
+    void addStyleRows(QFormLayout* form);  // font, line width, background
+    void addButtons(QFormLayout* form);
     void browse();
     void remember() const;
     void showPixels();
