@@ -312,144 +312,182 @@ TaskConfig evaluationTask(const TaskConfig& t)
     return e;
 }
 
-QStringList validate(const ExperimentConfig& c)
+namespace {
+
+// What validate() finds, and the checks it finds it with.
+struct Problems {
+    QStringList list;
+    void need(bool ok, const QString& msg)
+    {
+        if (!ok) list << msg;
+    }
+    void add(const QString& problem)
+    {
+        if (!problem.isEmpty()) list << problem;
+    }
+    void inRange(const char* key, long long value) { add(rangeProblem(key, value)); }  // the range of configfields.h
+    void inRealRange(const char* key, double value) { add(rangeProblem(realField(key), value)); }
+};
+
+// A token task checks the rest of its settings itself: its kind, vocabulary, options, room in the
+// context, and whether each evaluation length can be generated.
+void checkTokenTask(const TaskConfig& t, Problems& p)
 {
-    QStringList p;
-    auto need = [&](bool ok, const QString& msg) { if (!ok) p << msg; };
-    auto inRange = [&](const char* key, long long value) {  // the range of configfields.h
-        const QString problem = rangeProblem(key, value);
-        if (!problem.isEmpty()) p << problem;
-    };
-    auto inRealRange = [&](const char* key, double value) {
-        const QString problem = rangeProblem(realField(key), value);
-        if (!problem.isEmpty()) p << problem;
-    };
-    const TaskConfig& t = c.task;
-    inRange("task.min_len", t.minLen);
-    need(t.maxLen >= t.minLen, QString("task.max_len: expected >= task.min_len (%1), got %2").arg(t.minLen).arg(t.maxLen));
-    need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
-    for (int len : t.evalLengths)
-        inRange("task.eval_lengths", len);
-    if (isTextTask(t.kind)) {
-        need(t.vocabSize >= 2 && t.vocabSize <= (1 << 24), QString("task.vocab_size: a language model's vocabulary of 2..16,777,216 tokens, got %1").arg(t.vocabSize));
-    } else if (p.isEmpty()) {
-        // The task checks the rest: its kind, vocabulary, options, room in the context, and
-        // whether each evaluation length can be generated.
-        try {
-            if (isVectorTask(t.kind)) throw Error(QString());  // checked below
-            TokenTask::create(t);
-            const TaskConfig e = evaluationTask(t);
-            if (!t.evalKind.isEmpty()) {
-                if (isVectorTask(e.kind) || !findTask(e.kind))
-                    throw Error(QString("task.eval_kind: expected a token task, got \"%1\"").arg(e.kind));
-                if (taskVocabSize(e) != taskVocabSize(t))
-                    throw Error(QString("task.eval_kind: %1 has a different vocabulary from %2").arg(e.kind, t.kind));
-            }
-            const std::unique_ptr<TokenTask> task = TokenTask::create(e);
-            for (int len : evaluationLengths(t)) {  // the first one that cannot be generated
-                const QString problem = task->checkDifficulty(len);
-                if (!problem.isEmpty()) {
-                    p << "task.eval_lengths: " + problem;
-                    break;
-                }
-            }
-        } catch (const Error& e) {
-            if (!e.message().isEmpty()) p << e.message();
+    try {
+        if (isVectorTask(t.kind)) throw Error(QString());  // checked below
+        TokenTask::create(t);
+        const TaskConfig e = evaluationTask(t);
+        if (!t.evalKind.isEmpty()) {
+            if (isVectorTask(e.kind) || !findTask(e.kind))
+                throw Error(QString("task.eval_kind: expected a token task, got \"%1\"").arg(e.kind));
+            if (taskVocabSize(e) != taskVocabSize(t))
+                throw Error(QString("task.eval_kind: %1 has a different vocabulary from %2").arg(e.kind, t.kind));
         }
-        if (isVectorTask(t.kind)) {
-            try {
-                IclTask::create(t);
-            } catch (const Error& e) {
-                p << e.message();
+        const std::unique_ptr<TokenTask> task = TokenTask::create(e);
+        for (int len : evaluationLengths(t)) {  // the first one that cannot be generated
+            const QString problem = task->checkDifficulty(len);
+            if (!problem.isEmpty()) {
+                p.list << "task.eval_lengths: " + problem;
+                break;
             }
+        }
+    } catch (const Error& e) {
+        if (!e.message().isEmpty()) p.list << e.message();
+    }
+    if (isVectorTask(t.kind)) {
+        try {
+            IclTask::create(t);
+        } catch (const Error& e) {
+            p.list << e.message();
         }
     }
-    need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
+}
 
+void validateTask(const TaskConfig& t, Problems& p)
+{
+    p.inRange("task.min_len", t.minLen);
+    p.need(t.maxLen >= t.minLen, QString("task.max_len: expected >= task.min_len (%1), got %2").arg(t.minLen).arg(t.maxLen));
+    p.need(!t.evalLengths.empty(), "task.eval_lengths: expected at least one length");
+    for (int len : t.evalLengths)
+        p.inRange("task.eval_lengths", len);
+    if (isTextTask(t.kind))
+        p.need(t.vocabSize >= 2 && t.vocabSize <= (1 << 24), QString("task.vocab_size: a language model's vocabulary of 2..16,777,216 tokens, got %1").arg(t.vocabSize));
+    else if (p.list.isEmpty())
+        checkTokenTask(t, p);
+    p.need(t.evalSamples >= 1, QString("task.eval_samples: expected >= 1, got %1").arg(t.evalSamples));
+}
+
+// The heads, positions and attention settings.
+void validateAttention(const ExperimentConfig& c, const ModelFamily* family, Problems& p)
+{
     const ModelConfig& m = c.model;
-    const ModelFamily* family = findFamily(m.kind);
-    need(family, QString("model.kind: expected one of %1, got \"%2\"").arg(familyIds().join(", "), m.kind));
     const bool attention = family && family->attention;
     const bool schemes = family && family->positions;  // the Transformer's model.positions
-    need(findPositions(m.positions),
-         QString("model.positions: expected one of %1, got \"%2\"").arg(positionIds().join(", "), m.positions));
-    inRange("model.layers", m.layers);
-    inRange("model.d_model", m.dModel);
-    inRange("model.heads", m.heads);
+    p.need(findPositions(m.positions),
+           QString("model.positions: expected one of %1, got \"%2\"").arg(positionIds().join(", "), m.positions));
+    p.inRange("model.layers", m.layers);
+    p.inRange("model.d_model", m.dModel);
+    p.inRange("model.heads", m.heads);
     if (attention) {
-        need(m.heads >= 1 && m.dModel % m.heads == 0,
-             QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
-        need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
-             QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
-        inRange("model.mlp_ratio", m.mlpRatio);
+        p.need(m.heads >= 1 && m.dModel % m.heads == 0,
+               QString("model.d_model: expected a multiple of model.heads (%1), got %2").arg(m.heads).arg(m.dModel));
+        p.need(m.numMaskedHeads >= 0 && m.numMaskedHeads <= m.heads,
+               QString("model.num_masked_heads: expected 0..model.heads (%1), got %2").arg(m.heads).arg(m.numMaskedHeads));
+        p.inRange("model.mlp_ratio", m.mlpRatio);
     }
-    inRealRange("model.rotary_fraction", m.rotaryFraction);
+    p.inRealRange("model.rotary_fraction", m.rotaryFraction);
     if (schemes && m.positions == "rope" && m.heads >= 1 && m.dModel % m.heads == 0)
-        need(int(m.rotaryFraction * (m.dModel / m.heads)) >= 2,
-             QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
-    inRealRange("model.layer_norm_eps", m.layerNormEps);
-    inRealRange("model.rotary_base", m.rotaryBase);
-    inRange("model.max_positions", m.maxPositions);
+        p.need(int(m.rotaryFraction * (m.dModel / m.heads)) >= 2,
+               QString("model.rotary_fraction: %1 of a head of %2 dims rotates fewer than 2 dims").arg(m.rotaryFraction).arg(m.dModel / m.heads));
+    p.inRealRange("model.layer_norm_eps", m.layerNormEps);
+    p.inRealRange("model.rotary_base", m.rotaryBase);
+    p.inRange("model.max_positions", m.maxPositions);
     if ((schemes && m.positions == "learned") || (family && family->learnedPositions))
-        need(m.maxPositions >= c.task.contextLen,
-             QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
-    inRange("model.d_state", m.dState);
-    inRange("model.d_conv", m.dConv);
-    need(m.shortConv == 0 || (m.shortConv >= 2 && m.shortConv <= 16),
-         QString("model.short_conv: expected 0 (none) or a width of 2..16, got %1").arg(m.shortConv));
-    inRange("model.expand", m.expand);
-    need(m.init == "default" || m.init == "mimetic", QString("model.init: expected default or mimetic, got \"%1\"").arg(m.init));
+        p.need(m.maxPositions >= c.task.contextLen,
+               QString("model.max_positions: expected >= task.context_len (%1), got %2").arg(c.task.contextLen).arg(m.maxPositions));
+}
+
+// The state-space and recurrent mixers' settings.
+void validateMixers(const ModelConfig& m, const ModelFamily* family, Problems& p)
+{
+    p.inRange("model.d_state", m.dState);
+    p.inRange("model.d_conv", m.dConv);
+    p.need(m.shortConv == 0 || (m.shortConv >= 2 && m.shortConv <= 16),
+           QString("model.short_conv: expected 0 (none) or a width of 2..16, got %1").arg(m.shortConv));
+    p.inRange("model.expand", m.expand);
+    p.need(m.init == "default" || m.init == "mimetic", QString("model.init: expected default or mimetic, got \"%1\"").arg(m.init));
     if (m.init == "mimetic")
-        need(family && family->options.contains("init"),
-             QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
-                 .arg(familiesWithOption("init").join(", "), m.kind));
-    inRange("model.mamba_mlp_ratio", m.mambaMlpRatio);
-    inRange("model.head_dim", m.headDim);
-    inRange("model.n_groups", m.nGroups);
-    inRange("model.chunk_size", m.chunkSize);
+        p.need(family && family->options.contains("init"),
+               QString("model.init: mimetic initialisation is for Mamba's selective mixers (%1), not %2")
+                   .arg(familiesWithOption("init").join(", "), m.kind));
+    p.inRange("model.mamba_mlp_ratio", m.mambaMlpRatio);
+    p.inRange("model.head_dim", m.headDim);
+    p.inRange("model.n_groups", m.nGroups);
+    p.inRange("model.chunk_size", m.chunkSize);
     if (family && family->headsWidth && m.headDim >= 1) {
         const long long width = family->headsWidth(m);
-        need(width % m.headDim == 0, QString("model.head_dim: %1 does not divide %2 = %3 into heads")
-                                         .arg(m.headDim).arg(family->headsWidthText).arg(width));
+        p.need(width % m.headDim == 0, QString("model.head_dim: %1 does not divide %2 = %3 into heads")
+                                           .arg(m.headDim).arg(family->headsWidthText).arg(width));
         if (family->options.contains("n_groups") && m.nGroups >= 1 && width % m.headDim == 0)
-            need((width / m.headDim) % m.nGroups == 0,
-                 QString("model.n_groups: %1 does not divide the %2 heads (%3 / head_dim)").arg(m.nGroups).arg(width / m.headDim)
-                     .arg(family->headsWidthText));
+            p.need((width / m.headDim) % m.nGroups == 0,
+                   QString("model.n_groups: %1 does not divide the %2 heads (%3 / head_dim)").arg(m.nGroups).arg(width / m.headDim)
+                       .arg(family->headsWidthText));
     }
-    inRange("model.dt_rank", m.dtRank);
+    p.inRange("model.dt_rank", m.dtRank);
+}
 
+void validateModel(const ExperimentConfig& c, Problems& p)
+{
+    const ModelFamily* family = findFamily(c.model.kind);
+    p.need(family, QString("model.kind: expected one of %1, got \"%2\"").arg(familyIds().join(", "), c.model.kind));
+    validateAttention(c, family, p);
+    validateMixers(c.model, family, p);
+}
+
+void validateTraining(const ExperimentConfig& c, Problems& p)
+{
     const TrainConfig& r = c.train;
-    inRange("train.steps", r.steps);
-    inRange("train.batch_size", r.batchSize);
-    inRealRange("train.lr", r.lr);
-    need(r.schedule == "cosine" || r.schedule == "linear" || r.schedule == "constant",
-         QString("train.schedule: expected \"cosine\", \"linear\" or \"constant\", got \"%1\"").arg(r.schedule));
-    inRealRange("train.min_lr_ratio", r.minLrRatio);
-    inRange("train.warmup_steps", r.warmupSteps);
-    inRealRange("train.weight_decay", r.weightDecay);
-    inRealRange("train.beta1", r.beta1);
-    inRealRange("train.beta2", r.beta2);
-    inRealRange("train.grad_clip", r.gradClip);
-    inRange("train.eval_every", r.evalEvery);
-    inRange("train.eval_samples", r.evalSamples);
-    inRange("train.checkpoint_every", r.checkpointEvery);
-    inRange("train.log_every", r.logEvery);
-    inRange("train.mechanism_every", r.mechanismEvery);
-    inRealRange("train.target_accuracy", r.targetAccuracy);
-    need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),
-         "train.target_accuracy: in-context-learning tasks report an error, not a string accuracy; set it to 0");
-    need(r.targetAccuracy == 0 || r.evalEvery > 0, "train.target_accuracy: needs periodic evaluations (train.eval_every > 0)");
+    p.inRange("train.steps", r.steps);
+    p.inRange("train.batch_size", r.batchSize);
+    p.inRealRange("train.lr", r.lr);
+    p.need(r.schedule == "cosine" || r.schedule == "linear" || r.schedule == "constant",
+           QString("train.schedule: expected \"cosine\", \"linear\" or \"constant\", got \"%1\"").arg(r.schedule));
+    p.inRealRange("train.min_lr_ratio", r.minLrRatio);
+    p.inRange("train.warmup_steps", r.warmupSteps);
+    p.inRealRange("train.weight_decay", r.weightDecay);
+    p.inRealRange("train.beta1", r.beta1);
+    p.inRealRange("train.beta2", r.beta2);
+    p.inRealRange("train.grad_clip", r.gradClip);
+    p.inRange("train.eval_every", r.evalEvery);
+    p.inRange("train.eval_samples", r.evalSamples);
+    p.inRange("train.checkpoint_every", r.checkpointEvery);
+    p.inRange("train.log_every", r.logEvery);
+    p.inRange("train.mechanism_every", r.mechanismEvery);
+    p.inRealRange("train.target_accuracy", r.targetAccuracy);
+    p.need(r.targetAccuracy == 0 || !isVectorTask(c.task.kind),
+           "train.target_accuracy: in-context-learning tasks report an error, not a string accuracy; set it to 0");
+    p.need(r.targetAccuracy == 0 || r.evalEvery > 0, "train.target_accuracy: needs periodic evaluations (train.eval_every > 0)");
     if (r.curriculumDims != 0) {
-        need(isVectorTask(c.task.kind), "train.curriculum_dims: a curriculum applies to the in-context-learning tasks; set it to 0");
-        need(r.curriculumDims >= 1 && r.curriculumDims <= c.task.dims,
-             QString("train.curriculum_dims: expected 1..task.dims (%1), or 0 for none, got %2").arg(c.task.dims).arg(r.curriculumDims));
-        need(r.curriculumSteps >= 1, QString("train.curriculum_steps: expected >= 1 with a curriculum, got %1").arg(r.curriculumSteps));
+        p.need(isVectorTask(c.task.kind), "train.curriculum_dims: a curriculum applies to the in-context-learning tasks; set it to 0");
+        p.need(r.curriculumDims >= 1 && r.curriculumDims <= c.task.dims,
+               QString("train.curriculum_dims: expected 1..task.dims (%1), or 0 for none, got %2").arg(c.task.dims).arg(r.curriculumDims));
+        p.need(r.curriculumSteps >= 1, QString("train.curriculum_steps: expected >= 1 with a curriculum, got %1").arg(r.curriculumSteps));
     }
-    need(r.curriculumSteps >= 0, QString("train.curriculum_steps: expected >= 0, got %1").arg(r.curriculumSteps));
-    need(r.precision == "fp32" || r.precision == "bf16",
-         QString("train.precision: expected \"fp32\" or \"bf16\", got \"%1\"").arg(r.precision));
-    inRange("seed", c.seed);
-    return p;
+    p.need(r.curriculumSteps >= 0, QString("train.curriculum_steps: expected >= 0, got %1").arg(r.curriculumSteps));
+    p.need(r.precision == "fp32" || r.precision == "bf16",
+           QString("train.precision: expected \"fp32\" or \"bf16\", got \"%1\"").arg(r.precision));
+}
+
+}  // namespace
+
+QStringList validate(const ExperimentConfig& c)
+{
+    Problems p;
+    validateTask(c.task, p);
+    validateModel(c, p);
+    validateTraining(c, p);
+    p.inRange("seed", c.seed);
+    return p.list;
 }
 
 void applyOverride(ExperimentConfig& c, const QString& assignment)

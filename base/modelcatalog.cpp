@@ -77,101 +77,105 @@ QString describeHybrid(const ModelConfig& m)
     return QString("%1, %2 layer pairs, d_model %3, %4 heads, %5").arg(name).arg(m.layers).arg(m.dModel).arg(m.heads).arg(ssmText(m));
 }
 
+double transformerLayerParameters(const ModelConfig& m, double C) { return attentionParameters(m, C) + 2 * m.mlpRatio * C * C; }
+double mambaLayerParameters(const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; }
+double hybridLayerParameters(const ModelConfig& m, double C) { return attentionParameters(m, C) + mambaMixerParameters(m, C); }
+
 }  // namespace
 
+// One entry per family: a table, longer than a screen as the families are many.
 const std::vector<ModelFamily>& modelFamilies()
 {
     static const QStringList common = {"layers", "d_model", "tie_embeddings"};
     static const QStringList ssm = {"d_state", "d_conv", "expand"};
     static const QStringList selective = {"dt_rank", "proj_bias", "conv_bias"};  // the selective mixer's details
-    static const std::vector<ModelFamily> families = [] {
-        std::vector<ModelFamily> f;
-        ModelFamily transformer{"transformer", "Transformer",
-                                "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen by model.positions.",
-                                common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction",
-                                                     "max_positions", "parallel_residual", "layer_norm_eps", "rotary_base",
-                                                     "repeat_pass_dims", "short_conv"}};
-        transformer.attention = transformer.positions = true;
-        transformer.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + 2 * m.mlpRatio * C * C; };
-        transformer.describe = describeTransformer;
-        f.push_back(transformer);
-
-        ModelFamily mamba{"mamba", "Mamba",
-                          "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
-                          common + ssm + selective + QStringList{"mamba_mlp_ratio", "init"}};
-        mamba.stateSpace = mamba.selectiveScan = true;
-        mamba.colour = 0xD55E00;
-        mamba.layerParameters = [](const ModelConfig& m, double C) { return mambaMixerParameters(m, C) + 3 * m.mambaMlpRatio * C * C; };
-        mamba.describe = describeStateSpace;
-        f.push_back(mamba);
-
-        ModelFamily mamba2{"mamba2", "Mamba-2",
-                           "Mamba-2 blocks (Dao and Gu 2024, SSD): one scalar decay per head and a head_dim x d_state state "
-                           "per head, a fixed-size state; mamba_ssm's parameter names.",
-                           common + QStringList{"d_state", "d_conv", "expand", "head_dim", "n_groups", "chunk_size"}};
-        mamba2.stateSpace = mamba2.effectiveAttention = true;
-        mamba2.colour = 0xE377C2;
-        mamba2.headsWidth = [](const ModelConfig& m) { return m.expand * m.dModel; };
-        mamba2.headsWidthText = "the inner width expand x d_model";
-        mamba2.layerParameters = mamba2MixerParameters;
-        mamba2.describe = describeMamba2;
-        f.push_back(mamba2);
-
-        ModelFamily deltaNet{"gated_deltanet", "Gated DeltaNet",
-                             "Gated DeltaNet blocks (Yang et al. 2025): the delta rule writes each value under its key, "
-                             "replacing what the key held, and a gate decays the state; a fixed-size state; fla's names.",
-                             common + QStringList{"d_conv", "expand", "head_dim", "chunk_size", "forget_gate"}};
-        deltaNet.effectiveAttention = true;
-        deltaNet.colour = 0x17BECF;
-        deltaNet.headsWidth = [](const ModelConfig& m) { return m.dModel; };
-        deltaNet.headsWidthText = "d_model";
-        deltaNet.layerParameters = gatedDeltaNetParameters;
-        deltaNet.describe = describeGatedDeltaNet;
-        f.push_back(deltaNet);
-
-        ModelFamily lstm{"lstm", "LSTM",
-                         "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.", common};
-        lstm.colour = 0x787878;
-        lstm.layerParameters = [](const ModelConfig&, double C) { return 8 * C * C; };
-        lstm.describe = [](const ModelConfig& m) { return QString("LSTM, %1 layers, hidden %2").arg(m.layers).arg(m.dModel); };
-        f.push_back(lstm);
-
-        ModelFamily s4d{"s4d", "S4D", "Diagonal, time-invariant state space layers (S4D-real) with GELU and projections.",
-                        common + QStringList{"d_state", "expand"}};
-        s4d.stateSpace = true;
-        s4d.colour = 0x8C564B;
-        s4d.layerParameters = [](const ModelConfig& m, double C) { return 2 * m.expand * C * C; };
-        s4d.describe = describeStateSpace;
-        f.push_back(s4d);
-
-        ModelFamily s4Mamba{"s4_mamba", "S4-Mamba",
-                            "The Mamba block with a time-invariant S4D kernel in place of the selective scan (Park et al.).",
-                            common + ssm + QStringList{"mamba_mlp_ratio"}};
-        s4Mamba.stateSpace = true;
-        s4Mamba.colour = 0xBCBD22;
-        s4Mamba.layerParameters = mamba.layerParameters;
-        s4Mamba.describe = describeStateSpace;
-        f.push_back(s4Mamba);
-
-        ModelFamily hybrid{"hybrid", "Hybrid",
-                           "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
-                           common + ssm + QStringList{"heads", "max_positions", "init"}};
-        hybrid.attention = hybrid.stateSpace = hybrid.learnedPositions = hybrid.selectiveScan = true;
-        hybrid.colour = 0x9467BD;
-        hybrid.layerParameters = [](const ModelConfig& m, double C) { return attentionParameters(m, C) + mambaMixerParameters(m, C); };
-        hybrid.describe = describeHybrid;
-        f.push_back(hybrid);
-
-        ModelFamily mambaFormer{"mambaformer", "MambaFormer",
-                                "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
-                                common + ssm + QStringList{"heads", "init"}};
-        mambaFormer.attention = mambaFormer.stateSpace = mambaFormer.selectiveScan = true;
-        mambaFormer.colour = 0x000000;
-        mambaFormer.layerParameters = hybrid.layerParameters;
-        mambaFormer.describe = describeHybrid;
-        f.push_back(mambaFormer);
-        return f;
-    }();
+    static const std::vector<ModelFamily> families{
+        {.id = "transformer",
+         .label = "Transformer",
+         .tip = "Decoder-only, pre-LayerNorm Transformer; its positional scheme is chosen by model.positions.",
+         .options = common + QStringList{"positions", "heads", "num_masked_heads", "mlp_ratio", "rotary_fraction", "max_positions",
+                                         "parallel_residual", "layer_norm_eps", "rotary_base", "repeat_pass_dims", "short_conv"},
+         .attention = true,
+         .positions = true,
+         .layerParameters = transformerLayerParameters,
+         .describe = describeTransformer},
+        {.id = "mamba",
+         .label = "Mamba",
+         .tip = "Mamba blocks (selective state space, fused scan): a fixed-size state, the copy paper's GSSM.",
+         .options = common + ssm + selective + QStringList{"mamba_mlp_ratio", "init"},
+         .stateSpace = true,
+         .selectiveScan = true,
+         .colour = 0xD55E00,
+         .layerParameters = mambaLayerParameters,
+         .describe = describeStateSpace},
+        {.id = "mamba2",
+         .label = "Mamba-2",
+         .tip = "Mamba-2 blocks (Dao and Gu 2024, SSD): one scalar decay per head and a head_dim x d_state state "
+                "per head, a fixed-size state; mamba_ssm's parameter names.",
+         .options = common + QStringList{"d_state", "d_conv", "expand", "head_dim", "n_groups", "chunk_size"},
+         .stateSpace = true,
+         .effectiveAttention = true,
+         .headsWidth = [](const ModelConfig& m) { return m.expand * m.dModel; },
+         .headsWidthText = "the inner width expand x d_model",
+         .colour = 0xE377C2,
+         .layerParameters = mamba2MixerParameters,
+         .describe = describeMamba2},
+        {.id = "gated_deltanet",
+         .label = "Gated DeltaNet",
+         .tip = "Gated DeltaNet blocks (Yang et al. 2025): the delta rule writes each value under its key, "
+                "replacing what the key held, and a gate decays the state; a fixed-size state; fla's names.",
+         .options = common + QStringList{"d_conv", "expand", "head_dim", "chunk_size", "forget_gate"},
+         .effectiveAttention = true,
+         .headsWidth = [](const ModelConfig& m) { return m.dModel; },
+         .headsWidthText = "d_model",
+         .colour = 0x17BECF,
+         .layerParameters = gatedDeltaNetParameters,
+         .describe = describeGatedDeltaNet},
+        {.id = "lstm",
+         .label = "LSTM",
+         .tip = "An LSTM language model, the copy paper's recurrent baseline: a state of 2 x hidden x layers.",
+         .options = common,
+         .colour = 0x787878,
+         .layerParameters = [](const ModelConfig&, double C) { return 8 * C * C; },
+         .describe = [](const ModelConfig& m) { return QString("LSTM, %1 layers, hidden %2").arg(m.layers).arg(m.dModel); }},
+        {.id = "s4d",
+         .label = "S4D",
+         .tip = "Diagonal, time-invariant state space layers (S4D-real) with GELU and projections.",
+         .options = common + QStringList{"d_state", "expand"},
+         .stateSpace = true,
+         .colour = 0x8C564B,
+         .layerParameters = [](const ModelConfig& m, double C) { return 2 * m.expand * C * C; },
+         .describe = describeStateSpace},
+        {.id = "s4_mamba",
+         .label = "S4-Mamba",
+         .tip = "The Mamba block with a time-invariant S4D kernel in place of the selective scan (Park et al.).",
+         .options = common + ssm + QStringList{"mamba_mlp_ratio"},
+         .stateSpace = true,
+         .colour = 0xBCBD22,
+         .layerParameters = mambaLayerParameters,
+         .describe = describeStateSpace},
+        {.id = "hybrid",
+         .label = "Hybrid",
+         .tip = "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
+         .options = common + ssm + QStringList{"heads", "max_positions", "init"},
+         .attention = true,
+         .learnedPositions = true,
+         .stateSpace = true,
+         .selectiveScan = true,
+         .colour = 0x9467BD,
+         .layerParameters = hybridLayerParameters,
+         .describe = describeHybrid},
+        {.id = "mambaformer",
+         .label = "MambaFormer",
+         .tip = "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
+         .options = common + ssm + QStringList{"heads", "init"},
+         .attention = true,
+         .stateSpace = true,
+         .selectiveScan = true,
+         .colour = 0x000000,
+         .layerParameters = hybridLayerParameters,
+         .describe = describeHybrid},
+    };
     return families;
 }
 

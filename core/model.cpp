@@ -338,55 +338,55 @@ TensorRecord floatRecord(const torch::Tensor& tensor)
     return rec;
 }
 
-Model Model::load(const QString& given, const std::function<bool(int, int)>& progress, WeightDtype dtype)
+namespace {
+
+// A checkpoint Model::save wrote: its config and step from the metadata. A run's resume file
+// (train/resume.h) is a checkpoint too: its training state, which is not weights, leaves `file`.
+ExperimentConfig ownCheckpointConfig(const QString& path, SafetensorsFile& file, long long& step)
 {
-    const QString path = QFileInfo(given).isDir() ? checkpointInFolder(given) : given;  // a HuggingFace folder: its weights
-    SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
-    ExperimentConfig config;
-    ImportedCheckpoint imported;  // for another program's checkpoint: how its names map
-    long long step = 0;
-    if (file.metadata.value("format") == "parrotscope") {
-        if (file.metadata.value("format_version") != "1")
-            throw Error(QString("%1: checkpoint format version '%2' is not supported (expected 1)")
-                            .arg(path, file.metadata.value("format_version")));
-        auto section = [&](const QString& key) {
-            QJsonParseError err;
-            const QJsonDocument doc = QJsonDocument::fromJson(file.metadata.value(key).toUtf8(), &err);
-            if (!file.metadata.contains(key) || err.error != QJsonParseError::NoError || !doc.isObject())
-                throw Error(QString("%1: __metadata__.%2 is missing or not a JSON object").arg(path, key));
-            return doc.object();
-        };
-        QJsonObject cfg = section("experiment");
-        cfg.insert("task", section("task"));
-        cfg.insert("model", section("model"));
-        cfg.insert("train", section("train"));
-        config = experimentFromJson(cfg, path + " (__metadata__)");
-        bool stepOk = false;
-        step = file.metadata.value("step").toLongLong(&stepOk);
-        if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
-        // a run's resume file (train/trainer.h) is a checkpoint too: its training state is not weights
-        if (file.metadata.contains("train_state"))
-            for (auto it = file.tensors.begin(); it != file.tensors.end();)
-                it = it.key().startsWith("train_state.") ? file.tensors.erase(it) : std::next(it);
-    } else {
-        imported = importCheckpoint(path, file);  // another program's checkpoint, or a clear refusal
-        config = imported.config;
-        file = std::move(imported.tensors);
-    }
-    // The config must describe about as many values as the file holds: a damaged or hostile
-    // config is refused before a model of its size is built.
+    if (file.metadata.value("format_version") != "1")
+        throw Error(QString("%1: checkpoint format version '%2' is not supported (expected 1)")
+                        .arg(path, file.metadata.value("format_version")));
+    auto section = [&](const QString& key) {
+        QJsonParseError err;
+        const QJsonDocument doc = QJsonDocument::fromJson(file.metadata.value(key).toUtf8(), &err);
+        if (!file.metadata.contains(key) || err.error != QJsonParseError::NoError || !doc.isObject())
+            throw Error(QString("%1: __metadata__.%2 is missing or not a JSON object").arg(path, key));
+        return doc.object();
+    };
+    QJsonObject cfg = section("experiment");
+    cfg.insert("task", section("task"));
+    cfg.insert("model", section("model"));
+    cfg.insert("train", section("train"));
+    const ExperimentConfig config = experimentFromJson(cfg, path + " (__metadata__)");
+    bool stepOk = false;
+    step = file.metadata.value("step").toLongLong(&stepOk);
+    if (!stepOk || step < 0) throw Error(QString("%1: __metadata__.step is not a non-negative integer").arg(path));
+    if (file.metadata.contains("train_state"))
+        for (auto it = file.tensors.begin(); it != file.tensors.end();)
+            it = it.key().startsWith("train_state.") ? file.tensors.erase(it) : std::next(it);
+    return config;
+}
+
+// The config must describe about as many values as the file holds: a damaged or hostile
+// config is refused before a model of its size is built.
+void checkConfigAgainstFile(const QString& path, const ExperimentConfig& config, const SafetensorsFile& file)
+{
     double values = 0;
     for (const TensorRecord& t : file.tensors) values += double(t.elementCount());
     if (estimatedParameters(config) > 2 * values + 1e5)
         throw Error(QString("%1: its config describes about %2 parameters, the file holds only %3 values")
                         .arg(path).arg(estimatedParameters(config), 0, 'g', 3).arg(values, 0, 'g', 3));
-    Model m;
-    m.d = makeImpl(config, chosenStorage(dtype, file));
-    m.d->step = step;
+}
+
+// Each parameter of `net` from its tensor in `file`, named in messages as the file names it
+// (`imported`). Throws every problem with the tensors at once, the first few of each kind.
+void copyParameters(SequenceModel& net, const SafetensorsFile& file, const ImportedCheckpoint& imported, const ExperimentConfig& config,
+                    const QString& path, const std::function<bool(int, int)>& progress)
+{
     torch::NoGradGuard noGrad;
-    // every problem with the tensors, the first few of each kind in the message
     QStringList expected, missing, mismatched, unexpected;
-    const auto parameters = m.d->net->named_parameters();
+    const auto parameters = net->named_parameters();
     int copied = 0;
     for (auto& p : parameters) {
         if (progress && !progress(copied++, int(parameters.size()))) throw Error("loading cancelled");
@@ -421,6 +421,29 @@ Model Model::load(const QString& given, const std::function<bool(int, int)>& pro
     list("tensor(s) of the wrong shape", mismatched);
     list("unexpected tensor(s), not part of the model its config describes", unexpected);
     if (!problems.isEmpty()) throw Error(QString("%1: %2").arg(path, problems.join("; ")));
+}
+
+}  // namespace
+
+Model Model::load(const QString& given, const std::function<bool(int, int)>& progress, WeightDtype dtype)
+{
+    const QString path = QFileInfo(given).isDir() ? checkpointInFolder(given) : given;  // a HuggingFace folder: its weights
+    SafetensorsFile file = readCheckpointTensors(path);  // one file, a sharded index's shards, or a torch.save zip
+    ExperimentConfig config;
+    ImportedCheckpoint imported;  // for another program's checkpoint: how its names map
+    long long step = 0;
+    if (file.metadata.value("format") == "parrotscope") {
+        config = ownCheckpointConfig(path, file, step);
+    } else {
+        imported = importCheckpoint(path, file);  // another program's checkpoint, or a clear refusal
+        config = imported.config;
+        file = std::move(imported.tensors);
+    }
+    checkConfigAgainstFile(path, config, file);
+    Model m;
+    m.d = makeImpl(config, chosenStorage(dtype, file));
+    m.d->step = step;
+    copyParameters(m.d->net, file, imported, config, path, progress);
     return m;
 }
 

@@ -151,27 +151,33 @@ std::vector<std::pair<double, double>> lossByStep(const RunRecord& r)
     return v;
 }
 
-// The capacity view: bits against string length, log-log. The string's bits L log2|V| (black),
-// each series' state in bits at 32-bit floats (solid) and at the effective precision (dashed;
-// a Transformer's KV cache grows with L), the crossing where the string outgrows the state
-// (marked), the longest length each series copied (>= 90% strings, seeds averaged; a filled
-// dot on its effective-precision line), and on the right axis the bound on the copy error,
-// 1 - 2^m / |V|^L, for the smallest state.
-QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+// The small legend the comparison figures share: curves under it stay visible.
+void showLegend(QCustomPlot& plot)
 {
-    const int vocab = series.front().runs.front()->config.task.vocabSize;
-    const int p = std::clamp(options.precision, 1, 64);
-    QString csv = "series,kind,x,y\n";
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 8));
     plot.legend->setBrush(QColor(255, 255, 255, 215));
-    struct Row {
-        const Series* s;
-        ModelSize size;
-        double copied;
-    };
-    std::vector<Row> rows;
-    double maxLen = 8, smallest = std::numeric_limits<double>::infinity();
+}
+
+void addTitle(QCustomPlot& plot, const QString& title)
+{
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, title, QFont("sans", 11, QFont::Bold)));
+}
+
+// A series of the capacity view: its model's state and the longest length its runs copied
+// (seeds averaged; -1 when none was evaluated).
+struct CapacityRow {
+    const Series* s;
+    ModelSize size;
+    double copied;
+};
+
+// The capacity view's rows; `maxLen` grows to the longest length evaluated and past the crossing
+// of each fixed state, `smallest` gets the smallest fixed state in bits at precision p.
+std::vector<CapacityRow> capacityRows(const std::vector<Series>& series, int p, int vocab, double& maxLen, double& smallest)
+{
+    std::vector<CapacityRow> rows;
     for (const Series& s : series) {
         const ModelSize size = Model::measure(s.runs.front()->config);
         double copied = 0;
@@ -189,68 +195,108 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
         }
     }
     maxLen = std::min(maxLen, 1e7);
-    QVector<double> xs;
-    for (double L = 1; L <= maxLen * 1.0001; L *= 1.05) xs << L;
-    auto addLine = [&](const QString& name, const QVector<double>& x, const QVector<double>& y, const QPen& pen, bool legend, QCPAxis* valueAxis = nullptr) {
-        QCPGraph* g = plot.addGraph(plot.xAxis, valueAxis ? valueAxis : plot.yAxis);
+    return rows;
+}
+
+// The capacity view's graphs, each also written to its CSV (lines sampled at about 40 points).
+class CapacityLines {
+public:
+    CapacityLines(QCustomPlot& plot, QString& csv) : m_plot(plot), m_csv(csv) {}
+    QCPGraph* add(const QString& name, const QVector<double>& x, const QVector<double>& y, const QPen& pen, bool legend,
+                  QCPAxis* valueAxis = nullptr)
+    {
+        QCPGraph* g = m_plot.addGraph(m_plot.xAxis, valueAxis ? valueAxis : m_plot.yAxis);
         g->setData(x, y, true);
         g->setPen(pen);
         g->setName(legendName(name));
         if (!legend) g->removeFromLegend();
-        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 40)) csv += QString("\"%1\",line,%2,%3\n").arg(name).arg(x[i]).arg(y[i], 0, 'g', 6);
+        for (int i = 0; i < x.size(); i += std::max<int>(1, int(x.size()) / 40))
+            m_csv += QString("\"%1\",line,%2,%3\n").arg(name).arg(x[i]).arg(y[i], 0, 'g', 6);
         return g;
-    };
-    QVector<double> bits;
-    for (double L : xs) bits << L * std::log2(double(vocab));
-    addLine(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
-    std::map<QString, int> perColour;
-    auto sameState = [](const Row& a, const Row& b) {
+    }
+    // One point, no line: a marker of `style`.
+    void mark(const QString& name, double x, double y, const QCPScatterStyle& style)
+    {
+        QCPGraph* g = add(name, {x}, {y}, Qt::NoPen, false);
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(style);
+    }
+
+private:
+    QCustomPlot& m_plot;
+    QString& m_csv;
+};
+
+// Row i of the capacity view: its state's lines (once for the rows with the same state), where a
+// fixed state is outgrown, and the longest length it copied.
+void drawCapacityRow(CapacityLines& lines, QString& csv, const std::vector<CapacityRow>& rows, size_t i, const QColor& colour,
+                     const QVector<double>& xs, int p, int vocab)
+{
+    const auto sameState = [](const CapacityRow& a, const CapacityRow& b) {
         return a.size.stateFloats == b.size.stateFloats && a.size.stateFloatsPerToken == b.size.stateFloatsPerToken;
     };
-    for (size_t i = 0; i < rows.size(); ++i) {
-        const Row& r = rows[i];
-        const QColor colour = seriesStyle(r.s->architecture, perColour).colour;
-        const QString label = r.s->label;
-        // Series with the same state (Transformers with any positions: the same KV cache) share one
-        // line, named by all of them, instead of lines drawn over each other with one colour showing.
-        const bool drawn = std::any_of(rows.begin(), rows.begin() + ptrdiff_t(i), [&](const Row& o) { return sameState(o, r); });
-        if (!drawn) {
-            QStringList sharing;
-            for (const Row& o : rows)
-                if (sameState(o, r)) sharing << o.s->label;
-            QVector<double> y32, yp;
-            for (double L : xs) {
-                const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
-                y32 << floats * 32;
-                yp << floats * p;
-            }
-            addLine(sharing.join(", ") + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
-            QPen dashed(colour, 1.5, Qt::DashLine);
-            addLine(QString("%1: at %2 bits").arg(sharing.join(", ")).arg(p), xs, yp, dashed, false);
+    const CapacityRow& r = rows[i];
+    const QString label = r.s->label;
+    // Series with the same state (Transformers with any positions: the same KV cache) share one
+    // line, named by all of them, instead of lines drawn over each other with one colour showing.
+    const bool drawn = std::any_of(rows.begin(), rows.begin() + ptrdiff_t(i), [&](const CapacityRow& o) { return sameState(o, r); });
+    if (!drawn) {
+        QStringList sharing;
+        for (const CapacityRow& o : rows)
+            if (sameState(o, r)) sharing << o.s->label;
+        QVector<double> y32, yp;
+        for (double L : xs) {
+            const double floats = double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * L;
+            y32 << floats * 32;
+            yp << floats * p;
         }
-        if (!drawn && r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
-            const double cross = crossingLength(double(r.size.stateFloats) * p, vocab);
-            QCPGraph* mark = addLine(QString(), {cross}, {double(r.size.stateFloats) * p}, Qt::NoPen, false);
-            mark->setLineStyle(QCPGraph::lsNone);
-            mark->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, colour, 9));
-            csv += QString("\"%1\",crossing,%2,%3\n").arg(label).arg(cross).arg(double(r.size.stateFloats) * p);
-        }
-        if (r.copied > 0) {  // measured: the longest copied length, on the effective-precision line
-            const double m = (double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * r.copied) * p;
-            QCPGraph* dot = addLine(label + ": longest copied (\u2265 90%)", {r.copied}, {m}, Qt::NoPen, false);
-            dot->setLineStyle(QCPGraph::lsNone);
-            dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, colour, 10));
-            csv += QString("\"%1\",measured,%2,%3\n").arg(label).arg(r.copied).arg(m);
-        }
+        lines.add(sharing.join(", ") + ": state at 32 bits", xs, y32, QPen(colour, 2), true);
+        QPen dashed(colour, 1.5, Qt::DashLine);
+        lines.add(QString("%1: at %2 bits").arg(sharing.join(", ")).arg(p), xs, yp, dashed, false);
     }
+    if (!drawn && r.size.stateFloatsPerToken == 0 && r.size.stateFloats > 0) {  // where the string outgrows the state
+        const double cross = crossingLength(double(r.size.stateFloats) * p, vocab);
+        lines.mark(QString(), cross, double(r.size.stateFloats) * p, QCPScatterStyle(QCPScatterStyle::ssCross, colour, 9));
+        csv += QString("\"%1\",crossing,%2,%3\n").arg(label).arg(cross).arg(double(r.size.stateFloats) * p);
+    }
+    if (r.copied > 0) {  // measured: the longest copied length, on the effective-precision line
+        const double m = (double(r.size.stateFloats) + double(r.size.stateFloatsPerToken) * r.copied) * p;
+        lines.mark(label + ": longest copied (\u2265 90%)", r.copied, m, QCPScatterStyle(QCPScatterStyle::ssCircle, colour, colour, 10));
+        csv += QString("\"%1\",measured,%2,%3\n").arg(label).arg(r.copied).arg(m);
+    }
+}
+
+// The capacity view: bits against string length, log-log. The string's bits L log2|V| (black),
+// each series' state in bits at 32-bit floats (solid) and at the effective precision (dashed;
+// a Transformer's KV cache grows with L), the crossing where the string outgrows the state
+// (marked), the longest length each series copied (>= 90% strings, seeds averaged; a filled
+// dot on its effective-precision line), and on the right axis the bound on the copy error,
+// 1 - 2^m / |V|^L, for the smallest state.
+QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const FigureOptions& options)
+{
+    const int vocab = series.front().runs.front()->config.task.vocabSize;
+    const int p = std::clamp(options.precision, 1, 64);
+    QString csv = "series,kind,x,y\n";
+    showLegend(plot);
+    double maxLen = 8, smallest = std::numeric_limits<double>::infinity();
+    const std::vector<CapacityRow> rows = capacityRows(series, p, vocab, maxLen, smallest);
+    QVector<double> xs;
+    for (double L = 1; L <= maxLen * 1.0001; L *= 1.05) xs << L;
+    CapacityLines lines(plot, csv);
+    QVector<double> bits;
+    for (double L : xs) bits << L * std::log2(double(vocab));
+    lines.add(QString("bits in the string (L log2 %1)").arg(vocab), xs, bits, QPen(Qt::black, 2), true);
+    std::map<QString, int> perColour;
+    for (size_t i = 0; i < rows.size(); ++i)
+        drawCapacityRow(lines, csv, rows, i, seriesStyle(rows[i].s->architecture, perColour).colour, xs, p, vocab);
     if (std::isfinite(smallest)) {  // the probability bound, for the smallest fixed state
         QVector<double> err;
         for (double L : xs) err << minimumCopyError(smallest, int(std::lround(L)), vocab);
         plot.yAxis2->setVisible(true);
         plot.yAxis2->setLabel("minimum copy error (smallest state)");
         plot.yAxis2->setRange(0, 1.05);
-        addLine(QString("copy error bound, %1 bits").arg(smallest, 0, 'g', 4), xs, err, QPen(QColor(120, 120, 120), 1.5, Qt::DotLine), true,
-                plot.yAxis2);
+        lines.add(QString("copy error bound, %1 bits").arg(smallest, 0, 'g', 4), xs, err, QPen(QColor(120, 120, 120), 1.5, Qt::DotLine), true,
+                  plot.yAxis2);
     }
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) axis->setScaleType(QCPAxis::stLogarithmic);
     plot.xAxis->setTicker(integerTicker(true));  // lengths
@@ -262,8 +308,7 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     plot.xAxis->setRange(1, maxLen);
     plot.yAxis->rescale();
     plot.yAxis->setRange(std::max(1.0, plot.yAxis->range().lower / 2), plot.yAxis->range().upper * 2);
-    plot.plotLayout()->insertRow(0);
-    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "State capacity against the bits of the string", QFont("sans", 11, QFont::Bold)));
+    addTitle(plot, "State capacity against the bits of the string");
     plot.replot();
     return csv;
 }
@@ -282,9 +327,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
     const int p = std::clamp(options.precision, 1, 64);
     const int values = task.vocabSize - task.vocabSize / 2;
     QString csv = "series,state_bits,accuracy,pairs\n";
-    plot.legend->setVisible(true);
-    plot.legend->setFont(QFont("sans", 8));
-    plot.legend->setBrush(QColor(255, 255, 255, 215));
+    showLegend(plot);
     std::map<QString, int> perColour;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     int pairs = 0;
@@ -343,18 +386,14 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
     plot.yAxis->setLabel(QString("accuracy at %1 pairs").arg(pairs));
     plot.xAxis->setRange(lo, hi);
     plot.yAxis->setRange(0, 1.05);
-    plot.plotLayout()->insertRow(0);
-    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "Recall against state size", QFont("sans", 11, QFont::Bold)));
+    addTitle(plot, "Recall against state size");
     plot.replot();
     return csv;
 }
 
-}  // namespace
-
-QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
+// Back to QCustomPlot's linear axes, no graphs, items or title: a plot may be drawn on again.
+void resetPlot(QCustomPlot& plot)
 {
-    if (runs.empty()) throw Error("compare: no runs given");
-    checkFigure(figure, CompareFigure);
     plot.clearPlottables();  // graphs, and the training range's legend key
     plot.clearItems();
     for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {  // linear unless asked again
@@ -368,92 +407,92 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         if (qobject_cast<QCPTextElement*>(e)) plot.plotLayout()->remove(e);
     plot.plotLayout()->simplify();
     keepLegendOffData(plot);
-    const std::vector<Series> series = group(runs);
-    if (figure == "capacity") return drawCapacity(plot, series, options);
-    if (figure == "frontier") return drawFrontier(plot, series, options);
-    std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
-    plot.legend->setVisible(true);
-    plot.legend->setFont(QFont("sans", 8));
-    plot.legend->setBrush(QColor(255, 255, 255, 215));  // curves under it stay visible
-    QString csv = "series,x,y,std\n";
+}
+
+// A series' points on the curve figures (length, icl, loss, efficiency, efficiency-time), seeds averaged.
+Points seriesPoints(const Series& s, const QString& figure)
+{
     const bool error = figure == "icl";
-    int drawn = 0;
-    for (const Series& s : series) {
-        Points p = figure.startsWith("efficiency") ? average(s, efficiencyByStep)
-                   : figure == "loss"              ? average(s, lossByStep)
-                                                   : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
-        if (figure.startsWith("efficiency")) {  // steps -> the runs' mean examples seen or wall time at that step
-            for (double& x : p.x) {
-                double sum = 0;
-                int n = 0;
-                for (const RunRecord* r : s.runs)
-                    for (const RunRecord::Row& row : r->metrics)
-                        if (double(row.step) == x) {
-                            sum += figure == "efficiency" ? double(row.examples) : row.wallSeconds;
-                            ++n;
-                            break;
-                        }
-                x = n > 0 ? sum / n : x;
-            }
+    Points p = figure.startsWith("efficiency") ? average(s, efficiencyByStep)
+               : figure == "loss"              ? average(s, lossByStep)
+                                               : average(s, [&](const RunRecord& r) { return finalCurve(r, error); });
+    if (figure.startsWith("efficiency")) {  // steps -> the runs' mean examples seen or wall time at that step
+        for (double& x : p.x) {
+            double sum = 0;
+            int n = 0;
+            for (const RunRecord* r : s.runs)
+                for (const RunRecord::Row& row : r->metrics)
+                    if (double(row.step) == x) {
+                        sum += figure == "efficiency" ? double(row.examples) : row.wallSeconds;
+                        ++n;
+                        break;
+                    }
+            x = n > 0 ? sum / n : x;
         }
-        if (p.x.empty()) continue;
-        ++drawn;
-        const auto [colour, dash] = seriesStyle(s.architecture, perColour);
-        QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
-        for (size_t i = 0; i < p.x.size(); ++i) {
-            // accuracies stay in [0, 1]; errors above 0
-            lo << std::max(0.0, p.mean[i] - p.sd[i]);
-            hi << (error || figure == "loss" ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
-            csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(p.x[i]).arg(p.mean[i], 0, 'g', 6).arg(p.sd[i], 0, 'g', 6);
-        }
-        if (s.runs.size() > 1) {  // the seed band: between mean - std and mean + std
-            QColor fill = colour;
-            fill.setAlpha(45);
-            QCPGraph* low = plot.addGraph();
-            low->setData(x, lo, true);
-            low->setPen(Qt::NoPen);
-            low->removeFromLegend();
-            QCPGraph* high = plot.addGraph();
-            high->setData(x, hi, true);
-            high->setPen(Qt::NoPen);
-            high->setBrush(fill);
-            high->setChannelFillGraph(low);
-            high->removeFromLegend();
-        }
+    }
+    return p;
+}
+
+// A series' curve, with the band between mean - std and mean + std over its seeds; its points into `csv`.
+void drawSeries(QCustomPlot& plot, const Series& s, const Points& p, const SeriesStyle& style, const QString& figure, QString& csv)
+{
+    const bool error = figure == "icl";
+    QVector<double> x(p.x.begin(), p.x.end()), y(p.mean.begin(), p.mean.end()), lo, hi;
+    for (size_t i = 0; i < p.x.size(); ++i) {
+        // accuracies stay in [0, 1]; errors above 0
+        lo << std::max(0.0, p.mean[i] - p.sd[i]);
+        hi << (error || figure == "loss" ? p.mean[i] + p.sd[i] : std::min(1.0, p.mean[i] + p.sd[i]));
+        csv += QString("\"%1\",%2,%3,%4\n").arg(s.label).arg(p.x[i]).arg(p.mean[i], 0, 'g', 6).arg(p.sd[i], 0, 'g', 6);
+    }
+    if (s.runs.size() > 1) {  // the seed band
+        QColor fill = style.colour;
+        fill.setAlpha(45);
+        QCPGraph* low = plot.addGraph();
+        low->setData(x, lo, true);
+        low->setPen(Qt::NoPen);
+        low->removeFromLegend();
+        QCPGraph* high = plot.addGraph();
+        high->setData(x, hi, true);
+        high->setPen(Qt::NoPen);
+        high->setBrush(fill);
+        high->setChannelFillGraph(low);
+        high->removeFromLegend();
+    }
+    QCPGraph* g = plot.addGraph();
+    g->setName(legendName(s.label));
+    g->setData(x, y, true);
+    QPen pen(style.colour, 2);
+    pen.setStyle(style.dash);
+    g->setPen(pen);
+    if (figure != "loss") g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, style.colour, Qt::white, 5));
+}
+
+// The in-context figure: the run's baselines (least squares, ...), grey.
+void drawBaselines(QCustomPlot& plot, const RunRecord& run, QString& csv)
+{
+    if (run.curves.empty()) return;
+    const LengthCurve& c = run.curves.back();
+    for (size_t b = 0; b < c.baselineNames.size(); ++b) {
         QCPGraph* g = plot.addGraph();
-        g->setName(legendName(s.label));
-        g->setData(x, y, true);
-        QPen pen(colour, 2);
-        pen.setStyle(dash);
+        QPen pen(QColor(70 + 35 * int(b), 70 + 35 * int(b), 70 + 35 * int(b)), 1.2);
+        pen.setStyle(b % 2 ? Qt::DashLine : Qt::DotLine);
         g->setPen(pen);
-        if (figure != "loss") g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 5));
-    }
-    if (drawn == 0)
-        throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)")
-                        .arg(figure, figure.startsWith("efficiency") ? "evaluations during training"
-                                     : figure == "icl"              ? "an in-context error curve"
-                                     : figure == "loss"             ? "metrics.csv rows"
-                                                                    : "a final accuracy curve"));
-    const RunRecord& first = runs.front();
-    if (error && !first.curves.empty()) {  // the first run's baselines, grey
-        const LengthCurve& c = first.curves.back();
-        for (size_t b = 0; b < c.baselineNames.size(); ++b) {
-            QCPGraph* g = plot.addGraph();
-            QPen pen(QColor(70 + 35 * int(b), 70 + 35 * int(b), 70 + 35 * int(b)), 1.2);
-            pen.setStyle(b % 2 ? Qt::DashLine : Qt::DotLine);
-            g->setPen(pen);
-            g->setName(c.baselineNames[b]);
-            QVector<double> x, y;
-            for (size_t i = 0; i < c.lengths.size(); ++i) {
-                x << c.lengths[i];
-                y << c.baselineError[b][i];
-                csv += QString("\"%1\",%2,%3,\n").arg(c.baselineNames[b]).arg(c.lengths[i]).arg(c.baselineError[b][i], 0, 'g', 6);
-            }
-            g->setData(x, y, true);
+        g->setName(c.baselineNames[b]);
+        QVector<double> x, y;
+        for (size_t i = 0; i < c.lengths.size(); ++i) {
+            x << c.lengths[i];
+            y << c.baselineError[b][i];
+            csv += QString("\"%1\",%2,%3,\n").arg(c.baselineNames[b]).arg(c.lengths[i]).arg(c.baselineError[b][i], 0, 'g', 6);
         }
+        g->setData(x, y, true);
     }
-    const TaskConfig& t = first.config.task;
-    QCPItemRect* band = nullptr;
+}
+
+// The axes' labels of a curve figure; for the length figure also the first run's training range,
+// returned as a band (nullptr for the others).
+QCPItemRect* labelAxes(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure)
+{
+    const TaskConfig& t = runs.front().config.task;
     if (figure == "length") {
         // What the x axis counts (string length, entries, pairs), and the task when it is only one.
         QStringList kinds;
@@ -464,14 +503,16 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         plot.xAxis->setLabel(kinds.size() == 1 ? QString("%1 (task %2)").arg(counts, kinds.front()) : counts);
         plot.yAxis->setLabel("answer accuracy");
         plot.yAxis->setRange(-0.02, 1.02);
-        band = new QCPItemRect(&plot);  // the first run's training range
+        auto* band = new QCPItemRect(&plot);
         band->setPen(Qt::NoPen);
         band->setBrush(QColor(0, 0, 0, 22));
         band->setLayer("background");
         band->topLeft->setCoords(t.minLen - 0.5, 1.02);
         band->bottomRight->setCoords(t.maxLen + 0.5, -0.02);
         addBandKey(plot, band, "training range");
-    } else if (figure == "efficiency" || figure == "efficiency-time") {
+        return band;
+    }
+    if (figure == "efficiency" || figure == "efficiency-time") {
         plot.xAxis->setLabel(figure == "efficiency" ? "examples seen" : "wall time of training (s)");
         plot.yAxis->setLabel(QString("answer accuracy at length %1").arg(t.maxLen));
         plot.yAxis->setRange(-0.02, 1.02);
@@ -482,6 +523,47 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
         plot.xAxis->setLabel("in-context examples");
         plot.yAxis->setLabel("squared error / d");
     }
+    return nullptr;
+}
+
+// Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
+void drawChance(QCustomPlot& plot, double chance)
+{
+    auto* line = new QCPItemStraightLine(&plot);
+    line->point1->setCoords(0, chance);
+    line->point2->setCoords(1, chance);
+    line->setPen(QPen(QColor(90, 90, 90), 1, Qt::DotLine));
+    auto* label = new QCPItemText(&plot);
+    label->position->setType(QCPItemPosition::ptPlotCoords);
+    label->position->setCoords(plot.xAxis->range().upper, chance);
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    label->setText(QString("chance %1%").arg(100 * chance, 0, 'g', 3));
+    label->setFont(QFont("sans", 8));
+    label->setColor(QColor(90, 90, 90));
+}
+
+// A log axis from just below the smallest positive value drawn (zeros and negatives are not
+// drawn): the keys' (x) or the values'; whole-number ticks for counted keys.
+void logAxis(QCustomPlot& plot, QCPAxis* axis, bool keys, bool counts)
+{
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (int g = 0; g < plot.graphCount(); ++g)
+        for (auto it = plot.graph(g)->data()->constBegin(); it != plot.graph(g)->data()->constEnd(); ++it) {
+            const double v = keys ? it->key : it->value;
+            if (v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        }
+    if (!(hi > 0)) return;
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(keys && counts ? integerTicker(true) : QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    axis->setRange(std::max(lo * 0.8, hi * 1e-6), hi * 1.25);
+}
+
+// The ranges of a curve figure once its graphs are drawn, the training range's band kept inside them.
+void fitRanges(QCustomPlot& plot, const QString& figure, QCPItemRect* band, const TaskConfig& t)
+{
     plot.rescaleAxes(true);
     if (figure == "loss") plot.yAxis->setRange(0, plot.yAxis->range().upper * 1.05);
     else if (figure != "icl") plot.yAxis->setRange(-0.02, 1.02);
@@ -490,47 +572,58 @@ QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, co
                          plot.xAxis->range().upper * 1.03 + 0.5);
     if (band)  // inside the axes: SVG has no clipping, so the band must not reach past them
         band->topLeft->setCoords(std::max(t.minLen - 0.5, plot.xAxis->range().lower), 1.02);
-    // Chance, where it is visibly above zero: sparse parity's sign, or a one-letter lookup answer.
-    const double chance = chanceLevel(t);
-    if (figure != "icl" && figure != "loss" && chance > 0.005) {
-        auto* line = new QCPItemStraightLine(&plot);
-        line->point1->setCoords(0, chance);
-        line->point2->setCoords(1, chance);
-        line->setPen(QPen(QColor(90, 90, 90), 1, Qt::DotLine));
-        auto* label = new QCPItemText(&plot);
-        label->position->setType(QCPItemPosition::ptPlotCoords);
-        label->position->setCoords(plot.xAxis->range().upper, chance);
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-        label->setText(QString("chance %1%").arg(100 * chance, 0, 'g', 3));
-        label->setFont(QFont("sans", 8));
-        label->setColor(QColor(90, 90, 90));
+}
+
+// What a curve figure needs from a run, for the message when none has it.
+QString curveNeeds(const QString& figure)
+{
+    return figure.startsWith("efficiency") ? "evaluations during training"
+           : figure == "icl"              ? "an in-context error curve"
+           : figure == "loss"             ? "metrics.csv rows"
+                                          : "a final accuracy curve";
+}
+
+QString curveTitle(const QString& figure)
+{
+    return figure == "length"                ? "Accuracy against length"
+           : figure.startsWith("efficiency") ? "Training efficiency"
+           : figure == "loss"                ? "Training loss"
+                                             : "In-context error against examples";
+}
+
+}  // namespace
+
+QString drawComparison(QCustomPlot& plot, const std::vector<RunRecord>& runs, const QString& figure, const FigureOptions& options)
+{
+    if (runs.empty()) throw Error("compare: no runs given");
+    checkFigure(figure, CompareFigure);
+    resetPlot(plot);
+    const std::vector<Series> series = group(runs);
+    if (figure == "capacity") return drawCapacity(plot, series, options);
+    if (figure == "frontier") return drawFrontier(plot, series, options);
+    std::map<QString, int> perColour;  // series sharing an architecture's colour get their own dashes
+    showLegend(plot);
+    QString csv = "series,x,y,std\n";
+    int drawn = 0;
+    for (const Series& s : series) {
+        const Points p = seriesPoints(s, figure);
+        if (p.x.empty()) continue;
+        ++drawn;
+        drawSeries(plot, s, p, seriesStyle(s.architecture, perColour), figure, csv);
     }
-    // Log axes: from just below the smallest positive value drawn (zeros and negatives are not drawn).
+    if (drawn == 0)
+        throw Error(QString("compare: none of the runs has what the %1 figure needs (%2)").arg(figure, curveNeeds(figure)));
+    const RunRecord& first = runs.front();
+    if (figure == "icl") drawBaselines(plot, first, csv);
+    QCPItemRect* band = labelAxes(plot, runs, figure);
+    fitRanges(plot, figure, band, first.config.task);
+    const double chance = chanceLevel(first.config.task);
+    if (figure != "icl" && figure != "loss" && chance > 0.005) drawChance(plot, chance);
     const bool counts = figure != "efficiency-time";  // lengths, examples, steps: whole numbers
-    auto logAxis = [&](QCPAxis* axis, bool keys) {
-        double lo = std::numeric_limits<double>::infinity(), hi = 0;
-        for (int g = 0; g < plot.graphCount(); ++g)
-            for (auto it = plot.graph(g)->data()->constBegin(); it != plot.graph(g)->data()->constEnd(); ++it) {
-                const double v = keys ? it->key : it->value;
-                if (v > 0) {
-                    lo = std::min(lo, v);
-                    hi = std::max(hi, v);
-                }
-            }
-        if (!(hi > 0)) return;
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(keys && counts ? integerTicker(true) : QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
-        axis->setRange(std::max(lo * 0.8, hi * 1e-6), hi * 1.25);
-    };
     if (counts) plot.xAxis->setTicker(integerTicker());
-    if (options.logX) logAxis(plot.xAxis, true);
-    if (options.logY) logAxis(plot.yAxis, false);
-    plot.plotLayout()->insertRow(0);
-    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, figure == "length" ? "Accuracy against length"
-                                                                  : figure.startsWith("efficiency") ? "Training efficiency"
-                                                                  : figure == "loss"                ? "Training loss"
-                                                                                           : "In-context error against examples",
-                                                           QFont("sans", 11, QFont::Bold)));
+    if (options.logX) logAxis(plot, plot.xAxis, true, counts);
+    if (options.logY) logAxis(plot, plot.yAxis, false, counts);
+    addTitle(plot, curveTitle(figure));
     plot.replot();
     return csv;
 }

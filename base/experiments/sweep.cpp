@@ -43,29 +43,30 @@ QString token(const QString& s)
     return t;
 }
 
-}  // namespace
+using Variants = std::vector<std::pair<QString, QStringList>>;        // file-name token, overrides
+using Axes = std::vector<std::pair<QString, std::vector<QString>>>;   // key, values
 
-SweepPlan loadSweep(const QString& file, const QString& outDir)
+// The experiment a sweep file's runs start from: its one "preset", "experiment" or "config".
+ExperimentConfig sweepBase(const QJsonObject& o, const QString& file)
 {
-    const QJsonObject o = readJsonObject(file, "the sweep file");
     static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
     const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
     if (bases != 1) throw Error(QString("%1: give exactly one of \"preset\", \"experiment\" or \"config\"").arg(file));
-
-    ExperimentConfig base;
     try {
-        if (o.contains("preset")) base = loadPreset(o["preset"].toString());
-        else if (o.contains("config")) base = loadConfigFile(QFileInfo(file).dir().filePath(o["config"].toString()));
-        else base = experimentFromJson(o["experiment"].toObject(), "experiment");
+        if (o.contains("preset")) return loadPreset(o["preset"].toString());
+        if (o.contains("config")) return loadConfigFile(QFileInfo(file).dir().filePath(o["config"].toString()));
+        return experimentFromJson(o["experiment"].toObject(), "experiment");
     } catch (const Error& e) {
         throw Error(QString("%1: %2").arg(file, e.message()));
     }
-    const QStringList common = overridesOf(o["set"].toObject(), "set");
+}
 
-    // One axis of named variants (or a single unnamed one), then the grid's axes.
-    std::vector<std::pair<QString, QStringList>> variants;
+// One axis of named variants, or a single unnamed one.
+Variants variantsOf(const QJsonObject& o, const QString& file)
+{
+    Variants variants;
     for (const auto v : o["variants"].toArray()) {
         const QJsonObject vo = v.toObject();
         const QString label = vo["label"].toString();
@@ -73,7 +74,12 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
         variants.push_back({token(label), overridesOf(vo["set"].toObject(), "variants." + label + ".set")});
     }
     if (variants.empty()) variants.push_back({QString(), {}});
-    std::vector<std::pair<QString, std::vector<QString>>> axes;
+    return variants;
+}
+
+Axes gridAxes(const QJsonObject& o, const QString& file)
+{
+    Axes axes;
     const QJsonObject grid = o["grid"].toObject();
     for (auto it = grid.begin(); it != grid.end(); ++it) {
         if (!it.value().isArray() || it.value().toArray().isEmpty())
@@ -82,6 +88,52 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
         for (const auto v : it.value().toArray()) values.push_back(overrideText(v));
         axes.push_back({it.key(), values});
     }
+    return axes;
+}
+
+// The run of one variant (`label`, its `sets`) at one grid point (`index` into each axis): its
+// overrides after the sweep's `common` ones, and its name from the variant and the axes that vary.
+SweepRun namedRun(const QStringList& common, const QString& label, const QStringList& sets, const Axes& axes,
+                  const std::vector<size_t>& index)
+{
+    SweepRun run;
+    QStringList nameParts;
+    if (!label.isEmpty()) nameParts << label;
+    run.overrides = common + sets;
+    for (size_t a = 0; a < axes.size(); ++a) {
+        const QString& key = axes[a].first;
+        const QString& value = axes[a].second[index[a]];
+        run.overrides << key + "=" + value;
+        if (axes[a].second.size() > 1)  // "seed-2", "lr-0.003"; a grid of kinds by the kind alone ("mamba")
+            nameParts << (key.endsWith(".kind") ? token(value) : token(key.section('.', -1)) + "-" + token(value));
+    }
+    run.name = nameParts.isEmpty() ? QString("run") : nameParts.join('_');
+    return run;
+}
+
+// A named run's config (`base` with its overrides) and where it is written.
+void placeRun(SweepRun& run, const SweepPlan& plan, const ExperimentConfig& base, const QString& file)
+{
+    run.config = base;
+    try {
+        applyOverrides(run.config, run.overrides);
+    } catch (const Error& e) {
+        throw Error(QString("%1: run %2: %3").arg(file, run.name, e.message()));
+    }
+    run.config.name = plan.name + "/" + run.name;
+    run.configPath = QDir(plan.outDir).filePath("configs/" + run.name + ".json");
+    run.runDir = QDir(plan.outDir).filePath("runs/" + run.name);
+}
+
+}  // namespace
+
+SweepPlan loadSweep(const QString& file, const QString& outDir)
+{
+    const QJsonObject o = readJsonObject(file, "the sweep file");
+    const ExperimentConfig base = sweepBase(o, file);
+    const QStringList common = overridesOf(o["set"].toObject(), "set");
+    const Variants variants = variantsOf(o, file);
+    const Axes axes = gridAxes(o, file);
 
     SweepPlan plan;
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
@@ -94,29 +146,10 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     for (const auto& [label, variantSets] : variants) {
         std::vector<size_t> index(axes.size(), 0);
         while (true) {
-            SweepRun run;
-            QStringList nameParts;
-            if (!label.isEmpty()) nameParts << label;
-            run.overrides = common + variantSets;
-            for (size_t a = 0; a < axes.size(); ++a) {
-                const QString& key = axes[a].first;
-                const QString& value = axes[a].second[index[a]];
-                run.overrides << key + "=" + value;
-                if (axes[a].second.size() > 1)  // "seed-2", "lr-0.003"; a grid of kinds by the kind alone ("mamba")
-                    nameParts << (key.endsWith(".kind") ? token(value) : token(key.section('.', -1)) + "-" + token(value));
-            }
-            run.name = nameParts.isEmpty() ? QString("run") : nameParts.join('_');
+            SweepRun run = namedRun(common, label, variantSets, axes, index);
             if (names.contains(run.name)) throw Error(QString("%1: two runs would both be named %2").arg(file, run.name));
             names.insert(run.name);
-            run.config = base;
-            try {
-                applyOverrides(run.config, run.overrides);
-            } catch (const Error& e) {
-                throw Error(QString("%1: run %2: %3").arg(file, run.name, e.message()));
-            }
-            run.config.name = plan.name + "/" + run.name;
-            run.configPath = QDir(plan.outDir).filePath("configs/" + run.name + ".json");
-            run.runDir = QDir(plan.outDir).filePath("runs/" + run.name);
+            placeRun(run, plan, base, file);
             plan.runs.push_back(run);
             // next grid point
             size_t a = 0;

@@ -48,16 +48,11 @@ int dtypeSize(const QString& dtype)
     return sizes.value(dtype, 0);
 }
 
-SafetensorsFile readSafetensors(const QString& path)
-{
-    auto file = std::make_shared<QFile>(path);
-    QFile& f = *file;
-    if (!QFileInfo(path).exists()) throw Error(QString("%1: no such file").arg(path));
-    if (QFileInfo(path).isDir()) throw Error(QString("%1: is a folder, expected a .safetensors file").arg(path));
-    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
-    const qint64 size = f.size();
-    if (size < 8) throw Error(QString("%1: not a safetensors file (only %2 bytes, the header length alone takes 8)").arg(path).arg(size));
+namespace {
 
+// The header's JSON object, after the 8 bytes of its length; `dataStart` gets where the data begins.
+QJsonObject readHeader(QFile& f, const QString& path, qint64 size, qint64& dataStart)
+{
     quint64 headerLen = 0;
     const QByteArray lenBytes = f.read(8);
     for (int i = 7; i >= 0; --i) headerLen = (headerLen << 8) | quint8(lenBytes[i]);
@@ -70,7 +65,67 @@ SafetensorsFile readSafetensors(const QString& path)
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         throw Error(QString("%1: safetensors header is not a JSON object (%2 at byte %3)")
                         .arg(path, err.errorString()).arg(err.offset));
-    const qint64 dataStart = 8 + qint64(headerLen), dataSize = size - dataStart;
+    dataStart = 8 + qint64(headerLen);
+    return doc.object();
+}
+
+void readMetadata(const QString& path, const QJsonValue& value, QMap<QString, QString>& metadata)
+{
+    if (!value.isObject()) throw Error(QString("%1: __metadata__ must be an object of strings").arg(path));
+    const QJsonObject meta = value.toObject();
+    for (auto m = meta.begin(); m != meta.end(); ++m) {
+        if (!m.value().isString())
+            throw Error(QString("%1: __metadata__.%2 must be a string").arg(path, m.key()));
+        metadata.insert(m.key(), m.value().toString());
+    }
+}
+
+// A tensor's header entry: its dtype and shape into `rec`, and its byte range in the data, checked
+// against them and the data's `dataSize` bytes. `where` names it in messages.
+std::pair<qint64, qint64> readTensorEntry(const QString& where, const QJsonValue& value, qint64 dataSize, TensorRecord& rec)
+{
+    if (!value.isObject()) throw Error(where + ": expected an object with dtype, shape and data_offsets");
+    const QJsonObject t = value.toObject();
+    rec.dtype = t.value("dtype").toString();
+    const int esize = dtypeSize(rec.dtype);
+    if (esize == 0) throw Error(where + QString(": unsupported dtype '%1'").arg(t.value("dtype").toVariant().toString()));
+    if (!t.value("shape").isArray()) throw Error(where + ": shape must be an array of non-negative integers");
+    for (const QJsonValue& d : t.value("shape").toArray()) {
+        const double v = d.toDouble(-1);
+        // the range first: converting a double past int64's range to an integer is undefined
+        if (!d.isDouble() || !(v >= 0 && v <= 1e12) || v != std::floor(v))
+            throw Error(where + ": shape must be an array of non-negative integers");
+        rec.shape.push_back(int64_t(v));
+    }
+    const QJsonArray offs = t.value("data_offsets").toArray();
+    if (offs.size() != 2 || !offs[0].isDouble() || !offs[1].isDouble())
+        throw Error(where + ": data_offsets must be [begin, end]");
+    const double b = offs[0].toDouble(), e = offs[1].toDouble();
+    if (!(b >= 0 && e >= b && e <= double(dataSize)) || b != std::floor(b) || e != std::floor(e))
+        throw Error(where + QString(": data_offsets [%1, %2] lie outside the %3 bytes of data")
+                                .arg(qint64(b)).arg(qint64(e)).arg(dataSize));
+    double expected = esize;
+    for (int64_t d : rec.shape) expected *= double(d);
+    if (expected != e - b)
+        throw Error(where + QString(": shape and dtype need %1 bytes but data_offsets span %2")
+                                .arg(qint64(expected)).arg(qint64(e - b)));
+    return {qint64(b), qint64(e)};
+}
+
+}  // namespace
+
+SafetensorsFile readSafetensors(const QString& path)
+{
+    auto file = std::make_shared<QFile>(path);
+    QFile& f = *file;
+    if (!QFileInfo(path).exists()) throw Error(QString("%1: no such file").arg(path));
+    if (QFileInfo(path).isDir()) throw Error(QString("%1: is a folder, expected a .safetensors file").arg(path));
+    if (!f.open(QIODevice::ReadOnly)) throw Error(QString("%1: cannot read (%2)").arg(path, f.errorString()));
+    const qint64 size = f.size();
+    if (size < 8) throw Error(QString("%1: not a safetensors file (only %2 bytes, the header length alone takes 8)").arg(path).arg(size));
+    qint64 dataStart = 0;
+    const QJsonObject header = readHeader(f, path, size, dataStart);
+    const qint64 dataSize = size - dataStart;
     QByteArray data;  // only when the file cannot be mapped
     const char* bytes = dataSize > 0 ? reinterpret_cast<const char*>(f.map(dataStart, dataSize)) : nullptr;
     std::shared_ptr<const void> mapping;
@@ -84,53 +139,21 @@ SafetensorsFile readSafetensors(const QString& path)
 
     SafetensorsFile out;
     std::vector<std::pair<qint64, qint64>> ranges;
-    const QJsonObject header = doc.object();
     for (auto it = header.begin(); it != header.end(); ++it) {
         const QString name = it.key();
         if (name == "__metadata__") {
-            if (!it.value().isObject()) throw Error(QString("%1: __metadata__ must be an object of strings").arg(path));
-            const QJsonObject meta = it.value().toObject();
-            for (auto m = meta.begin(); m != meta.end(); ++m) {
-                if (!m.value().isString())
-                    throw Error(QString("%1: __metadata__.%2 must be a string").arg(path, m.key()));
-                out.metadata.insert(m.key(), m.value().toString());
-            }
+            readMetadata(path, it.value(), out.metadata);
             continue;
         }
-        const QString where = QString("%1: tensor '%2'").arg(path, name);
-        if (!it.value().isObject()) throw Error(where + ": expected an object with dtype, shape and data_offsets");
-        const QJsonObject t = it.value().toObject();
         TensorRecord rec;
-        rec.dtype = t.value("dtype").toString();
-        const int esize = dtypeSize(rec.dtype);
-        if (esize == 0) throw Error(where + QString(": unsupported dtype '%1'").arg(t.value("dtype").toVariant().toString()));
-        if (!t.value("shape").isArray()) throw Error(where + ": shape must be an array of non-negative integers");
-        for (const QJsonValue& d : t.value("shape").toArray()) {
-            const double v = d.toDouble(-1);
-            // the range first: converting a double past int64's range to an integer is undefined
-            if (!d.isDouble() || !(v >= 0 && v <= 1e12) || v != std::floor(v))
-                throw Error(where + ": shape must be an array of non-negative integers");
-            rec.shape.push_back(int64_t(v));
-        }
-        const QJsonArray offs = t.value("data_offsets").toArray();
-        if (offs.size() != 2 || !offs[0].isDouble() || !offs[1].isDouble())
-            throw Error(where + ": data_offsets must be [begin, end]");
-        const double b = offs[0].toDouble(), e = offs[1].toDouble();
-        if (!(b >= 0 && e >= b && e <= double(dataSize)) || b != std::floor(b) || e != std::floor(e))
-            throw Error(where + QString(": data_offsets [%1, %2] lie outside the %3 bytes of data")
-                                    .arg(qint64(b)).arg(qint64(e)).arg(dataSize));
-        double expected = esize;
-        for (int64_t d : rec.shape) expected *= double(d);
-        if (expected != e - b)
-            throw Error(where + QString(": shape and dtype need %1 bytes but data_offsets span %2")
-                                    .arg(qint64(expected)).arg(qint64(e - b)));
+        const auto [b, e] = readTensorEntry(QString("%1: tensor '%2'").arg(path, name), it.value(), dataSize, rec);
         if (mapping) {
-            rec.data = QByteArray::fromRawData(bytes + qint64(b), qint64(e - b));
+            rec.data = QByteArray::fromRawData(bytes + b, e - b);
             rec.mapping = mapping;
         } else {
-            rec.data = data.mid(qint64(b), qint64(e - b));
+            rec.data = data.mid(b, e - b);
         }
-        ranges.emplace_back(qint64(b), qint64(e));
+        ranges.emplace_back(b, e);
         out.tensors.insert(name, std::move(rec));
     }
     std::sort(ranges.begin(), ranges.end());

@@ -145,6 +145,7 @@ public:
 
     [[noreturn]] void fail(const QString& what) const { throw Error(QString("%1: data.pkl: %2").arg(m_path, what)); }
 
+    // One opcode a case, the multi-step ones in methods of their name below.
     P run()
     {
         while (true) {
@@ -158,14 +159,8 @@ public:
             case ']': push(make(Obj::List)); break;     // EMPTY_LIST
             case ')': push(make(Obj::Tuple)); break;    // EMPTY_TUPLE
             case '(': push(make(Obj::Mark)); break;     // MARK
-            case 't': { auto t = make(Obj::Tuple); t->items = popToMark(); push(t); break; }
-            case 0x85: case 0x86: case 0x87: {          // TUPLE1..3
-                auto t = make(Obj::Tuple);
-                t->items.resize(op - 0x84);
-                for (auto it = t->items.rbegin(); it != t->items.rend(); ++it) *it = pop();
-                push(t);
-                break;
-            }
+            case 't': { auto t = make(Obj::Tuple); t->items = popToMark(); push(t); break; }  // TUPLE
+            case 0x85: case 0x86: case 0x87: tupleOf(op - 0x84); break;                    // TUPLE1..3
             case 'X': pushString(QString::fromUtf8(take(le(4)))); break;                  // BINUNICODE
             case 0x8c: pushString(QString::fromUtf8(take(le(1)))); break;                 // SHORT_BINUNICODE
             case 0x8d: pushString(QString::fromUtf8(take(le(8)))); break;                 // BINUNICODE8
@@ -179,67 +174,20 @@ public:
             case 'K': pushInt(le(1)); break;                                               // BININT1
             case 'M': pushInt(le(2)); break;                                               // BININT2
             case 'J': pushInt(int32_t(uint32_t(le(4)))); break;                            // BININT
-            case 0x8a: {                                                                   // LONG1
-                const int64_t len = le(1);
-                if (len > 8) fail(QString("an integer of %1 bytes at byte %2 is out of range").arg(len).arg(at));
-                const QByteArray b = take(len);
-                uint64_t v = 0;
-                for (int k = int(len) - 1; k >= 0; --k) v = v << 8 | uchar(b[k]);
-                if (len > 0 && len < 8 && (uchar(b.at(qsizetype(len - 1))) & 0x80)) v -= uint64_t(1) << (8 * len);  // two's complement
-                pushInt(int64_t(v));
-                break;
-            }
+            case 0x8a: long1(at); break;                                                   // LONG1
             case 0x88: case 0x89: { auto b = make(Obj::Bool); b->i = op == 0x88; push(b); break; }  // NEWTRUE / NEWFALSE
-            case 'N': push(make(Obj::None)); break;
-            case 'G': {                                                                    // BINFLOAT, big-endian
-                const QByteArray b = take(8);
-                uint64_t v = 0;
-                for (int k = 0; k < 8; ++k) v = v << 8 | uchar(b[k]);
-                auto o = make(Obj::Float);
-                std::memcpy(&o->f, &v, 8);
-                push(o);
-                break;
-            }
-            case 'c': {                                                                    // GLOBAL
-                const QString module = line(), name = line();
-                pushGlobal(module + "." + name);
-                break;
-            }
-            case 0x93: {                                                                   // STACK_GLOBAL
-                const P name = pop(), module = pop();
-                if (name->kind != Obj::Str || module->kind != Obj::Str) fail(QString("STACK_GLOBAL at byte %1 without two strings").arg(at));
-                pushGlobal(module->s + "." + name->s);
-                break;
-            }
+            case 'N': push(make(Obj::None)); break;                                        // NONE
+            case 'G': binFloat(); break;                                                   // BINFLOAT
+            case 'c': { const QString module = line(), name = line(); pushGlobal(module + "." + name); break; }  // GLOBAL
+            case 0x93: stackGlobal(at); break;                                             // STACK_GLOBAL
             case 'Q': push(persistent(pop())); break;                                      // BINPERSID
             case 'R': { const P args = pop(), fn = pop(); push(reduce(fn, args, at)); break; }  // REDUCE
             case 's': { const P v = pop(), k = pop(); dictOf(top(), at)->dict.emplace_back(k, v); break; }  // SETITEM
-            case 'u': {                                                                    // SETITEMS
-                const std::vector<P> kv = popToMark();
-                if (kv.size() % 2) fail(QString("SETITEMS at byte %1 with an odd number of items").arg(at));
-                const P d = dictOf(top(), at);
-                for (size_t k = 0; k < kv.size(); k += 2) d->dict.emplace_back(kv[k], kv[k + 1]);
-                break;
-            }
-            case 'b': {                                                                    // BUILD
-                // an OrderedDict's own attributes (state_dict()'s _metadata); on anything else it would
-                // set an object's state, which a dict of tensors never needs
-                pop();
-                const P o = top();
-                if (o->kind != Obj::Dict || !o->ordered) fail(QString("BUILD at byte %1 on %2: not a state dict").arg(at).arg(kindName(o->kind)));
-                break;
-            }
+            case 'u': setItems(at); break;                                                 // SETITEMS
+            case 'b': build(at); break;                                                    // BUILD
             case 'a': { const P v = pop(); listOf(top(), at)->items.push_back(v); break; }  // APPEND
-            case 'e': {                                                                    // APPENDS
-                const std::vector<P> vs = popToMark();
-                const P l = listOf(top(), at);
-                l->items.insert(l->items.end(), vs.begin(), vs.end());
-                break;
-            }
-            case '.': {                                                                    // STOP
-                const P result = pop();
-                return result;
-            }
+            case 'e': appends(at); break;                                                  // APPENDS
+            case '.': return pop();                                                        // STOP
             default:
                 fail(QString("opcode 0x%1 at byte %2 is not one a state dict is made of").arg(uint(op), 2, 16, QChar(QLatin1Char('0'))).arg(at));
             }
@@ -247,6 +195,60 @@ public:
     }
 
 private:
+    void tupleOf(int count)
+    {
+        auto t = make(Obj::Tuple);
+        t->items.resize(count);
+        for (auto it = t->items.rbegin(); it != t->items.rend(); ++it) *it = pop();
+        push(t);
+    }
+    void long1(qint64 at)  // a little-endian two's-complement integer of up to 8 bytes
+    {
+        const int64_t len = le(1);
+        if (len > 8) fail(QString("an integer of %1 bytes at byte %2 is out of range").arg(len).arg(at));
+        const QByteArray b = take(len);
+        uint64_t v = 0;
+        for (int k = int(len) - 1; k >= 0; --k) v = v << 8 | uchar(b[k]);
+        if (len > 0 && len < 8 && (uchar(b.at(qsizetype(len - 1))) & 0x80)) v -= uint64_t(1) << (8 * len);  // two's complement
+        pushInt(int64_t(v));
+    }
+    void binFloat()  // big-endian
+    {
+        const QByteArray b = take(8);
+        uint64_t v = 0;
+        for (int k = 0; k < 8; ++k) v = v << 8 | uchar(b[k]);
+        auto o = make(Obj::Float);
+        std::memcpy(&o->f, &v, 8);
+        push(o);
+    }
+    void stackGlobal(qint64 at)
+    {
+        const P name = pop(), module = pop();
+        if (name->kind != Obj::Str || module->kind != Obj::Str) fail(QString("STACK_GLOBAL at byte %1 without two strings").arg(at));
+        pushGlobal(module->s + "." + name->s);
+    }
+    void setItems(qint64 at)
+    {
+        const std::vector<P> kv = popToMark();
+        if (kv.size() % 2) fail(QString("SETITEMS at byte %1 with an odd number of items").arg(at));
+        const P d = dictOf(top(), at);
+        for (size_t k = 0; k < kv.size(); k += 2) d->dict.emplace_back(kv[k], kv[k + 1]);
+    }
+    void build(qint64 at)
+    {
+        // an OrderedDict's own attributes (state_dict()'s _metadata); on anything else it would
+        // set an object's state, which a dict of tensors never needs
+        pop();
+        const P o = top();
+        if (o->kind != Obj::Dict || !o->ordered) fail(QString("BUILD at byte %1 on %2: not a state dict").arg(at).arg(kindName(o->kind)));
+    }
+    void appends(qint64 at)
+    {
+        const std::vector<P> vs = popToMark();
+        const P l = listOf(top(), at);
+        l->items.insert(l->items.end(), vs.begin(), vs.end());
+    }
+
     QByteArray take(int64_t len)
     {
         if (len < 0 || len > p.size() - pos) fail(QString("a value of %1 bytes at byte %2 runs past the end").arg(len).arg(pos));

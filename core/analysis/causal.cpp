@@ -75,6 +75,156 @@ int defaultImportanceLength(const InsideSubject& subject, const QString& task)
     return task.isEmpty() || task == own.kind ? own.maxLen : std::max(own.maxLen, 2 * own.ngram);
 }
 
+namespace {
+
+using Alive = std::function<bool(int, int)>;
+
+// What measureHeadImportance measures, with every head on and with each head off, and one example
+// of it for the heads' labels.
+struct Measurement {
+    std::function<Measured()> measure;
+    std::vector<int> example;
+};
+
+// The layers and heads of `subject`, into `out`; throws when its heads cannot be switched off.
+void countHeads(const InsideSubject& subject, HeadImportance& out)
+{
+    if (const CopyConstruction* c = subject.construction()) {
+        out.layers = 2;
+        out.heads = c->heads();
+        return;
+    }
+    const ModelConfig& mc = subject.model().config().model;
+    out.layers = mc.layers;
+    out.heads = headsPerLayer(mc);
+    HeadAblation probe;
+    probe.heads = {{0, 0}};
+    const QString why = subject.ablationProblem(probe);
+    if (!why.isEmpty()) throw Error("head importance: " + why);
+}
+
+// A pretrained language model: one of its zero-shot tests (the phone book unless asked).
+Measurement lmMeasurement(const InsideSubject& subject, const LanguageModel& lm, const HeadImportanceRequest& request,
+                          HeadImportance& out, const Alive& alive)
+{
+    out.task = request.task.isEmpty() ? lmTests().front().id : request.task;
+    checkLmTest(out.task);
+    if (findLmTest(out.task)->readsData) throw Error("head importance: " + out.task + " reads a data file; use phonebook, copy-text or shuffled-text");
+    out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, out.task);
+    Measurement m;
+    m.measure = [&lm, &request, &out, &alive] {
+        return fromCurve(runLmTest(lm, out.task, {out.length}, request.samples, request.seed, alive));
+    };
+    std::mt19937_64 rng(request.seed);
+    m.example = makeLmPrompt(out.task, out.length, lm.tokenizer, rng).ids;
+    return m;
+}
+
+// The construction: a copy task of its letters and n.
+std::function<Measured()> constructionMeasure(const InsideSubject& subject, const CopyConstruction* c, const HeadImportanceRequest& request,
+                                              HeadImportance& out, const Alive& alive, TaskConfig& task)
+{
+    task.kind = request.task.isEmpty() ? QString("copy") : request.task;
+    if (!isCopyKind(task.kind)) throw Error("head importance: the construction copies; use --task copy or copy_dup_ngram, not " + task.kind);
+    task.vocabSize = c->options().letters;
+    task.ngram = c->options().n;
+    out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
+    task.minLen = task.maxLen = out.length;
+    task.contextLen = 2 * out.length + 4;
+    return [&request, &out, &alive, c, kind = task.kind] {
+        return fromCurve(c->evaluate({out.length}, request.samples, request.seed, kind, alive));
+    };
+}
+
+// A model: its own task, or another token task of its vocabulary.
+std::function<Measured()> modelMeasure(const InsideSubject& subject, const HeadImportanceRequest& request, HeadImportance& out,
+                                       const Alive& alive, TaskConfig& task)
+{
+    const Model& m = subject.model();
+    task = evaluationTask(m.config().task);
+    if (!request.task.isEmpty() && request.task != task.kind) {
+        task.kind = request.task;
+        task.evalKind.clear();
+        if (!findTask(request.task)) throw Error(QString("head importance: no task %1 (tasks: %2)").arg(request.task, taskIds().join(", ")));
+        if (isVectorTask(request.task)) throw Error(QString("head importance: %1 reads vectors; heads are measured on token tasks").arg(request.task));
+        task.contextLen = 65536;  // the examples' own lengths, not the room the model trained with
+        if (taskVocabSize(task) != taskVocabSize(m.config().task))
+            throw Error(QString("head importance: task %1 reads a vocabulary of %2 tokens, the model %3")
+                            .arg(task.kind).arg(taskVocabSize(task)).arg(taskVocabSize(m.config().task)));
+    }
+    out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
+    if (task.kind != m.config().task.kind) task.minLen = task.maxLen = out.length;  // only this length is generated
+    return [&request, &out, &alive, model = m, task] {
+        return fromCurve(model.evaluate(task, {out.length}, request.samples, request.seed, alive));
+    };
+}
+
+// The construction or a model, on a token task; the example is one of its evaluation rows, unpadded.
+Measurement tokenMeasurement(const InsideSubject& subject, const HeadImportanceRequest& request, HeadImportance& out, const Alive& alive)
+{
+    TaskConfig task;
+    Measurement m;
+    if (const CopyConstruction* c = subject.construction()) m.measure = constructionMeasure(subject, c, request, out, alive, task);
+    else m.measure = modelMeasure(subject, request, out, alive, task);
+    out.task = task.kind;
+    const std::unique_ptr<TokenTask> t = TokenTask::create(task);
+    const QString problem = t->checkDifficulty(out.length);
+    if (!problem.isEmpty()) throw Error("head importance: " + problem);
+    std::mt19937_64 rng(request.seed);
+    const TokenBatch b = t->evalBatch(out.length, 1, rng);
+    m.example.assign(b.input.begin(), b.input.end());
+    while (!m.example.empty() && m.example.back() == CopyVocab::Pad) m.example.pop_back();
+    return m;
+}
+
+// The heads' labels, from the lookup analysis of one example (as the Explore tab shows it).
+struct HeadLabels {
+    std::unique_ptr<LookupAnalysis> analysis;  // null: heads unlabelled
+    ModelProbes probes;
+
+    HeadLabels(const InsideSubject& subject, const std::vector<int>& example)
+    {
+        try {
+            probes = subject.probe(example);
+            const auto [begin, end] = subject.lookupQueries(example);
+            if (probes.attention.layers > 0) analysis = std::make_unique<LookupAnalysis>(analyseLookup(probes.attention, example, begin, end));
+        } catch (const Error&) {
+            // an example without the queries a lookup answers: heads unlabelled
+        }
+    }
+    void label(HeadImportanceRow& r) const
+    {
+        if (!analysis) return;
+        for (const HeadLookup& hl : analysis->heads) {
+            if (probes.attentionLayers.size() > size_t(hl.layer) ? probes.attentionLayers[size_t(hl.layer)] != r.layer : hl.layer != r.layer) continue;
+            if (hl.head != r.head) continue;
+            r.label = hl.label;
+            r.order = hl.order;
+            int n = hl.order;
+            if (n == 0)  // its best order
+                for (int k = 1; k <= kMaxLookupOrder; ++k)
+                    if (hl.scored[size_t(k)] > 0 && (n == 0 || hl.lookup[size_t(k)] > hl.lookup[size_t(n)])) n = k;
+            r.lookup = n > 0 ? hl.lookup[size_t(n)] : 0;
+        }
+    }
+};
+
+// Head (l, h) measured off (`m`) against all heads on (`full`).
+HeadImportanceRow importanceRow(int l, int h, const Measured& full, const Measured& m)
+{
+    HeadImportanceRow r;
+    r.layer = l, r.head = h;
+    r.answer = m.answer, r.answerErr = m.answerErr, r.token = m.token, r.tokenErr = m.tokenErr;
+    r.answerDrop = full.answer - m.answer;
+    r.tokenDrop = full.token - m.token;
+    // independent errors added (the examples are the same, so this is on the safe side)
+    r.answerDropErr = std::hypot(full.answerErr, m.answerErr);
+    r.tokenDropErr = std::hypot(full.tokenErr, m.tokenErr);
+    return r;
+}
+
+}  // namespace
+
 HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImportanceRequest& request,
                                      const std::function<bool(int, int)>& keepGoing)
 {
@@ -85,79 +235,19 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
     out.samples = request.samples;
     out.seed = request.seed;
     out.method = ablationMethodName(request.method);
-    // the heads there are
-    if (const CopyConstruction* c = subject.construction()) {
-        out.layers = 2;
-        out.heads = c->heads();
-    } else {
-        const ModelConfig& mc = subject.model().config().model;
-        out.layers = mc.layers;
-        out.heads = headsPerLayer(mc);
-        HeadAblation probe;
-        probe.heads = {{0, 0}};
-        const QString why = subject.ablationProblem(probe);
-        if (!why.isEmpty()) throw Error("head importance: " + why);
-    }
-    // what is measured, and one example of it for the heads' labels; the evaluations inside poll
-    // `alive` too, so that a stop does not wait for a whole head of a large model
+    countHeads(subject, out);
+    // the evaluations inside poll `alive` too, so that a stop does not wait for a whole head of a large model
     int done = 0;
     bool stopped = false;
-    const auto alive = [&](int, int) {
+    const Alive alive = [&](int, int) {
         if (keepGoing && !keepGoing(done, out.layers * out.heads + 1)) stopped = true;
         return !stopped;
     };
-    std::function<Measured()> measure;
-    std::vector<int> example;
     const LanguageModel* lm = subject.languageModel();
-    if (lm) {
-        out.task = request.task.isEmpty() ? lmTests().front().id : request.task;  // the phone book
-        checkLmTest(out.task);
-        if (findLmTest(out.task)->readsData) throw Error("head importance: " + out.task + " reads a data file; use phonebook, copy-text or shuffled-text");
-        out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, out.task);
-        measure = [&] { return fromCurve(runLmTest(*lm, out.task, {out.length}, request.samples, request.seed, alive)); };
-        std::mt19937_64 rng(request.seed);
-        example = makeLmPrompt(out.task, out.length, lm->tokenizer, rng).ids;
-    } else {
-        TaskConfig task;
-        if (const CopyConstruction* c = subject.construction()) {
-            task.kind = request.task.isEmpty() ? QString("copy") : request.task;
-            if (!isCopyKind(task.kind)) throw Error("head importance: the construction copies; use --task copy or copy_dup_ngram, not " + task.kind);
-            task.vocabSize = c->options().letters;
-            task.ngram = c->options().n;
-            out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
-            task.minLen = task.maxLen = out.length;
-            task.contextLen = 2 * out.length + 4;
-            measure = [&, c, kind = task.kind] { return fromCurve(c->evaluate({out.length}, request.samples, request.seed, kind, alive)); };
-        } else {
-            const Model& m = subject.model();
-            task = evaluationTask(m.config().task);
-            if (!request.task.isEmpty() && request.task != task.kind) {
-                task.kind = request.task;
-                task.evalKind.clear();
-                if (!findTask(request.task)) throw Error(QString("head importance: no task %1 (tasks: %2)").arg(request.task, taskIds().join(", ")));
-                if (isVectorTask(request.task)) throw Error(QString("head importance: %1 reads vectors; heads are measured on token tasks").arg(request.task));
-                task.contextLen = 65536;  // the examples' own lengths, not the room the model trained with
-                if (taskVocabSize(task) != taskVocabSize(m.config().task))
-                    throw Error(QString("head importance: task %1 reads a vocabulary of %2 tokens, the model %3")
-                                    .arg(task.kind).arg(taskVocabSize(task)).arg(taskVocabSize(m.config().task)));
-            }
-            out.length = request.length > 0 ? request.length : defaultImportanceLength(subject, task.kind);
-            if (task.kind != m.config().task.kind) task.minLen = task.maxLen = out.length;  // only this length is generated
-            const Model model = m;
-            measure = [&, model, task] { return fromCurve(model.evaluate(task, {out.length}, request.samples, request.seed, alive)); };
-        }
-        out.task = task.kind;
-        const std::unique_ptr<TokenTask> t = TokenTask::create(task);
-        const QString problem = t->checkDifficulty(out.length);
-        if (!problem.isEmpty()) throw Error("head importance: " + problem);
-        std::mt19937_64 rng(request.seed);
-        const TokenBatch b = t->evalBatch(out.length, 1, rng);
-        example.assign(b.input.begin(), b.input.end());
-        while (!example.empty() && example.back() == CopyVocab::Pad) example.pop_back();
-    }
+    const Measurement measurement = lm ? lmMeasurement(subject, *lm, request, out, alive) : tokenMeasurement(subject, request, out, alive);
     Measured full;
     try {
-        full = measure();
+        full = measurement.measure();
     } catch (const Error&) {
         if (!stopped) throw;
     }
@@ -167,16 +257,7 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
         out.complete = false;
         return out;
     }
-    // labels from the lookup analysis of one example (as the Explore tab shows it)
-    std::unique_ptr<LookupAnalysis> analysis;
-    ModelProbes probes;
-    try {
-        probes = subject.probe(example);
-        const auto [begin, end] = subject.lookupQueries(example);
-        if (probes.attention.layers > 0) analysis = std::make_unique<LookupAnalysis>(analyseLookup(probes.attention, example, begin, end));
-    } catch (const Error&) {
-        // an example without the queries a lookup answers: heads unlabelled
-    }
+    const HeadLabels labels(subject, measurement.example);
     for (int l = 0; l < out.layers && !stopped; ++l)
         for (int h = 0; h < out.heads && !stopped; ++h) {
             HeadAblation off;
@@ -185,32 +266,13 @@ HeadImportance measureHeadImportance(const InsideSubject& subject, const HeadImp
             Measured m;
             try {
                 const SubjectHeadsOff scope(subject, off);
-                m = measure();
+                m = measurement.measure();
             } catch (const Error&) {
                 if (!stopped) throw;
             }
             if (stopped) break;  // this head measured in part: left out
-            HeadImportanceRow r;
-            r.layer = l, r.head = h;
-            r.answer = m.answer, r.answerErr = m.answerErr, r.token = m.token, r.tokenErr = m.tokenErr;
-            r.answerDrop = full.answer - m.answer;
-            r.tokenDrop = full.token - m.token;
-            // independent errors added (the examples are the same, so this is on the safe side)
-            r.answerDropErr = std::hypot(full.answerErr, m.answerErr);
-            r.tokenDropErr = std::hypot(full.tokenErr, m.tokenErr);
-            if (analysis) {
-                for (const HeadLookup& hl : analysis->heads) {
-                    if (probes.attentionLayers.size() > size_t(hl.layer) ? probes.attentionLayers[size_t(hl.layer)] != l : hl.layer != l) continue;
-                    if (hl.head != h) continue;
-                    r.label = hl.label;
-                    r.order = hl.order;
-                    int n = hl.order;
-                    if (n == 0)  // its best order
-                        for (int k = 1; k <= kMaxLookupOrder; ++k)
-                            if (hl.scored[size_t(k)] > 0 && (n == 0 || hl.lookup[size_t(k)] > hl.lookup[size_t(n)])) n = k;
-                    r.lookup = n > 0 ? hl.lookup[size_t(n)] : 0;
-                }
-            }
+            HeadImportanceRow r = importanceRow(l, h, full, m);
+            labels.label(r);
             out.rows.push_back(r);
             done = int(out.rows.size()) + 1;
             if (!alive(0, 0)) break;

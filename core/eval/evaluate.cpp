@@ -94,56 +94,53 @@ LengthCurve evaluateTokens(Model::Impl& m, const std::vector<int>& lengths, int 
     return curve;
 }
 
-LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, int samples, unsigned long long seed,
-                              const std::function<bool(int, int)>& keepGoing)
+namespace {
+
+constexpr int kIclBatch = 64;
+
+// Vector MQAR: at each number of pairs, is the prediction at a query nearest (among the
+// prompt's values) to the right value?
+void evaluatePairs(Model::Impl& m, IclTask& task, EvalSession& session, const std::vector<int>& lengths, int samples,
+                   unsigned long long seed, const std::function<bool(int, int)>& keepGoing)
 {
-    const std::unique_ptr<IclTask> task = IclTask::create(m.config.task);
-    EvalSession session(m, samples);
     LengthCurve& curve = session.curve;
-    curve.metric = task->metric();
-    constexpr int kBatch = 64;
-    if (task->curveOverPairs()) {
-        // Vector MQAR: at each number of pairs, is the prediction at a query nearest (among the
-        // prompt's values) to the right value?
-        const int total = int(lengths.size());
-        for (int li = 0; li < total; ++li) {
-            const int pairs = lengths[size_t(li)];
-            std::mt19937_64 rng(evaluationSeed(seed, pairs));
-            long long right = 0, asked = 0;
-            for (int done = 0; done < samples; done += kBatch) {
-                const VectorBatch v = task->batch(std::min(kBatch, samples - done), pairs, rng);
-                right += nearestValueHits(predictVectors(m.net, v, m.device), v, pairs);
-                asked += int64_t(v.batch) * pairs;
-            }
-            const double p = double(right) / double(std::max(1LL, asked));
-            curve.lengths.push_back(pairs);
-            curve.stringAccuracy.push_back(p);
-            curve.charAccuracy.push_back(p);
-            curve.stringStdErr.push_back(binomialStdErr(p, double(asked)));
-            curve.charStdErr.push_back(curve.stringStdErr.back());
-            releaseCachedBlocksSince(session.mark);  // as in evaluate(): this length's sizes are not a step's
-            if (keepGoing && !keepGoing(li + 1, total)) break;
+    const int total = int(lengths.size());
+    for (int li = 0; li < total; ++li) {
+        const int pairs = lengths[size_t(li)];
+        std::mt19937_64 rng(evaluationSeed(seed, pairs));
+        long long right = 0, asked = 0;
+        for (int done = 0; done < samples; done += kIclBatch) {
+            const VectorBatch v = task.batch(std::min(kIclBatch, samples - done), pairs, rng);
+            right += nearestValueHits(predictVectors(m.net, v, m.device), v, pairs);
+            asked += int64_t(v.batch) * pairs;
         }
-        return curve;
+        const double p = double(right) / double(std::max(1LL, asked));
+        curve.lengths.push_back(pairs);
+        curve.stringAccuracy.push_back(p);
+        curve.charAccuracy.push_back(p);
+        curve.stringStdErr.push_back(binomialStdErr(p, double(asked)));
+        curve.charStdErr.push_back(curve.stringStdErr.back());
+        releaseCachedBlocksSince(session.mark);  // as in evaluate(): this length's sizes are not a step's
+        if (keepGoing && !keepGoing(li + 1, total)) break;
     }
-    // Regression and parity: prompts of the longest length asked for; the model's error (or
-    // sign accuracy) after each number of examples, and the baselines' on the same prompts.
-    const int pairs = *std::max_element(lengths.begin(), lengths.end());
-    std::mt19937_64 rng(evaluationSeed(seed, pairs));
-    std::vector<double> sum(size_t(pairs), 0.0), sumSq(size_t(pairs), 0.0), count(size_t(pairs), 0.0);
-    std::vector<IclPrompt> all;
-    const int batches = (samples + kBatch - 1) / kBatch;
-    for (int bi = 0; bi < batches; ++bi) {
-        const std::vector<IclPrompt> ps = task->prompts(std::min(kBatch, samples - bi * kBatch), pairs, rng);
-        const VectorBatch v = task->batchOf(ps);
-        const auto pred = predictVectors(m.net, v, m.device).to(torch::kCPU).contiguous();  // (B, pairs, dOut)
-        const float* out = pred.data_ptr<float>();
+}
+
+// The model's score after each number of examples: squared error / d, as Garg et al. (zero
+// estimator: about 1), or sign accuracy; summed over the prompts.
+struct PrefixScores {
+    std::vector<double> sum, sumSq, count;
+    bool error;
+
+    PrefixScores(int pairs, bool isError) : sum(size_t(pairs), 0.0), sumSq(size_t(pairs), 0.0), count(size_t(pairs), 0.0), error(isError) {}
+    // pred: (B, pairs, dOut), on the CPU and contiguous
+    void add(const float* out, const VectorBatch& v, int pairs)
+    {
         for (int b = 0; b < v.batch; ++b)
             for (int i = 0; i < pairs; ++i) {
                 const size_t k = size_t(b) * pairs + i;
                 if (!v.scored[k]) continue;
                 double value = 0;
-                if (curve.isError()) {  // squared error / d, as Garg et al. (zero estimator: about 1)
+                if (error) {
                     for (int c = 0; c < v.dOut; ++c) value += std::pow(double(out[k * v.dOut + c]) - v.targets[k * v.dOut + c], 2) / v.d;
                 } else {
                     value = (out[k] >= 0) == (v.targets[k] >= 0) ? 1.0 : 0.0;
@@ -152,28 +149,63 @@ LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, i
                 sumSq[size_t(i)] += value * value;
                 count[size_t(i)] += 1;
             }
+    }
+    // Mean and standard error at each number of examples.
+    void writeTo(LengthCurve& curve) const
+    {
+        for (size_t i = 0; i < sum.size(); ++i) {
+            const double n = std::max(1.0, count[i]), mean = sum[i] / n;
+            const double var = std::max(0.0, sumSq[i] / n - mean * mean);
+            curve.lengths.push_back(int(i));
+            if (error) {
+                curve.error.push_back(mean);
+                curve.errorStdErr.push_back(std::sqrt(var / n));
+            } else {
+                curve.stringAccuracy.push_back(mean);
+                curve.charAccuracy.push_back(mean);
+                curve.stringStdErr.push_back(std::sqrt(var / n));
+                curve.charStdErr.push_back(std::sqrt(var / n));
+            }
+        }
+    }
+};
+
+// Regression and parity: prompts of the longest length asked for; the model's error (or sign
+// accuracy) after each number of examples, and the baselines' on the same prompts.
+void evaluatePrefixes(Model::Impl& m, IclTask& task, LengthCurve& curve, const std::vector<int>& lengths, int samples,
+                      unsigned long long seed, const std::function<bool(int, int)>& keepGoing)
+{
+    const int pairs = *std::max_element(lengths.begin(), lengths.end());
+    std::mt19937_64 rng(evaluationSeed(seed, pairs));
+    PrefixScores scores(pairs, curve.isError());
+    std::vector<IclPrompt> all;
+    const int batches = (samples + kIclBatch - 1) / kIclBatch;
+    for (int bi = 0; bi < batches; ++bi) {
+        const std::vector<IclPrompt> ps = task.prompts(std::min(kIclBatch, samples - bi * kIclBatch), pairs, rng);
+        const VectorBatch v = task.batchOf(ps);
+        const auto pred = predictVectors(m.net, v, m.device).to(torch::kCPU).contiguous();  // (B, pairs, dOut)
+        scores.add(pred.data_ptr<float>(), v, pairs);
         all.insert(all.end(), ps.begin(), ps.end());
         if (keepGoing && !keepGoing(bi + 1, batches + 1)) break;
     }
-    for (int i = 0; i < pairs; ++i) {
-        const double n = std::max(1.0, count[size_t(i)]), mean = sum[size_t(i)] / n;
-        const double var = std::max(0.0, sumSq[size_t(i)] / n - mean * mean);
-        curve.lengths.push_back(i);
-        if (curve.isError()) {
-            curve.error.push_back(mean);
-            curve.errorStdErr.push_back(std::sqrt(var / n));
-        } else {
-            curve.stringAccuracy.push_back(mean);
-            curve.charAccuracy.push_back(mean);
-            curve.stringStdErr.push_back(std::sqrt(var / n));
-            curve.charStdErr.push_back(std::sqrt(var / n));
-        }
-    }
-    for (const BaselineCurve& b : iclBaselines(*task, all)) {
+    scores.writeTo(curve);
+    for (const BaselineCurve& b : iclBaselines(task, all)) {
         curve.baselineNames.push_back(b.name);
         curve.baselineError.push_back(b.error);
     }
-    return curve;
+}
+
+}  // namespace
+
+LengthCurve evaluateInContext(Model::Impl& m, const std::vector<int>& lengths, int samples, unsigned long long seed,
+                              const std::function<bool(int, int)>& keepGoing)
+{
+    const std::unique_ptr<IclTask> task = IclTask::create(m.config.task);
+    EvalSession session(m, samples);
+    session.curve.metric = task->metric();
+    if (task->curveOverPairs()) evaluatePairs(m, *task, session, lengths, samples, seed, keepGoing);
+    else evaluatePrefixes(m, *task, session.curve, lengths, samples, seed, keepGoing);
+    return session.curve;
 }
 
 }  // namespace parrot
