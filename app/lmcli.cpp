@@ -1,6 +1,7 @@
 // The pretrained-language-model commands: `generate` (a greedy continuation) and `lm-eval` (the
 // copy paper's zero-shot tests on one or several model folders, with figure 1's plot).
 #include "cli.h"
+#include "clicommon.h"
 
 #include "args.h"
 #include "base/config.h"
