@@ -2,10 +2,41 @@
 
 #include "base/error.h"
 
+#include <stdexcept>
+
 namespace parrot {
+
+QString Option::shownDefault() const
+{
+    if (!defaultText.isEmpty() || !numeric()) return defaultText;
+    return QString::number(fallback, 'g', 10);
+}
+
+QString Option::shownRange() const
+{
+    return numeric() ? QString("%1..%2").arg(lo, 0, 'g', 10).arg(hi, 0, 'g', 10) : QString();
+}
+
+const Option* Args::declared(const QString& name, bool number) const
+{
+    if (m_declared.empty()) return nullptr;
+    for (const Option& o : m_declared) {
+        if (o.name != name) continue;
+        if (number && !o.numeric()) throw std::logic_error(qPrintable(name + " is read as a number but declared as text"));
+        return &o;
+    }
+    throw std::logic_error(qPrintable(name + " is read but not declared in the command table (app/commands.cpp)"));
+}
+
+bool Args::flag(const QString& name)
+{
+    declared(name);
+    return m_args.removeAll(name) > 0;
+}
 
 QStringList Args::values(const QString& name)
 {
+    declared(name);
     QStringList all;
     for (qsizetype i = 0; i < m_args.size();) {
         if (m_args[i] == name) {
@@ -29,8 +60,16 @@ QString Args::value(const QString& name)
     return all.isEmpty() ? QString() : all.first();
 }
 
+QString Args::text(const QString& name)
+{
+    const QString v = value(name);
+    const Option* o = declared(name);
+    return v.isNull() && o ? o->defaultText : v;
+}
+
 QStringList Args::list(const QString& name)
 {
+    declared(name);
     QStringList all;
     const qsizetype i = m_args.indexOf(name);
     if (i < 0) return all;
@@ -48,8 +87,40 @@ QString Args::positional()
     return {};
 }
 
+int Args::integer(const QString& name)
+{
+    const Option* o = declared(name, true);
+    if (!o) throw std::logic_error(qPrintable(name + ": no declared default and range"));
+    return integer(name, int(o->fallback));
+}
+
+double Args::number(const QString& name)
+{
+    const Option* o = declared(name, true);
+    if (!o) throw std::logic_error(qPrintable(name + ": no declared default and range"));
+    const QString v = value(name);
+    if (v.isNull()) return o->fallback;
+    bool ok = false;
+    const double x = v.toDouble(&ok);
+    if (!ok || !(x >= o->lo && x <= o->hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(o->lo).arg(o->hi).arg(v));
+    return x;
+}
+
+int Args::integer(const QString& name, int fallback)
+{
+    const Option* o = declared(name, true);
+    if (!o) throw std::logic_error(qPrintable(name + ": no declared range"));
+    const QString v = value(name);
+    if (v.isNull()) return fallback;
+    bool ok = false;
+    const int n = v.toInt(&ok);
+    if (!ok || n < o->lo || n > o->hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(int(o->lo)).arg(int(o->hi)).arg(v));
+    return n;
+}
+
 double Args::number(const QString& name, double fallback, double lo, double hi)
 {
+    if (!m_declared.empty()) throw std::logic_error(qPrintable(name + ": this command's options are declared; read it with number(name)"));
     const QString v = value(name);
     if (v.isNull()) return fallback;
     bool ok = false;
@@ -60,6 +131,7 @@ double Args::number(const QString& name, double fallback, double lo, double hi)
 
 int Args::integer(const QString& name, int fallback, int lo, int hi)
 {
+    if (!m_declared.empty()) throw std::logic_error(qPrintable(name + ": this command's options are declared; read it with integer(name)"));
     const QString v = value(name);
     if (v.isNull()) return fallback;
     bool ok = false;

@@ -172,9 +172,9 @@ int cmdSample(Args& a)
     } else {
         c = experimentFrom(a);
     }
-    const int count = a.integer("--count", 3, 1, 10000);
-    const int length = a.integer("--length", 0, 1, 100000);
-    const int seed = a.integer("--seed", 1, 0, 2147483647);
+    const int count = a.integer("--count");
+    const int length = a.integer("--length");
+    const int seed = a.integer("--seed");
     const bool json = a.flag("--json");
     a.done();
     std::mt19937_64 rng(static_cast<uint64_t>(seed));

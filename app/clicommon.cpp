@@ -44,6 +44,11 @@ ExperimentConfig experimentFrom(Args& a)
     return c;
 }
 
+std::pair<int, int> parseSize(const QString& size)
+{
+    return parseSize(size, 0, 0);
+}
+
 // "WIDTHxHEIGHT" in points (1/72 inch, every format), or the defaults when empty.
 std::pair<int, int> parseSize(const QString& size, int width, int height)
 {
@@ -62,9 +67,9 @@ std::pair<int, int> parseSize(const QString& size, int width, int height)
 ExportOptions figureStyle(Args& a)
 {
     ExportOptions o;
-    o.dpi = a.integer("--dpi", o.dpi, 36, 1200);
-    o.fontPt = a.number("--font-size", 0, 1, 72);
-    o.lineWidth = a.number("--line-width", 0, 0.1, 20);
+    o.dpi = a.integer("--dpi");
+    o.fontPt = a.number("--font-size");
+    o.lineWidth = a.number("--line-width");
     return o;
 }
 

@@ -22,8 +22,10 @@ QTextStream& out();
 // applied; the resolved width is reported on stderr when --match-params chose it.
 ExperimentConfig experimentFrom(Args& a);
 
-// Options the figure-writing commands share: --size WxH (pixels; `width`/`height` when absent)
-// and --dpi / --font-size / --line-width.
+// Options the figure-writing commands share: --size WxH in points, its value (a.text("--size"),
+// which gives the declared default when it is absent; `width` x `height` when `size` is empty, for
+// a default that depends on the figure), and --dpi / --font-size / --line-width.
+std::pair<int, int> parseSize(const QString& size);
 std::pair<int, int> parseSize(const QString& size, int width, int height);
 ExportOptions figureStyle(Args& a);
 

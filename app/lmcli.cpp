@@ -94,7 +94,7 @@ int cmdGenerate(Args& a)
 {
     const QString folder = a.value("--model");
     const QString prompt = a.value("--prompt");
-    const int maxNew = a.integer("--max-new-tokens", 64, 0, 100000);
+    const int maxNew = a.integer("--max-new-tokens");
     const bool json = a.flag("--json");
     a.done();
     if (folder.isEmpty()) throw Error("generate: --model DIR is required (a HuggingFace model folder: config.json, tokenizer.json, weights)");
@@ -128,14 +128,14 @@ int cmdLmEval(Args& a)
     const QString dataFile = a.value("--data");
     const QString figure = a.value("--figure");
     const QString textFile = a.value("--text");
-    const int window = a.integer("--window", 1024, 2, 1 << 20);
-    const int maxTokens = a.integer("--tokens", 8192, 0, 1 << 30);
-    const int at = a.integer("--at", 0, 0, 100000000);
-    const int samples = a.integer("--samples", 20, 1, 100000);
-    const int seed = a.integer("--seed", 1234, 0, 2147483647);
+    const int window = a.integer("--window");
+    const int maxTokens = a.integer("--tokens");
+    const int at = a.integer("--at");
+    const int samples = a.integer("--samples");
+    const int seed = a.integer("--seed");
     const bool json = a.flag("--json");
     const QString outFile = a.value("--out");
-    const auto [width, height] = parseSize(a.value("--size"), 800, 500);
+    const auto [width, height] = parseSize(a.text("--size"));
     const ExportOptions style = figureStyle(a);
     a.done();
     if (folders.isEmpty()) throw Error("lm-eval: --model DIR is required (one or more HuggingFace model folders)");

@@ -50,7 +50,7 @@ int runWindow(Args& a)
     QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
     const AppSettings saved = AppSettings::load();
-    const int threads = a.integer("--threads", saved.threads, 0, 4096);
+    const int threads = a.integer("--threads", saved.threads);
     const QString device = a.value("--device");
     const QString dtype = a.value("--dtype");
     const QString preset = a.value("--preset");

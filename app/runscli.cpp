@@ -75,16 +75,16 @@ int cmdCompare(Args& a)
     const QStringList dirs = a.list("--runs");
     const QString figure = a.value("--figure");
     const QString outFile = a.value("--out");
-    const QString size = a.value("--size");
+    const QString size = a.text("--size");
     const QString log = a.value("--log");
-    const int precision = a.integer("--precision", 8, 1, 64);
+    const int precision = a.integer("--precision");
     const ExportOptions style = figureStyle(a);
     a.done();
     if (!log.isEmpty() && log != "x" && log != "y" && log != "xy")
         throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
     if (dirs.isEmpty() || figure.isEmpty() || outFile.isEmpty())
         throw Error("compare: --runs DIR..., --figure and --out FILE are required");
-    const auto [width, height] = parseSize(size, 800, 500);
+    const auto [width, height] = parseSize(size);
     std::vector<RunRecord> runs;
     for (const QString& d : dirs) {
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
@@ -102,7 +102,7 @@ int cmdExport(Args& a)
     const QString figure = a.value("--figure");
     const QString outFile = a.value("--out");
     const QString log = a.value("--log");
-    const int precision = a.integer("--precision", 8, 1, 64);
+    const int precision = a.integer("--precision");
     const auto [width, height] = parseSize(a.value("--size"), figure == "panel" ? 1400 : 800, figure == "mechanisms" ? 700 : 500);
     ExportOptions style = figureStyle(a);
     a.done();

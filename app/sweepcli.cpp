@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "clicommon.h"
+#include "commands.h"
 #include "base/error.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweep.h"
@@ -45,11 +46,11 @@ int runSlurmTask(int task, const QString& list)
             return 0;
         }
         if (sweepRunResumable(r)) {
-            Args train({"--resume", r.runDir});
+            Args train = argsFor("train", {"--resume", r.runDir});
             return cmdTrain(train);
         }
         if (QFileInfo::exists(r.runDir) && !QDir(r.runDir).removeRecursively()) throw Error(QString("%1: cannot clear the unfinished run").arg(r.runDir));
-        Args train({"--config", r.configPath, "--out", r.runDir});
+        Args train = argsFor("train", {"--config", r.configPath, "--out", r.runDir});
         return cmdTrain(train);
     }
     throw Error(QString("%1: the sweep has no run %2").arg(sweepDir, names[task]));
@@ -70,7 +71,7 @@ ClusterProfile profileFrom(Args& a)
     take("--mem", p.memory);
     take("--gres", p.gres);
     take("--executable", p.executable);
-    p.cpusPerTask = a.integer("--cpus-per-task", p.cpusPerTask, 1, 1024);
+    p.cpusPerTask = a.integer("--cpus-per-task", p.cpusPerTask);
     const QString lines = a.value("--sbatch-lines");
     if (!lines.isNull()) p.extraLines = readSbatchLines(lines);
     if (!p.executable.isEmpty()) p.executable = QFileInfo(p.executable).absoluteFilePath();
@@ -116,7 +117,7 @@ int cmdSweep(Args& a)
 {
     const QString statusDir = a.value("--status"), cancelDir = a.value("--cancel");
     const bool json = a.flag("--json");
-    const int slurmTask = a.integer("--slurm-task", -1, 0, 10000000);
+    const int slurmTask = a.integer("--slurm-task");
     const QString list = a.value("--list");
     if (slurmTask >= 0 || !list.isNull()) {
         a.done();
@@ -141,7 +142,7 @@ int cmdSweep(Args& a)
     const QString config = a.value("--config");
     const QString file = preset.isEmpty() ? config : sweepPresetFile(preset);
     const QString outDir = a.value("--out");
-    const int jobs = a.integer("--jobs", 1, 1, 256);
+    const int jobs = a.integer("--jobs");
     const bool print = a.flag("--print-commands");
     const QStringList sets = a.values("--set");
     a.done();

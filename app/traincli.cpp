@@ -112,8 +112,8 @@ int cmdEval(Args& a)
 {
     const QString path = a.value("--checkpoint");
     const QString lengthsText = a.value("--lengths");
-    const int samples = a.integer("--samples", 0, 1, 1000000);
-    const int seed = a.integer("--seed", 1234, 0, 2147483647);
+    const int samples = a.integer("--samples");
+    const int seed = a.integer("--seed");
     const bool json = a.flag("--json");
     a.done();
     if (path.isEmpty()) throw Error("eval: --checkpoint FILE is required");
