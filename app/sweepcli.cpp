@@ -111,9 +111,64 @@ int printSweepStatus(const QString& dir, bool json)
     return 0;
 }
 
-}  // namespace
+// sweep --slurm: the unfinished runs (not queued or running) submitted as one job array.
+int submitToSlurm(SweepPlan plan, const ClusterProfile& profile)
+{
+    const QString name = plan.name, dir = plan.outDir;
+    const SlurmSubmitted s = submitSweep(std::move(plan), profile, QCoreApplication::applicationFilePath());
+    if (s.job.isEmpty()) {
+        out() << "sweep " << name << ": nothing to submit (" << s.total - s.busy << " finished, " << s.busy << " queued or running)\n";
+        return 0;
+    }
+    out() << "submitted " << s.runs.size() << " of " << s.total << " runs as Slurm job array " << s.job << " ("
+          << (profile.name.isEmpty() ? QString() : profile.name + ": ") << profile.describe() << ")"
+          << (s.busy == 0 ? QString() : QString("; %1 still queued or running").arg(s.busy))
+          << "\nstatus: parrotscope sweep --status " << shellQuote(dir) << "\n";
+    out() << s.job << "\n";
+    return 0;
+}
 
-int cmdSweep(Args& a)
+// sweep --print-commands: one independent command per unfinished run, for another scheduler.
+int printRunCommands(const SweepPlan& plan, int todo)
+{
+    for (const SweepRun& r : plan.runs) {
+        if (runStatus(r.runDir) == "finished") continue;
+        QStringList words{shellQuote(QCoreApplication::applicationFilePath())};
+        for (const QString& w : sweepRunArguments(r, 1)) words << shellQuote(w);
+        out() << words.join(' ') << "\n";
+    }
+    QTextStream(stderr) << todo << " of " << plan.runs.size() << " runs to do; index: " << QDir(plan.outDir).filePath("index.json") << "\n";
+    return 0;
+}
+
+// The unfinished runs here, `jobs` at a time, a line as each ends; exit code 2 when one failed.
+int runHere(SweepRunner& runner, int todo, int jobs)
+{
+    const SweepPlan& plan = runner.plan();
+    if (!plan.description.isEmpty()) out() << describeChanged(plan.description, plan.overrides) << "\n";
+    out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
+          << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
+    out().flush();
+    QEventLoop loop;
+    QObject::connect(&runner, &SweepRunner::runFinished, [&](const QString& name, const QString& status, double seconds) {
+        const double eta = runner.elapsedSeconds() / runner.finishedCount() * (todo - runner.finishedCount());
+        out() << QString("[%1/%2] %3: %4 in %5 s; ETA %6 s\n").arg(runner.finishedCount()).arg(todo).arg(name)
+                     .arg(status.isEmpty() ? "failed (see logs/" + name + ".log)" : status)
+                     .arg(seconds, 0, 'f', 1).arg(eta, 0, 'f', 0);
+        out().flush();
+    });
+    QObject::connect(&runner, &SweepRunner::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(0, &runner, &SweepRunner::start);
+    loop.exec();
+    out() << "sweep " << plan.name << ": " << (plan.runs.size() - size_t(runner.failedCount())) << " of " << plan.runs.size()
+          << " runs finished in " << QString::number(runner.elapsedSeconds(), 'f', 1) << " s; index: "
+          << QDir(plan.outDir).filePath("index.json") << "\n";
+    return runner.failedCount() == 0 ? 0 : 2;
+}
+
+// The sweep's modes that need no sweep file: a node's array task, --status and --cancel; -1 when
+// the command line asks for none of them.
+int sweepFolderMode(Args& a)
 {
     const QString statusDir = a.value("--status"), cancelDir = a.value("--cancel");
     const bool json = a.flag("--json");
@@ -134,10 +189,18 @@ int cmdSweep(Args& a)
         out() << (jobs.isEmpty() ? QString("no job of %1 is queued or running").arg(cancelDir) : "cancelled Slurm jobs " + jobs.join(", ")) << "\n";
         return 0;
     }
+    return -1;
+}
+
+}  // namespace
+
+int cmdSweep(Args& a)
+{
+    if (const int code = sweepFolderMode(a); code >= 0) return code;
     const bool slurm = a.flag("--slurm");
     const QString saveAs = a.value("--save-cluster");
     const bool clusterOptions = slurm || !saveAs.isNull();
-    const ClusterProfile profile0 = clusterOptions ? profileFrom(a) : ClusterProfile{};
+    ClusterProfile profile = clusterOptions ? profileFrom(a) : ClusterProfile{};
     const QString preset = a.value("--preset");
     const QString config = a.value("--config");
     const QString file = preset.isEmpty() ? config : sweepPresetFile(preset);
@@ -146,7 +209,6 @@ int cmdSweep(Args& a)
     const bool print = a.flag("--print-commands");
     const QStringList sets = a.values("--set");
     a.done();
-    ClusterProfile profile = profile0;
     if (!saveAs.isNull()) {
         profile.name = saveAs;
         saveClusterProfile(profile);
@@ -154,56 +216,16 @@ int cmdSweep(Args& a)
         if (!slurm && file.isEmpty() && outDir.isEmpty()) return 0;
     }
     if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json (or --preset NAME) and --out DIR are required");
-    SweepPlan plan0 = loadSweep(file, outDir);
-    overrideSweep(plan0, sets);
+    SweepPlan plan = loadSweep(file, outDir);
+    overrideSweep(plan, sets);
     if (slurm) {
         if (print || jobs != 1) throw Error("sweep --slurm: Slurm schedules the runs; leave out --jobs and --print-commands");
-        const QString name = plan0.name, dir = plan0.outDir;
-        const SlurmSubmitted s = submitSweep(std::move(plan0), profile, QCoreApplication::applicationFilePath());
-        if (s.job.isEmpty()) {
-            out() << "sweep " << name << ": nothing to submit (" << s.total - s.busy << " finished, " << s.busy << " queued or running)\n";
-            return 0;
-        }
-        out() << "submitted " << s.runs.size() << " of " << s.total << " runs as Slurm job array " << s.job << " ("
-              << (profile.name.isEmpty() ? QString() : profile.name + ": ") << profile.describe() << ")"
-              << (s.busy == 0 ? QString() : QString("; %1 still queued or running").arg(s.busy))
-              << "\nstatus: parrotscope sweep --status " << shellQuote(dir) << "\n";
-        out() << s.job << "\n";
-        return 0;
+        return submitToSlurm(std::move(plan), profile);
     }
-    SweepRunner runner(std::move(plan0), QCoreApplication::applicationFilePath(), jobs);
+    SweepRunner runner(std::move(plan), QCoreApplication::applicationFilePath(), jobs);
     const int todo = runner.prepare();
-    const SweepPlan& plan = runner.plan();
-    if (print) {
-        for (const SweepRun& r : plan.runs) {
-            if (runStatus(r.runDir) == "finished") continue;
-            QStringList words{shellQuote(QCoreApplication::applicationFilePath())};
-            for (const QString& w : sweepRunArguments(r, 1)) words << shellQuote(w);
-            out() << words.join(' ') << "\n";
-        }
-        QTextStream(stderr) << todo << " of " << plan.runs.size() << " runs to do; index: "
-                            << QDir(plan.outDir).filePath("index.json") << "\n";
-        return 0;
-    }
-    if (!plan.description.isEmpty()) out() << describeChanged(plan.description, plan.overrides) << "\n";
-    out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
-          << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
-    out().flush();
-    QEventLoop loop;
-    QObject::connect(&runner, &SweepRunner::runFinished, [&](const QString& name, const QString& status, double seconds) {
-        const double eta = runner.elapsedSeconds() / runner.finishedCount() * (todo - runner.finishedCount());
-        out() << QString("[%1/%2] %3: %4 in %5 s; ETA %6 s\n").arg(runner.finishedCount()).arg(todo).arg(name)
-                     .arg(status.isEmpty() ? "failed (see logs/" + name + ".log)" : status)
-                     .arg(seconds, 0, 'f', 1).arg(eta, 0, 'f', 0);
-        out().flush();
-    });
-    QObject::connect(&runner, &SweepRunner::finished, &loop, &QEventLoop::quit);
-    QTimer::singleShot(0, &runner, &SweepRunner::start);
-    loop.exec();
-    out() << "sweep " << plan.name << ": " << (plan.runs.size() - size_t(runner.failedCount())) << " of " << plan.runs.size()
-          << " runs finished in " << QString::number(runner.elapsedSeconds(), 'f', 1) << " s; index: "
-          << QDir(plan.outDir).filePath("index.json") << "\n";
-    return runner.failedCount() == 0 ? 0 : 2;
+    if (print) return printRunCommands(runner.plan(), todo);
+    return runHere(runner, todo, jobs);
 }
 
 }  // namespace parrot
