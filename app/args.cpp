@@ -17,13 +17,12 @@ QString Option::shownRange() const
     return numeric() ? QString("%1..%2").arg(lo, 0, 'g', 10).arg(hi, 0, 'g', 10) : QString();
 }
 
-const Option* Args::declared(const QString& name, bool number) const
+const Option& Args::declared(const QString& name, bool number) const
 {
-    if (m_declared.empty()) return nullptr;
     for (const Option& o : m_declared) {
         if (o.name != name) continue;
         if (number && !o.numeric()) throw std::logic_error(qPrintable(name + " is read as a number but declared as text"));
-        return &o;
+        return o;
     }
     throw std::logic_error(qPrintable(name + " is read but not declared in the command table (app/commands.cpp)"));
 }
@@ -63,8 +62,7 @@ QString Args::value(const QString& name)
 QString Args::text(const QString& name)
 {
     const QString v = value(name);
-    const Option* o = declared(name);
-    return v.isNull() && o ? o->defaultText : v;
+    return v.isNull() ? declared(name).defaultText : v;
 }
 
 QStringList Args::list(const QString& name)
@@ -89,54 +87,28 @@ QString Args::positional()
 
 int Args::integer(const QString& name)
 {
-    const Option* o = declared(name, true);
-    if (!o) throw std::logic_error(qPrintable(name + ": no declared default and range"));
-    return integer(name, int(o->fallback));
+    return integer(name, int(declared(name, true).fallback));
 }
 
 double Args::number(const QString& name)
 {
-    const Option* o = declared(name, true);
-    if (!o) throw std::logic_error(qPrintable(name + ": no declared default and range"));
+    const Option& o = declared(name, true);
     const QString v = value(name);
-    if (v.isNull()) return o->fallback;
+    if (v.isNull()) return o.fallback;
     bool ok = false;
     const double x = v.toDouble(&ok);
-    if (!ok || !(x >= o->lo && x <= o->hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(o->lo).arg(o->hi).arg(v));
+    if (!ok || !(x >= o.lo && x <= o.hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(o.lo).arg(o.hi).arg(v));
     return x;
 }
 
 int Args::integer(const QString& name, int fallback)
 {
-    const Option* o = declared(name, true);
-    if (!o) throw std::logic_error(qPrintable(name + ": no declared range"));
+    const Option& o = declared(name, true);
     const QString v = value(name);
     if (v.isNull()) return fallback;
     bool ok = false;
     const int n = v.toInt(&ok);
-    if (!ok || n < o->lo || n > o->hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(int(o->lo)).arg(int(o->hi)).arg(v));
-    return n;
-}
-
-double Args::number(const QString& name, double fallback, double lo, double hi)
-{
-    if (!m_declared.empty()) throw std::logic_error(qPrintable(name + ": this command's options are declared; read it with number(name)"));
-    const QString v = value(name);
-    if (v.isNull()) return fallback;
-    bool ok = false;
-    const double x = v.toDouble(&ok);
-    if (!ok || !(x >= lo && x <= hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
-    return x;
-}
-
-int Args::integer(const QString& name, int fallback, int lo, int hi)
-{
-    if (!m_declared.empty()) throw std::logic_error(qPrintable(name + ": this command's options are declared; read it with integer(name)"));
-    const QString v = value(name);
-    if (v.isNull()) return fallback;
-    bool ok = false;
-    const int n = v.toInt(&ok);
-    if (!ok || n < lo || n > hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+    if (!ok || n < o.lo || n > o.hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(int(o.lo)).arg(int(o.hi)).arg(v));
     return n;
 }
 

@@ -18,7 +18,6 @@ struct Option {
     double fallback = 0;   // a number's value when the option is absent
     double lo = 0;         // a number's accepted range, lo..hi
     double hi = -1;        // (hi < lo: the option is not a number)
-    bool whole = false;    // a number that must be an integer
     QString defaultText;   // the default in words, where the value alone does not say it (a text
                            // option's default, or what a number's fallback stands for)
 
@@ -35,13 +34,13 @@ struct Option {
     static Option integer(QString name, QString valueName, int fallback, int lo, int hi, QString help, QString defaultText = {})
     {
         Option o = text(std::move(name), std::move(valueName), std::move(help), std::move(defaultText));
-        o.fallback = fallback, o.lo = lo, o.hi = hi, o.whole = true;
+        o.fallback = fallback, o.lo = lo, o.hi = hi;
         return o;
     }
     static Option number(QString name, QString valueName, double fallback, double lo, double hi, QString help, QString defaultText = {})
     {
-        Option o = integer(std::move(name), std::move(valueName), 0, 0, 0, std::move(help), std::move(defaultText));
-        o.fallback = fallback, o.lo = lo, o.hi = hi, o.whole = false;
+        Option o = text(std::move(name), std::move(valueName), std::move(help), std::move(defaultText));
+        o.fallback = fallback, o.lo = lo, o.hi = hi;
         return o;
     }
     bool numeric() const { return hi >= lo; }
@@ -54,13 +53,13 @@ struct Option {
 };
 
 // Strict: the caller reads each option it knows (taking it out of the list), then calls done(),
-// which refuses whatever is left. Errors are parrot::Error naming the option. Given the command's
-// declared options, Args reads numbers with their declared default and range, and reading an
-// option that is not declared is a programming error (std::logic_error), caught by any test that
-// runs the command.
+// which refuses whatever is left. Errors are parrot::Error naming the option. Every option is read
+// through its declaration: a number with its declared default and range; reading an option that
+// is not declared is a mistake in the command table (std::logic_error), which any test that runs
+// the command catches.
 class Args {
 public:
-    explicit Args(QStringList args, std::vector<Option> declared = {}) : m_args(std::move(args)), m_declared(std::move(declared)) {}
+    Args(QStringList args, std::vector<Option> declared) : m_args(std::move(args)), m_declared(std::move(declared)) {}
 
     // True when `--name` was given (every occurrence is taken).
     bool flag(const QString& name);
@@ -75,22 +74,18 @@ public:
     // The first word that is not an option (a file name), taken; "" when there is none. Read
     // the options first, or their values are taken for it.
     QString positional();
-    // A declared number option: its value, or its declared default when absent.
+    // A number option: its value, or its declared default when absent.
     int integer(const QString& name);
     double number(const QString& name);
-    // A declared number option whose default the caller works out (a saved setting, a cluster
-    // profile's); the declaration's defaultText says what it is.
+    // A number option whose default the caller works out (a saved setting, a cluster profile's);
+    // the declaration's defaultText says what it is.
     int integer(const QString& name, int fallback);
-    // An option no declaration covers (a command whose options are not declared): the default
-    // and range given here.
-    double number(const QString& name, double fallback, double lo, double hi);
-    int integer(const QString& name, int fallback, int lo, int hi);
     // Throws on the first argument nobody read.
     void done() const;
 
 private:
-    // The declaration of `name` (a number's when `number`); nullptr when this Args has none.
-    const Option* declared(const QString& name, bool number = false) const;
+    // The declaration of `name` (a number's when `number`).
+    const Option& declared(const QString& name, bool number = false) const;
 
     QStringList m_args;
     std::vector<Option> m_declared;

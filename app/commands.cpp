@@ -382,11 +382,10 @@ const std::vector<Option>& startOptions()
     return start;
 }
 
-// The options a command's Args reads through: its own and the shared ones; none (the old, inline
-// reading) for a command that declares none.
+// The options a command's Args reads through: its own and the shared ones.
 std::vector<Option> declaredFor(const Command& c)
 {
-    return c.options.empty() ? std::vector<Option>{} : c.options + sharedOptions();
+    return c.options + sharedOptions();
 }
 
 }  // namespace
