@@ -40,6 +40,8 @@ struct Command {
 const std::vector<Command>& commands();
 // The options runCommand reads before any command's: --threads, --device, --dtype.
 const std::vector<Option>& sharedOptions();
+// What a command's Args reads through: its declared options and the shared ones.
+std::vector<Option> declaredOptions(const Command& command);
 // The arguments of command `name` (its function called from code: a sweep's array task trains),
 // read through its declared options.
 Args argsFor(const QString& name, const QStringList& args);
@@ -53,7 +55,7 @@ QString mistypedCommand(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
 // The `--help` text, and `--help --markdown`: the same table as the user guide's command
-// reference (docs/guide/command-line.md holds it, checked by tests/tst_cli.cpp).
+// reference (docs/guide/command-line.md holds it, checked by tests/tst_cli.cpp); in help.cpp.
 QString helpText();
 QString helpMarkdown();
 // Runs the command, after the options every command shares (--threads, --help, --version,
