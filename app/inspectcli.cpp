@@ -36,27 +36,28 @@ namespace parrot {
 
 namespace {
 
-// One `inspect` command line, read and checked: what to look at, on which input, and how to show it.
+// One `inspect` command line, read and checked: what to look at, on which input, and how to show
+// it. Each field is an option's value or its declared default (kInspectOptions, commands.cpp).
 struct InspectRequest {
     // the subject: exactly one of these
     QString checkpoint, bundled, modelDir;
     int constructionN = 0;  // the construction's n-gram order; 0: not the construction
-    int letters = 26;       // the construction's alphabet
+    int letters = 0;        // the construction's alphabet
     // its input: a text prompt or a zero-shot test's (a language model), LETTERS, or a random one
     QString prompt, lmTest, input;
     int length = 0;  // 0: the subject's own default
-    unsigned long long seed = 1;
+    unsigned long long seed = 0;
     bool repeatNgram = false;
     // how to show it
     bool json = false;
     QString figure, outFile;
-    int layer = -1, head = -1;
+    int layer = -1, head = -1;  // -1: the figure's own choice
     bool logScale = false;
-    int width = 900, height = 800;
+    int width = 0, height = 0;
     ExportOptions style;
     // the measurements beyond one input
     QString lengthsText;
-    int samples = 100;
+    int samples = 0;
     HeadAblation ablation;  // --ablate; its method is --ablation's
     HeadAblation::Method method = HeadAblation::Method::Zero;
     bool importance = false;
