@@ -2,10 +2,40 @@
 
 #include "base/error.h"
 
+#include <stdexcept>
+
 namespace parrot {
+
+QString Option::shownDefault() const
+{
+    if (!defaultText.isEmpty() || !numeric()) return defaultText;
+    return QString::number(fallback, 'g', 10);
+}
+
+QString Option::shownRange() const
+{
+    return numeric() ? QString("%1..%2").arg(lo, 0, 'g', 10).arg(hi, 0, 'g', 10) : QString();
+}
+
+const Option& Args::declared(const QString& name, bool number) const
+{
+    for (const Option& o : m_declared) {
+        if (o.name != name) continue;
+        if (number && !o.numeric()) throw std::logic_error(qPrintable(name + " is read as a number but declared as text"));
+        return o;
+    }
+    throw std::logic_error(qPrintable(name + " is read but not declared in the command table (app/commands.cpp)"));
+}
+
+bool Args::flag(const QString& name)
+{
+    declared(name);
+    return m_args.removeAll(name) > 0;
+}
 
 QStringList Args::values(const QString& name)
 {
+    declared(name);
     QStringList all;
     for (qsizetype i = 0; i < m_args.size();) {
         if (m_args[i] == name) {
@@ -29,8 +59,15 @@ QString Args::value(const QString& name)
     return all.isEmpty() ? QString() : all.first();
 }
 
+QString Args::text(const QString& name)
+{
+    const QString v = value(name);
+    return v.isNull() ? declared(name).defaultText : v;
+}
+
 QStringList Args::list(const QString& name)
 {
+    declared(name);
     QStringList all;
     const qsizetype i = m_args.indexOf(name);
     if (i < 0) return all;
@@ -48,23 +85,30 @@ QString Args::positional()
     return {};
 }
 
-double Args::number(const QString& name, double fallback, double lo, double hi)
+int Args::integer(const QString& name)
 {
+    return integer(name, int(declared(name, true).fallback));
+}
+
+double Args::number(const QString& name)
+{
+    const Option& o = declared(name, true);
     const QString v = value(name);
-    if (v.isNull()) return fallback;
+    if (v.isNull()) return o.fallback;
     bool ok = false;
     const double x = v.toDouble(&ok);
-    if (!ok || !(x >= lo && x <= hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+    if (!ok || !(x >= o.lo && x <= o.hi)) throw Error(QString("%1: expected a number in %2..%3, got '%4'").arg(name).arg(o.lo).arg(o.hi).arg(v));
     return x;
 }
 
-int Args::integer(const QString& name, int fallback, int lo, int hi)
+int Args::integer(const QString& name, int fallback)
 {
+    const Option& o = declared(name, true);
     const QString v = value(name);
     if (v.isNull()) return fallback;
     bool ok = false;
     const int n = v.toInt(&ok);
-    if (!ok || n < lo || n > hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(lo).arg(hi).arg(v));
+    if (!ok || n < o.lo || n > o.hi) throw Error(QString("%1: expected an integer in %2..%3, got '%4'").arg(name).arg(int(o.lo)).arg(int(o.hi)).arg(v));
     return n;
 }
 

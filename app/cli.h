@@ -1,26 +1,14 @@
-// What the command table (commands.cpp) runs: one function per headless command, on the same
-// core as the window (cli.cpp), and the window itself (main.cpp). Each reads its options from
-// `a`, calls a.done() so that an option it does not know is an error, and returns the exit code.
+// What the command table (commands.cpp) runs: one function per headless command, each group of
+// commands in its own file (traincli.cpp: train, eval; sweepcli.cpp: sweep; runscli.cpp: runs,
+// compare, export; inspectcli.cpp: inspect; cataloguecli.cpp: presets, models, tasks, sample,
+// config, info; lmcli.cpp: generate, lm-eval), and the window itself (main.cpp). Each reads its
+// options from `a`, calls a.done() so that an option it does not know is an error, and returns the
+// exit code. What they share is in clicommon.h.
 #pragma once
-
-#include "figures/export.h"
-
-#include <QString>
-#include <QTextStream>
-
-#include <utility>
 
 namespace parrot {
 
 class Args;
-
-// Standard output, one stream for every command (its buffer is flushed by the commands as they go).
-QTextStream& out();
-
-// Options the figure-writing commands share: --size WxH (pixels; `width`/`height` when absent)
-// and --dpi / --font-size / --line-width.
-std::pair<int, int> parseSize(const QString& size, int width, int height);
-ExportOptions figureStyle(Args& a);
 
 int cmdPresets(Args& a);
 int cmdModels(Args& a);

@@ -1,3 +1,7 @@
+// The command table: every command and the window with its usage lines, its options' declarations
+// and its function; how main() finds the entry of a command line and what application object it
+// needs; and runCommand, which reads the shared options and runs the entry. `--help` is written
+// from the table in help.cpp.
 #include "commands.h"
 
 #include <QFileInfo>
@@ -6,6 +10,7 @@
 #include "cli.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
+#include "figures/export.h"
 #include "base/weightdtype.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"
@@ -14,6 +19,7 @@
 #include <QTextStream>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace parrot {
 
@@ -35,158 +41,365 @@ QStringList wrappedChoices(const QString& prefix, const QStringList& choices, co
     return lines;
 }
 
+// The options the commands declare. Each list is in the order its command reads the options, which
+// decides the error a command line with several wrong options gets.
+
+constexpr int kMaxSeed = 2147483647;
+
+std::vector<Option> operator+(std::vector<Option> a, const std::vector<Option>& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+const Option kJson = Option::flag("--json", "print JSON instead of text");
+const Option kSet = Option::text("--set", "KEY=VALUE", "override a config field by its dotted path (repeatable)");
+
+// experimentFrom's (clicommon.h): the experiment a command line names; `seed` is the command's --seed
+std::vector<Option> experimentOptions(const Option& seed)
+{
+    return {Option::text("--preset", "NAME", "a bundled preset (parrotscope presets)", "the default preset"),
+            Option::text("--config", "FILE", "an experiment config file"),
+            kSet,
+            Option::text("--steps", "N", "training steps (train.steps)", "the experiment's"),
+            seed,
+            Option::text("--match-params", "N|FAMILY",
+                         "choose model.d_model so the model has N parameters, or as many as FAMILY with the same settings")};
+}
+const Option kExperimentSeed = Option::text("--seed", "S", "the experiment's seed (seed)", "the experiment's");
+
+// figureStyle's (clicommon.h): every command that draws a figure
+const std::vector<Option> kFigureStyle{
+    Option::integer("--dpi", "N", ExportOptions{}.dpi, 36, 1200, "a PNG's pixels per inch"),
+    Option::number("--font-size", "PT", 0, 1, 72, "every text of the figure at this size", "the view's fonts"),
+    Option::number("--line-width", "PT", 0, 0.1, 20, "every curve this wide", "the view's widths"),
+};
+const Option kLog = Option::text("--log", "x|y|xy", "logarithmic axes");
+const Option kPrecision = Option::integer("--precision", "BITS", 8, 1, 64, "the effective bits per state number of the capacity and frontier figures' bound lines");
+
+const std::vector<Option> kSampleOptions = std::vector<Option>{Option::text("--task", "NAME", "a task with its own defaults (parrotscope tasks)")}
+    + experimentOptions(Option::integer("--seed", "S", 1, 0, kMaxSeed, "the examples' seed"))
+    + std::vector<Option>{Option::integer("--count", "N", 3, 1, 10000, "how many examples"),
+                          Option::integer("--length", "D", 0, 1, 100000, "each example's difficulty (letters, pairs, ...)",
+                                          "drawn from the task's min_len..max_len"),
+                          kJson};
+
+const std::vector<Option> kConfigOptions = std::vector<Option>{Option::flag("--describe", "list every numeric setting instead"), kJson}
+    + experimentOptions(kExperimentSeed);
+
+const std::vector<Option> kTrainOptions = std::vector<Option>{
+        Option::text("--resume", "RUN_DIR", "go on with this run folder"),
+        Option::flag("--extend-schedule", "with --resume: --steps past the run's total stretches its learning-rate schedule"),
+        Option::text("--out", "DIR", "the run folder to write (must be new or empty)")}
+    + experimentOptions(kExperimentSeed);
+
+const std::vector<Option> kEvalOptions{
+    Option::text("--checkpoint", "FILE", "the checkpoint to evaluate"),
+    Option::text("--lengths", "10,20,40", "the lengths to evaluate at", "the task's eval_lengths"),
+    Option::integer("--samples", "N", 0, 1, 1000000, "examples at each length", "the task's eval_samples"),
+    Option::integer("--seed", "S", 1234, 0, kMaxSeed, "the examples' seed"),
+    kJson,
+};
+
+const std::vector<Option> kSweepOptions{
+    Option::text("--status", "DIR", "print the state of every run of this sweep folder"),
+    Option::text("--cancel", "DIR", "scancel this sweep's queued and running Slurm jobs"),
+    kJson,
+    Option::integer("--slurm-task", "I", -1, 0, 10000000, "(the batch script's) run array task I of a submitted sweep", "none"),
+    Option::text("--list", "FILE", "(the batch script's) the submitted runs, one a line"),
+    Option::flag("--slurm", "submit the unfinished runs as one Slurm job array"),
+    Option::text("--save-cluster", "NAME", "keep the cluster options as a named profile"),
+    Option::text("--cluster", "NAME", "a saved cluster profile, the options below given over it"),
+    Option::text("--partition", "P", "sbatch --partition"),
+    Option::text("--account", "A", "sbatch --account"),
+    Option::text("--time", "T", "sbatch --time"),
+    Option::text("--mem", "M", "sbatch --mem"),
+    Option::text("--gres", "G", "sbatch --gres"),
+    Option::text("--executable", "PATH", "the parrotscope the nodes run", "this one"),
+    Option::integer("--cpus-per-task", "N", 1, 1, 1024, "sbatch --cpus-per-task", "the profile's, else 1"),
+    Option::text("--sbatch-lines", "FILE", "extra #SBATCH lines for the batch script"),
+    Option::text("--preset", "NAME", "a bundled sweep (parrotscope presets)"),
+    Option::text("--config", "SWEEP.json", "a sweep file"),
+    Option::text("--out", "DIR", "the sweep folder (resumed when it exists)"),
+    Option::integer("--jobs", "N", 1, 1, 256, "runs at a time"),
+    Option::flag("--print-commands", "print one command per unfinished run instead of running them"),
+    kSet,
+};
+
+const std::vector<Option> kInspectOptions = std::vector<Option>{
+        Option::text("--checkpoint", "FILE", "a trained model"),
+        Option::text("--bundled", "hard-alibi|mamba", "a bundled copy model"),
+        Option::text("--model", "DIR", "a pretrained model's folder (HuggingFace)"),
+        Option::text("--prompt", "TEXT", "the text a pretrained model reads"),
+        Option::text("--lm-test", "phonebook|copy-text|shuffled-text", "a zero-shot test's prompt for a pretrained model"),
+        Option::integer("--construction", "N", 0, 1, 8, "the copy paper's two-layer construction of n-gram order N", "none"),
+        Option::integer("--letters", "K", 26, 2, 52, "the construction's alphabet"),
+        Option::text("--input", "LETTERS", "the copy input", "a random one"),
+        Option::integer("--length", "L", 0, 1, 4000, "the input's length (letters, pairs, entries)",
+                        "the model's task.max_len; the construction's 40; a zero-shot test's 10"),
+        Option::integer("--seed", "S", 1, 0, kMaxSeed, "the input's seed (and the runs')"),
+        Option::flag("--repeat-ngram", "a copy input with a repeated n-gram"),
+        kJson,
+        Option::text("--figure", "NAME", "the view to render"),
+        Option::text("--out", "FILE", "the figure's file (.png, .pdf, .svg or .csv)"),
+        Option::integer("--layer", "L", -1, 0, 1000, "the view's layer", "the last block"),
+        Option::integer("--head", "H", -1, 0, 1000, "the view's head", "the strongest lookup head"),
+        Option::flag("--log", "a logarithmic colour scale"),
+        Option::text("--size", "WxH", "the figure's size in points", "900x800")}
+    + kFigureStyle
+    + std::vector<Option>{
+        Option::text("--lengths", "L,...", "the lengths of --state-sweep and --figure construction",
+                     "the task's eval_lengths; the construction's 10,25,50,100,150,200"),
+        Option::integer("--samples", "N", 100, 1, 100000, "examples per point of a run or the capacity figure"),
+        Option::text("--ablate", "L.H[,L.H...]", "the heads to switch off"),
+        Option::text("--ablation", "zero|mean", "how a head is switched off", "zero"),
+        Option::flag("--head-importance", "switch each head off alone over --samples examples"),
+        Option::text("--task", "T", "the task --head-importance measures", "the model's own"),
+        Option::text("--state-sweep", "dims|channels|bits", "shrink the SSM state and measure copying"),
+        Option::text("--values", "8,4,2", "the settings --state-sweep tries",
+                     "dims d_state/2, d_state/4, ..., 1; channels 1/2 ... 1/16; bits 16, 8, 4, 2, 1"),
+    };
+
+const std::vector<Option> kCheckpointInfoOptions{kJson};
+
+const std::vector<Option> kRunsOptions{
+    Option::text("--dir", "DIR", "the folder the runs are under"),
+    kJson,
+    Option::flag("--table", "the tasks x models results table"),
+    Option::text("--at", "in-range|longest", "the length the table grades", "in-range"),
+};
+
+const std::vector<Option> kCompareOptions = std::vector<Option>{
+        Option::text("--runs", "DIR...", "the run folders to overlay"),
+        Option::text("--figure", "NAME", "the figure to draw"),
+        Option::text("--out", "FILE", "the figure's file (.png, .pdf, .svg or .csv)"),
+        Option::text("--size", "WxH", "the figure's size in points", "800x500"),
+        kLog,
+        kPrecision}
+    + kFigureStyle;
+
+const std::vector<Option> kExportOptions = std::vector<Option>{
+        Option::text("--run", "DIR", "a run folder, or a folder of runs"),
+        Option::text("--figure", "NAME", "the figure to draw"),
+        Option::text("--out", "FILE", "the figure's file"),
+        kLog,
+        kPrecision,
+        Option::text("--size", "WxH", "the figure's size in points", "800x500; panel 1400x500; mechanisms 800x700")}
+    + kFigureStyle;
+
+const std::vector<Option> kGenerateOptions{
+    Option::text("--model", "DIR|ORG/NAME", "a pretrained model's folder, or a hub id in the HuggingFace cache"),
+    Option::text("--prompt", "TEXT", "the text to continue"),
+    Option::integer("--max-new-tokens", "N", 64, 0, 100000, "at most this many tokens"),
+    kJson,
+};
+
+const std::vector<Option> kLmEvalOptions = std::vector<Option>{
+        Option::text("--model", "DIR", "a pretrained model's folder (repeatable)"),
+        Option::text("--task", "TEST", "phonebook, copy-text, shuffled-text, squad or perplexity"),
+        Option::text("--sizes", "10,20,40,80", "the sizes to test at", "the test's own"),
+        Option::text("--data", "FILE", "squad's question set, or perplexity's text", "the bundled one"),
+        Option::text("--figure", "NAME", "loss-vs-retrieval: each model at (perplexity, accuracy)"),
+        Option::text("--text", "TEXT.txt", "the figure's perplexity text", "Alice's Adventures in Wonderland"),
+        Option::integer("--window", "N", 1024, 2, 1 << 20, "perplexity's window in tokens (at most the model's context)"),
+        Option::integer("--tokens", "N", 8192, 0, 1 << 30, "perplexity over the text's first N tokens; 0: the whole text"),
+        Option::integer("--at", "SIZE", 0, 0, 100000000, "the figure's size", "the largest every model was tested at"),
+        Option::integer("--samples", "N", 20, 1, 100000, "prompts (or paragraphs) per size"),
+        Option::integer("--seed", "S", 1234, 0, kMaxSeed, "the prompts' seed"),
+        kJson,
+        Option::text("--out", "FIG", "the figure's file (.png, .pdf, .svg or .csv)"),
+        Option::text("--size", "WxH", "the figure's size in points", "800x500")}
+    + kFigureStyle;
+
+const std::vector<Option> kJsonOnly{kJson};
+
+const std::vector<Option> kWindowOptions{
+    Option::text("--preset", "NAME", "the experiment to open", "the default preset"),
+    kSet,
+    Option::text("--screenshot", "FILE", "save the window as PNG and exit"),
+    Option::flag("--train", "start training the experiment at once"),
+    Option::text("--experiment", "SWEEP", "open the Experiments tab on a bundled sweep"),
+    Option::text("--sweep-dir", "DIR", "the sweep's folder"),
+    Option::flag("--run-sweep", "run the sweep"),
+    Option::flag("--results-table", "show the sweep's results table instead of its figure"),
+    Option::text("--tab", "train|experiments|explore|inspect|pretrained", "the tab in front", "Explore, or the tab the other options show"),
+    Option::text("--inspect", "FILE", "open the Inspect tab on a checkpoint file"),
+    Option::text("--pretrained", "DIR", "open the Pretrained tab on a HuggingFace model folder (repeatable)"),
+    Option::text("--theme", "system|light|dark", "the window's theme", "Edit → Preferences"),
+    Option::text("--layout", "NAME", "a layout saved with View → Save layout", "the last session's"),
+    Option::flag("--fresh-layout", "the default layout instead of the last session's"),
+    Option::text("--screenshot-at-step", "N", "with --screenshot: train and save the window at step N"),
+    Option::flag("--measure-latency", "print the GUI thread's stalls to stderr on close"),
+};
+
 }  // namespace
 
 const std::vector<Command>& commands()
 {
     static const std::vector<Command> table{
-        {"presets", {{{"presets"}, {"list the bundled experiment presets"}}}, Widgets::None, cmdPresets},
-        {"models", {{{"models [--json]"}, {"list the model families, their options and defaults"}}}, Widgets::None, cmdModels},
-        {"tasks", {{{"tasks [--json]"}, {"list the tasks, their options and defaults"}}}, Widgets::None, cmdTasks},
+        {"presets", {{{"presets"}, {"list the bundled experiment presets"}}}, Widgets::None, cmdPresets, {}},
+        {"models", {{{"models [{--json}]"}, {"list the model families, their options and defaults"}}}, Widgets::None, cmdModels, kJsonOnly},
+        {"tasks", {{{"tasks [{--json}]"}, {"list the tasks, their options and defaults"}}}, Widgets::None, cmdTasks, kJsonOnly},
         {"sample",
-         {{{"sample [--task NAME | --preset NAME | --config FILE] [--set KEY=VALUE]...",
-            "       [--count N] [--length D] [--seed S] [--json]"},
+         {{{"sample [{--task} | {--preset} | {--config}] [--set KEY=VALUE]...",
+            "       [{--count}] [{--length}] [{--seed}] [{--json}]"},
            {"print generated examples of a task, answers marked"}}},
-         Widgets::None, cmdSample},
+         Widgets::None, cmdSample, kSampleOptions},
         {"config",
-         {{{"config (--preset NAME | --config FILE) [--set KEY=VALUE]... [--match-params N|FAMILY]"},
+         {{{"config ({--preset} | {--config}) [--set KEY=VALUE]... [{--match-params}]"},
            {"print the fully resolved configuration as JSON"}},
-          {{"config --describe [--json]"}, {"every numeric setting: its key, label, range, default", "and what it does"}}},
-         Widgets::None, cmdConfig},
+          {{"config {--describe} [{--json}]"}, {"every numeric setting: its key, label, range, default", "and what it does"}}},
+         Widgets::None, cmdConfig, kConfigOptions},
         {"train",
-         {{{"train (--preset NAME | --config FILE) --out DIR [--steps N] [--seed S]", "      [--set KEY=VALUE]..."},
+         {{{"train ({--preset} | {--config}) {--out} [{--steps}] [{--seed}]", "      [{--set}]..."},
            {"train and write a run folder (config.json,", "metrics.csv, curves.json, checkpoints/)"}},
-          {{"train --resume RUN_DIR [--steps N] [--extend-schedule]", "      [--set train.KEY=VALUE]..."},
+          {{"train {--resume} [{--steps}] [{--extend-schedule}]", "      [--set train.KEY=VALUE]..."},
            {"go on with a stopped, killed or finished run where", "its last autosave left it (bit for bit on the CPU);",
             "--steps N past its total needs --extend-schedule"}}},
-         Widgets::None, cmdTrain},
+         Widgets::None, cmdTrain, kTrainOptions},
         {"eval",
-         {{{"eval --checkpoint FILE --lengths 10,20,40 [--samples N] [--seed S] [--json]"},
+         {{{"eval {--checkpoint} {--lengths} [{--samples}] [{--seed}] [{--json}]"},
            {"accuracy (or in-context error) of a checkpoint"}}},
-         Widgets::None, cmdEval},
+         Widgets::None, cmdEval, kEvalOptions},
         {"sweep",
-         {{{"sweep (--config SWEEP.json | --preset NAME) --out DIR [--jobs N] [--print-commands]", "      [--set KEY=VALUE]..."},
+         {{{"sweep ({--config} | {--preset}) {--out} [{--jobs}] [{--print-commands}]", "      [{--set}]..."},
            {"run a grid of experiments, resumable; or print one", "independent command per unfinished run; --set",
             "changes every run (e.g. train.steps=100 for a quick look)"}},
-          {{"sweep (--config SWEEP.json | --preset NAME) --out DIR --slurm [--cluster NAME]",
-            "      [--partition P] [--account A] [--time T] [--cpus-per-task N] [--mem M] [--gres G]",
-            "      [--sbatch-lines FILE] [--executable PATH] [--save-cluster NAME] [--set KEY=VALUE]..."},
+          {{"sweep ({--config} | {--preset}) {--out} {--slurm} [{--cluster}]",
+            "      [{--partition}] [{--account}] [{--time}] [{--cpus-per-task}] [{--mem}] [{--gres}]",
+            "      [{--sbatch-lines}] [{--executable}] [{--save-cluster}] [{--set}]..."},
            {"submit the unfinished runs (not queued or running) as", "one Slurm job array; prints its job id; each task",
             "resumes its run from its autosave; --save-cluster", "keeps the options as a named profile"}},
-          {{"sweep --status DIR [--json]"}, {"every run: pending, running, finished, failed,", "diverged or cancelled, with its step and accuracy"}},
-          {{"sweep --cancel DIR"}, {"scancel the sweep's queued and running Slurm jobs"}}},
-         Widgets::None, cmdSweep},
+          {{"sweep {--status} [{--json}]"}, {"every run: pending, running, finished, failed,", "diverged or cancelled, with its step and accuracy"}},
+          {{"sweep {--cancel}"}, {"scancel the sweep's queued and running Slurm jobs"}}},
+         Widgets::None, cmdSweep, kSweepOptions},
         {"inspect",
-         {{{"inspect (--checkpoint FILE | --bundled hard-alibi|mamba | --construction N [--letters K])",
-            "        [--input LETTERS | --length L --seed S [--repeat-ngram]] [--json]"},
+         {{{"inspect ({--checkpoint} | {--bundled} | {--construction} [{--letters}])",
+            "        [{--input} | {--length} {--seed} [{--repeat-ngram}]] [{--json}]"},
            {"attention heads on a copy input (a model of another", "task: an example of its task, L its pairs or letters):",
             "n-gram lookup scores (n = 1..8) and a label per head"}},
-          {{"inspect --model DIR (--prompt TEXT | --lm-test phonebook|copy-text|shuffled-text", "        [--length L] [--seed S]) [--json]"},
+          {{"inspect {--model} ({--prompt} | {--lm-test}", "        [{--length}] [{--seed}]) [{--json}]"},
            {"a pretrained model (HuggingFace folder) on a text prompt:", "its heads' lookup scores, copyable tokens predicted,",
             "its greedy answer; --figure as below"}},
-          {{"inspect ... --ablate L.H[,L.H...] [--ablation zero|mean]"},
+          {{"inspect ... {--ablate} [{--ablation}]"},
            {"switch heads off at forward time (attention's, or", "Mamba-2's and Gated DeltaNet's; weights untouched): the",
             "answers before and after, and with --figure the views", "of the ablated model"}},
-          {{"inspect ... --head-importance [--task T] [--length L] [--samples N] [--seed S]", "        [--ablation zero|mean] [--json] [--out FILE]"},
+          {{"inspect ... {--head-importance} [{--task}] [{--length}] [{--samples}] [{--seed}]", "        [{--ablation}] [{--json}] [{--out}]"},
            {"each head switched off alone over N examples: the drop", "in answers and tokens right (± standard errors), sorted,",
             "with its lookup label; --out: the layer x head heatmap"}},
-          {{"inspect (--checkpoint FILE | --bundled mamba) --state-sweep dims|channels|bits", "        (--out FILE | --json) [--values 8,4,2] [--lengths L,...] [--samples N]"},
+          {{"inspect ({--checkpoint} | --bundled mamba) {--state-sweep}", "        ({--out} | {--json}) [{--values}] [{--lengths}] [{--samples}]"},
            {"copy accuracy against length with the SSM state shrunk", "(first k of d_state, a fraction of the channels, or",
             "b-bit entries), beside the copy bound for each state"}},
-          {{"inspect ... --figure attention|implicit|state|delta --out FILE [--layer L] [--head H]", "        [--log] [--size WxH]"},
+          {{"inspect ... --figure attention|implicit|state|delta {--out} [{--layer}] [{--head}]", "        [{--log}] [{--size}]"},
            {"render a view (default: the strongest lookup head,", "the last block) to PNG, PDF, SVG or CSV"}},
-          {{"inspect ... --figure capacity --out FILE"}, {"the model's state against the bound, its longest copy"}},
-          {{"inspect --construction N --figure construction --out FILE [--lengths 10,50,200]", "        [--samples S]"},
+          {{"inspect ... --figure capacity {--out}"}, {"the model's state against the bound, its longest copy"}},
+          {{"inspect {--construction} --figure construction {--out} [--lengths 10,50,200]", "        [{--samples}]"},
            {"the construction's accuracy for n-3..n vs the bound"}}},
-         Widgets::FigureOption, cmdInspect},
+         Widgets::FigureOption, cmdInspect, kInspectOptions},
         {"info",
-         {{{"info FILE [--json]"},
+         {{{"info FILE [{--json}]"},
            {"what a checkpoint file is (format, architecture, tensors", "with mean/std/min/max, config), whether the app runs it,",
             "and if not why; exit code 2 when it cannot"}}},
-         Widgets::None, cmdInfo},
+         Widgets::None, cmdInfo, kCheckpointInfoOptions},
         {"runs",
-         {{{"runs --dir DIR [--json]"}, {"list the runs under DIR with their final results"}},
-          {{"runs --dir DIR --table [--at in-range|longest]"},
+         {{{"runs {--dir} [{--json}]"}, {"list the runs under DIR with their final results"}},
+          {{"runs {--dir} {--table} [{--at}]"},
            {"tasks x models graded pass / partial / fail (like", "Park et al.'s Table 1), seeds averaged"}}},
-         Widgets::None, cmdRuns},
+         Widgets::None, cmdRuns, kRunsOptions},
         {"compare",
-         {{{"compare --runs DIR... --figure " + figureIds(CompareFigure).join('|'),
-            "        --out FILE.(png|pdf|svg|csv) [--size 800x500] [--log x|y|xy] [--precision BITS]"},
+         {{{"compare {--runs} --figure " + figureIds(CompareFigure).join('|'),
+            "        --out FILE.(png|pdf|svg|csv) [--size {=--size}] [{--log}] [{--precision}]"},
            {"overlay runs as a figure, without a display"}}},
-         Widgets::Figures, cmdCompare},
+         Widgets::Figures, cmdCompare, kCompareOptions},
         {"export",
          {{wrappedChoices("export --run DIR --figure ", figureIds(ExportFigure),
-                          " --out FILE.(png|pdf|svg|csv) [--size WxH] [--dpi N] [--font-size PT]")
-               + QStringList{"       [--line-width PT] [--log x|y|xy]"},
+                          " --out FILE.(png|pdf|svg|csv) [{--size}] [{--dpi}] [{--font-size}]")
+               + QStringList{"       [{--line-width}] [{--log}]"},
            {"a run's (or every run's under DIR) figure for a paper:", "panel = loss beside accuracy in one figure; table = the",
             "graded results table as CSV; mechanisms = one run's loss", "above every head's lookup score (mechanisms.csv),",
             "one step axis. --dpi, --font-size and", "--line-width also work for compare and inspect --figure.",
             "--size, --font-size and --line-width are in points", "(1/72 inch) in every format; a PNG is size x dpi / 72",
-            "pixels (800x500 at the default 192 dpi: 2133x1333)"}}},
-         Widgets::Figures, cmdExport},
+            "pixels (800x500 at the default {=--dpi} dpi: 2133x1333)"}}},
+         Widgets::Figures, cmdExport, kExportOptions},
         {"generate",
-         {{{"generate --model DIR|ORG/NAME --prompt TEXT [--max-new-tokens N] [--json]"},
+         {{{"generate {--model} {--prompt} [{--max-new-tokens}] [{--json}]"},
            {"greedy continuation by a pretrained model folder", "(Pythia / GPT-NeoX or Mamba: config.json,", "tokenizer.json, weights), or a hub id found in",
             "the HuggingFace cache (HF_HUB_CACHE, HF_HOME)"}}},
-         Widgets::None, cmdGenerate},
+         Widgets::None, cmdGenerate, kGenerateOptions},
         {"lm-eval",
-         {{{"lm-eval --model DIR [--model DIR2]... --task phonebook|copy-text|shuffled-text",
-            "        [--sizes 10,20,40,80] [--samples N] [--seed S] [--json]", "        [--out FIG.(png|pdf|svg|csv) [--size WxH] [--dpi N]]"},
+         {{{"lm-eval {--model} [--model DIR2]... --task phonebook|copy-text|shuffled-text",
+            "        [{--sizes}] [{--samples}] [{--seed}] [{--json}]", "        [--out FIG.(png|pdf|svg|csv) [{--size}] [{--dpi}]]"},
            {"the copy paper's zero-shot tests of pretrained models:", "accuracy against phone-book entries or text tokens"}},
-          {{"lm-eval --model DIR... --task squad [--data SQUAD.json] [--sizes 100,200,400]", "        [--samples N] [--seed S] [--json] [--out FIG]"},
+          {{"lm-eval --model DIR... --task squad [--data SQUAD.json] [--sizes 100,200,400]", "        [{--samples}] [{--seed}] [{--json}] [{--out}]"},
            {"question answering as the paper runs it: exact match", "and F1 by paragraph length (buckets between the",
             "sizes, in each model's tokens); the bundled set by default"}},
-          {{"lm-eval --model DIR... --task perplexity [--data TEXT.txt] [--window N] [--tokens N] [--json]"},
-           {"each model's loss and perplexity on a text (Alice by", "default; its first 8192 tokens unless --tokens 0)"}},
-          {{"lm-eval --model DIR... --task TEST [--sizes ...] --figure loss-vs-retrieval --out FIG", "        [--at SIZE] [--text TEXT.txt]"},
+          {{"lm-eval --model DIR... --task perplexity [--data TEXT.txt] [{--window}] [{--tokens}] [{--json}]"},
+           {"each model's loss and perplexity on a text (Alice by", "default; its first {=--tokens} tokens unless --tokens 0)"}},
+          {{"lm-eval --model DIR... {--task} [--sizes ...] --figure loss-vs-retrieval {--out}", "        [{--at}] [{--text}]"},
            {"the paper's point drawn: each model at (perplexity,", "its accuracy on TEST at one size)"}}},
-         Widgets::FigureOption, cmdLmEval},
+         Widgets::FigureOption, cmdLmEval, kLmEvalOptions},
         {"",
-         {{{"--screenshot FILE [--preset NAME] [--set KEY=VALUE]..."}, {"open the window, save it as PNG, exit"}},
-          {{"--screenshot FILE --screenshot-at-step N [--preset NAME]"},
+         {{{"{--screenshot} [{--preset}] [{--set}]..."}, {"open the window, save it as PNG, exit"}},
+          {{"{--screenshot} {--screenshot-at-step} [{--preset}]"},
            {"train the experiment in the window and save it as", "PNG at step N (docs/make.sh's Train tab)"}},
-          {{"(no command) [--preset NAME] [--set KEY=VALUE]... [CHECKPOINT]"}, {"open the window on that experiment"}},
+          {{"(no command) [{--preset}] [{--set}]... [CHECKPOINT]"}, {"open the window on that experiment"}},
           {{"(no command) CHECKPOINT --tab explore"}, {"open the checkpoint and look inside it in the Explore", "tab's left pane"}},
-          {{"(no command) --inspect FILE"}, {"open the Inspect tab on a checkpoint file"}},
-          {{"(no command) --pretrained DIR [--pretrained DIR2]... [--tab explore]"},
+          {{"(no command) {--inspect}"}, {"open the Inspect tab on a checkpoint file"}},
+          {{"(no command) {--pretrained} [--pretrained DIR2]... [--tab explore]"},
            {"open the Pretrained tab on HuggingFace model folders;", "with --tab explore, look inside the first beside one of",
             "the other architecture on a phone book"}},
-          {{"(no command) --tab train|experiments|explore|inspect|pretrained"},
+          {{"(no command) {--tab}"},
            {"open on that tab (default: Explore, or the tab the", "other options show)"}},
-          {{"(no command) --theme system|light|dark"},
+          {{"(no command) {--theme}"},
            {"the window's theme (default: Edit → Preferences; system", "follows the desktop's palette); exports stay white"}},
-          {{"(no command) --measure-latency"},
+          {{"(no command) {--measure-latency}"},
            {"print the GUI thread's longest and 99th-percentile", "stall to stderr on close; also", "PARROTSCOPE_MEASURE_LATENCY=1"}},
-          {{"(no command) --layout NAME | --fresh-layout"},
+          {{"(no command) {--layout} | {--fresh-layout}"},
            {"open with a layout saved with View → Save layout, or", "with the default one instead of the last session's"}},
-          {{"(no command) --experiment SWEEP [--sweep-dir DIR] [--run-sweep] [--results-table]"},
+          {{"(no command) {--experiment} [{--sweep-dir}] [{--run-sweep}] [{--results-table}]"},
            {"open the Experiments tab on a bundled sweep (its", "figure, or results table, from DIR), optionally run it"}}},
-         Widgets::Window, runWindow},
+         Widgets::Window, runWindow, kWindowOptions},
     };
     return table;
 }
 
+const std::vector<Option>& sharedOptions()
+{
+    static const std::vector<Option> shared{
+        Option::integer("--threads", "N", 0, 0, 4096, "torch threads", "all cores"),
+        Option::text("--device", "auto|cpu|cuda[:N]", "where models run", "auto"),
+        Option::text("--dtype", "auto|float32|float16|bfloat16", "how a pretrained model's matrices are held", "auto"),
+    };
+    return shared;
+}
+
 namespace {
 
-// The options every command shares, listed around the window's in `--help`.
-const std::vector<Usage> kSharedOptions{
-    {{"--threads N"}, {"torch threads (default: all cores)"}},
-    {{"--device auto|cpu|cuda[:N]"},
-     {"where models run (default: auto, the first GPU when", "this LibTorch has CUDA and one is present; the",
-      "window's default is Edit → Preferences)"}},
-    {{"--dtype auto|float32|float16|bfloat16"},
-     {"how a pretrained model's matrices are held (default:", "auto, an F16/BF16 file's own 16 bits where this CPU",
-      "runs them at least as fast; computed in float32)"}},
-    {{"--set KEY=VALUE"}, {"override a config field by its dotted path,", "e.g. --set model.layers=4 --set task.max_len=30"}},
-    {{"--match-params N|FAMILY"},
-     {"(config, train) choose model.d_model so the model has", "N parameters, or as many as FAMILY with the same",
-      "settings, e.g. --set model.kind=mamba --match-params transformer"}},
-};
-const std::vector<Usage> kInfoOptions{
-    {{"--version"}, {"print the version"}},
-    {{"--diagnostics"}, {"print versions, BLAS, threads and device"}},
-    {{"--help [--markdown]"}, {"print this help (as Markdown: the user guide's", "command reference)"}},
-};
+// What runCommand reads before the command: the shared options and those that ask about the app.
+const std::vector<Option>& startOptions()
+{
+    static const std::vector<Option> start = sharedOptions() + std::vector<Option>{
+        Option::flag("--help", "print the help"), Option::flag("-h", "print the help"),
+        Option::flag("--markdown", "with --help: as Markdown"), Option::flag("--version", "print the version"),
+        Option::flag("--diagnostics", "print versions, BLAS, threads and device")};
+    return start;
+}
+
+}  // namespace
+
+std::vector<Option> declaredOptions(const Command& c)
+{
+    return c.options + sharedOptions();
+}
+
+Args argsFor(const QString& name, const QStringList& args)
+{
+    for (const Command& c : commands())
+        if (c.name == name) return Args(args, declaredOptions(c));
+    throw std::logic_error(qPrintable("no command " + name));
+}
+
+namespace {
 
 // The index of the first argument after the shared options that may come before a command.
 qsizetype firstCommandWord(const QStringList& argv)
@@ -206,23 +419,6 @@ bool asksAbout(const QStringList& argv)
     for (const QString& a : argv.mid(1))
         if (a == "--version" || a == "--diagnostics" || a == "--help" || a == "-h") return true;
     return false;
-}
-
-// Two columns: the synopsis, then the summary from column 35 (on the synopsis's last line when
-// that leaves room).
-QString helpLines(const std::vector<Usage>& usage)
-{
-    constexpr int kColumn = 35;
-    QString text;
-    for (const Usage& u : usage) {
-        QStringList lines;
-        for (const QString& s : u.synopsis) lines << "  " + s;
-        QStringList summary = u.summary;
-        if (!summary.isEmpty() && lines.last().size() <= kColumn - 2) lines.last() = lines.last().leftJustified(kColumn) + summary.takeFirst();
-        for (const QString& s : summary) lines << QString(kColumn, ' ') + s;
-        text += lines.join('\n') + '\n';
-    }
-    return text;
 }
 
 }  // namespace
@@ -288,54 +484,17 @@ Widgets widgetsFor(const Command& command, const QStringList& argv)
     return Widgets::None;
 }
 
-QString helpText()
-{
-    QString text = "Usage: parrotscope [COMMAND] [OPTIONS]\n\n"
-                   "Without a command, opens the Parrotscope window on its default experiment.\n\n"
-                   "Commands:\n";
-    const Command* window = nullptr;
-    for (const Command& c : commands()) {
-        if (c.name.isEmpty()) window = &c;
-        else text += helpLines(c.usage);
-    }
-    text += "\nOptions:\n" + helpLines(kSharedOptions);
-    if (window) text += helpLines(window->usage);
-    return text + helpLines(kInfoOptions);
-}
-
-QString helpMarkdown()
-{
-    // one section a command, each usage's synopsis as code and its summary as a sentence
-    const auto usages = [](const std::vector<Usage>& usage) {
-        QString text;
-        for (const Usage& u : usage) text += "```\n" + u.synopsis.join('\n') + "\n```\n\n" + u.summary.join(' ') + ".\n\n";
-        return text;
-    };
-    const auto options = [](const std::vector<Usage>& usage) {
-        QString text;
-        for (const Usage& u : usage) text += "- `" + u.synopsis.join(' ') + "`: " + u.summary.join(' ') + "\n";
-        return text;
-    };
-    QString text;
-    const Command* window = nullptr;
-    for (const Command& c : commands()) {
-        if (c.name.isEmpty()) window = &c;
-        else text += QString("### %1\n\n").arg(c.name) + usages(c.usage);
-    }
-    if (window) text += "### The window (no command)\n\n" + options(window->usage) + "\n";
-    return text + "### Every command\n\n" + options(kSharedOptions) + options(kInfoOptions);
-}
 
 int runCommand(const Command& command, const QStringList& argv)
 {
     try {
         // the window reads --threads itself: without it, the count set in Preferences
         if (command.name.isEmpty() && !asksAbout(argv)) {
-            Args a(argv.mid(1));
+            Args a(argv.mid(1), declaredOptions(command));
             return command.run(a);
         }
-        Args a(argv.mid(1));
-        configureThreads(a.integer("--threads", 0, 0, 4096));
+        Args a(argv.mid(1), startOptions());
+        configureThreads(a.integer("--threads"));
         const QString device = a.value("--device");
         if (!device.isNull()) setDeviceChoice(device);
         const QString dtype = a.value("--dtype");
@@ -355,8 +514,8 @@ int runCommand(const Command& command, const QStringList& argv)
         }
         QStringList rest = argv.mid(1);
         rest.removeOne(command.name);
-        Args args(rest);
-        args.integer("--threads", 0, 0, 4096);  // applied above
+        Args args(rest, declaredOptions(command));
+        args.value("--threads");  // applied above
         args.value("--device");
         args.value("--dtype");
         return command.run(args);

@@ -3,13 +3,13 @@
 // tests/tst_cli.cpp holds the user guide against.
 #pragma once
 
+#include "args.h"
+
 #include <QStringList>
 
 #include <vector>
 
 namespace parrot {
-
-class Args;
 
 // What a command needs from Qt besides the core; main() makes the application object for it.
 enum class Widgets {
@@ -26,15 +26,25 @@ struct Usage {
     QStringList summary;
 };
 
+// A usage's synopsis and summary may name a declared option as {--name}, written out as
+// "--name VALUE" from its declaration, and its default as {=--name}.
 struct Command {
     QString name;  // the first argument; "" for the window, which runs when no command is given
     std::vector<Usage> usage;
     Widgets widgets = Widgets::None;
     int (*run)(Args&) = nullptr;  // the exit code; throws parrot::Error for anything wrong
+    std::vector<Option> options;  // every option `run` reads, which Args reads through
 };
 
 // Every command, in the order `--help` lists them; the window last.
 const std::vector<Command>& commands();
+// The options runCommand reads before any command's: --threads, --device, --dtype.
+const std::vector<Option>& sharedOptions();
+// What a command's Args reads through: its declared options and the shared ones.
+std::vector<Option> declaredOptions(const Command& command);
+// The arguments of command `name` (its function called from code: a sweep's array task trains),
+// read through its declared options.
+Args argsFor(const QString& name, const QStringList& args);
 // The command of a command line (its first argument, after a leading --threads N), or the
 // window when that is not a command's name.
 const Command& commandFor(const QStringList& argv);
@@ -45,7 +55,7 @@ QString mistypedCommand(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
 // The `--help` text, and `--help --markdown`: the same table as the user guide's command
-// reference (docs/guide/command-line.md holds it, checked by tests/tst_cli.cpp).
+// reference (docs/guide/command-line.md holds it, checked by tests/tst_cli.cpp); in help.cpp.
 QString helpText();
 QString helpMarkdown();
 // Runs the command, after the options every command shares (--threads, --help, --version,

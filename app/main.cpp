@@ -41,6 +41,187 @@
 
 namespace parrot {
 
+namespace {
+
+// The window's command line, read and checked.
+struct WindowRequest {
+    int threads = 0;
+    QString device, dtype, preset;
+    QStringList sets;
+    QString screenshot;
+    long long screenshotStep = -1;  // --screenshot-at-step; -1: a still window
+    bool train = false;
+    QString experiment, sweepDir;
+    bool runSweep = false, resultsTable = false;
+    QString tab, inspectFile;
+    QStringList pretrainedFolders;
+    QString theme, layout;
+    bool restore = true;  // the last session's window and layout
+    bool measureLatency = false;
+    QString checkpoint;
+};
+
+WindowRequest readWindow(Args& a, const AppSettings& saved)
+{
+    WindowRequest r;
+    r.threads = a.integer("--threads", saved.threads);
+    r.device = a.value("--device");
+    r.dtype = a.value("--dtype");
+    r.preset = a.value("--preset");
+    r.sets = a.values("--set");
+    r.screenshot = a.value("--screenshot");
+    r.train = a.flag("--train");
+    r.experiment = a.value("--experiment");
+    r.sweepDir = a.value("--sweep-dir");
+    r.runSweep = a.flag("--run-sweep");
+    r.resultsTable = a.flag("--results-table");
+    r.tab = a.value("--tab");
+    r.inspectFile = a.value("--inspect");
+    r.pretrainedFolders = a.values("--pretrained");
+    r.theme = a.value("--theme");
+    if (r.theme.isNull()) r.theme = saved.theme;
+    r.layout = a.value("--layout");
+    r.restore = !a.flag("--fresh-layout");
+    const QString stepText = a.value("--screenshot-at-step");
+    r.measureLatency = LatencyProbe::latencyRequested(a.flag("--measure-latency"));
+    r.checkpoint = a.positional();
+    a.done();
+    if (!stepText.isNull()) {
+        bool ok = false;
+        r.screenshotStep = stepText.toLongLong(&ok);
+        if (!ok || r.screenshotStep < 0) throw Error("--screenshot-at-step: expected a step number");
+    }
+    return r;
+}
+
+void checkWindow(const WindowRequest& r)
+{
+    // a word that is neither a command nor a file is most likely a mistyped command
+    if (!r.checkpoint.isEmpty() && !QFileInfo::exists(r.checkpoint))
+        throw Error(QString("%1: no such command or file (see parrotscope --help)").arg(r.checkpoint));
+    if (!r.preset.isEmpty() && !presetNames().contains(r.preset))
+        throw Error(QString("unknown preset '%1' (available: %2)").arg(r.preset, presetNames().join(", ")));
+    if (!r.experiment.isEmpty() && !sweepPresetNames().contains(r.experiment))
+        throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(r.experiment, sweepPresetNames().join(", ")));
+    if ((!r.sweepDir.isEmpty() || r.runSweep || r.resultsTable) && r.experiment.isEmpty())
+        throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
+    QStringList tabNames;
+    for (const auto& t : kTabNames) tabNames << t.second;
+    if (!r.tab.isEmpty() && !tabNames.contains(r.tab))
+        throw Error(QString("--tab: expected %1 or %2, not '%3'").arg(tabNames.mid(0, tabNames.size() - 1).join(", "), tabNames.last(), r.tab));
+    if (r.theme != "system" && r.theme != "light" && r.theme != "dark")
+        throw Error(QString("--theme: expected system, light or dark, not '%1'").arg(r.theme));
+}
+
+// Threads, device, weight type and theme: the command line's, else those saved in Preferences.
+void applySettings(const WindowRequest& r, const AppSettings& saved)
+{
+    configureThreads(r.threads);
+    if (!r.device.isNull()) {
+        setDeviceChoice(r.device);  // asked for on the command line: refused with its reason
+    } else {
+        // the one saved in Preferences, unless this machine cannot give it (another GPU count, a CPU-only build)
+        const QString problem = deviceProblem(saved.device);
+        if (problem.isEmpty()) setDeviceChoice(saved.device);
+        else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
+    }
+    setWeightDtypeChoice(weightDtypeFromName(r.dtype.isNull() ? saved.weightDtype : r.dtype));
+    applyTheme(r.theme);
+}
+
+// With --pretrained and --tab explore: the Explore tab on them, the first beside one of the other
+// architecture, once all are loaded.
+void lookInsidePretrainedWhenLoaded(PretrainedPanel* pretrained)
+{
+    auto done = std::make_shared<bool>(false);
+    const auto check = [pretrained, done] {
+        QTimer::singleShot(0, pretrained, [pretrained, done] {  // after the panel has queued its next folder
+            if (*done || pretrained->busy() || pretrained->modelCount() == 0) return;
+            *done = true;
+            pretrained->selectModel(0);
+            pretrained->lookInsideSelected();
+        });
+    };
+    QObject::connect(pretrained, &parrot::PretrainedPanel::modelsChanged, pretrained, check);
+    QObject::connect(pretrained, &parrot::PretrainedPanel::failed, pretrained, check);
+}
+
+// Opens what the command line names (its experiment, checkpoint, sweep, files, folders) and brings
+// the tab that shows it to the front. `restored`: the window has the last session's tab.
+void openRequested(MainWindow& window, WindowRequest r, const ExperimentConfig& config, bool restored)
+{
+    window.settings()->selectPreset(config.name);
+    if (!r.sets.isEmpty()) window.settings()->setConfig(config);
+    if (!r.checkpoint.isEmpty()) window.train()->openCheckpoint(r.checkpoint);
+    if (!r.experiment.isEmpty()) {
+        window.docks()->showTab(Tab::Experiments);
+        window.experiments()->selectPreset(r.experiment);
+        if (!r.sweepDir.isEmpty()) window.experiments()->setOutDir(r.sweepDir);
+        window.experiments()->showResultsTable(r.resultsTable);
+        if (r.runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
+    }
+    // Opened plainly, the window shows the bundled models inside (the Explore tab); asked for a
+    // preset, a checkpoint, training or an experiment, the tab that shows it.
+    if (!r.inspectFile.isEmpty()) {
+        r.tab = "inspect";
+        window.inspector()->openFile(r.inspectFile);
+    }
+    for (const QString& folder : r.pretrainedFolders) {  // loaded one after the other, off the GUI thread
+        if (r.tab.isEmpty()) r.tab = "pretrained";
+        window.pretrained()->addFolder(folder);
+    }
+    if (r.tab == "explore" && !r.pretrainedFolders.isEmpty()) lookInsidePretrainedWhenLoaded(window.pretrained());
+    // (a restored session keeps the tab it had in front)
+    if (r.tab.isEmpty() && r.preset.isEmpty() && r.checkpoint.isEmpty() && !r.train && r.experiment.isEmpty() && r.screenshotStep < 0 && !restored)
+        r.tab = "explore";
+    // the Explore tab on a checkpoint given: its left pane looks inside it (the right keeps its model)
+    if (r.tab == "explore" && !r.checkpoint.isEmpty()) window.explorer()->left()->chooseCheckpoint(r.checkpoint);
+    for (const auto& [shown, name] : kTabNames)
+        if (r.tab == name) window.docks()->showTab(shown);
+}
+
+// --screenshot FILE without a step: saved once what the window is loading in the background (the
+// explorer's models) is shown and its layout has settled (nothing moved since the last look), or
+// after 20 s; then the application exits.
+void screenshotWhenSettled(MainWindow& window, const QString& screenshot)
+{
+    auto* poll = new QTimer(&window);
+    auto* waited = new QElapsedTimer;
+    waited->start();
+    auto layout = std::make_shared<QByteArray>();
+    QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot, layout] {
+        const QByteArray now = parrot::layoutSignature(window);
+        const bool moved = now != *layout;
+        *layout = now;
+        if ((window.busyLoading() || moved) && waited->elapsed() < 20000) return;
+        poll->stop();
+        delete waited;
+        const bool ok = window.saveScreenshot(screenshot);
+        if (!ok) QTextStream(stderr) << "parrotscope: error: cannot write " << screenshot << "\n";
+        QApplication::exit(ok ? 0 : 1);
+    });
+    poll->start(300);
+}
+
+// What the shown window does first: a screenshot, training, or the first start's welcome.
+void startShown(MainWindow& window, const WindowRequest& r, const AppSettings& saved)
+{
+    if (!r.screenshot.isEmpty()) {
+        if (r.screenshotStep >= 0) {
+            window.screenshotAtStep(r.screenshotStep, r.screenshot);
+            QTimer::singleShot(0, window.train(), &parrot::TrainController::trainFresh);  // nobody is there to answer a question
+        } else {
+            screenshotWhenSettled(window, r.screenshot);
+        }
+    } else if (r.train) {
+        QTimer::singleShot(0, window.train(), &parrot::TrainController::startTraining);
+    } else if (!saved.welcomed && qEnvironmentVariableIsEmpty("CI")) {
+        QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
+    }
+}
+
+}  // namespace
+
 int runWindow(Args& a)
 {
     QApplication::setApplicationName("Parrotscope");
@@ -50,146 +231,25 @@ int runWindow(Args& a)
     QApplication::setWindowIcon(QIcon(":/icons/io.github.parrotscope.Parrotscope.svg"));
 
     const AppSettings saved = AppSettings::load();
-    const int threads = a.integer("--threads", saved.threads, 0, 4096);
-    const QString device = a.value("--device");
-    const QString dtype = a.value("--dtype");
-    const QString preset = a.value("--preset");
-    const QStringList sets = a.values("--set");
-    const QString screenshot = a.value("--screenshot");
-    const bool train = a.flag("--train");
-    const QString experiment = a.value("--experiment");
-    const QString sweepDir = a.value("--sweep-dir");
-    const bool runSweep = a.flag("--run-sweep");
-    const bool resultsTable = a.flag("--results-table");
-    QString tab = a.value("--tab");
-    const QString inspectFile = a.value("--inspect");
-    const QStringList pretrainedFolders = a.values("--pretrained");
-    QString theme = a.value("--theme");
-    if (theme.isNull()) theme = saved.theme;
-    const QString layout = a.value("--layout");
-    const bool restore = !a.flag("--fresh-layout");
-    const QString stepText = a.value("--screenshot-at-step");
-    const bool measureLatency = LatencyProbe::latencyRequested(a.flag("--measure-latency"));
-    const QString checkpoint = a.positional();
-    a.done();
-    long long screenshotStep = -1;
-    if (!stepText.isNull()) {
-        bool ok = false;
-        screenshotStep = stepText.toLongLong(&ok);
-        if (!ok || screenshotStep < 0) throw Error("--screenshot-at-step: expected a step number");
-    }
-    // a word that is neither a command nor a file is most likely a mistyped command
-    if (!checkpoint.isEmpty() && !QFileInfo::exists(checkpoint))
-        throw Error(QString("%1: no such command or file (see parrotscope --help)").arg(checkpoint));
-    if (!preset.isEmpty() && !presetNames().contains(preset))
-        throw Error(QString("unknown preset '%1' (available: %2)").arg(preset, presetNames().join(", ")));
-    if (!experiment.isEmpty() && !sweepPresetNames().contains(experiment))
-        throw Error(QString("unknown sweep preset '%1' (bundled: %2)").arg(experiment, sweepPresetNames().join(", ")));
-    if ((!sweepDir.isEmpty() || runSweep || resultsTable) && experiment.isEmpty())
-        throw Error("--sweep-dir, --run-sweep and --results-table need --experiment NAME");
-    QStringList tabNames;
-    for (const auto& t : kTabNames) tabNames << t.second;
-    if (!tab.isEmpty() && !tabNames.contains(tab))
-        throw Error(QString("--tab: expected %1 or %2, not '%3'").arg(tabNames.mid(0, tabNames.size() - 1).join(", "), tabNames.last(), tab));
-    if (theme != "system" && theme != "light" && theme != "dark")
-        throw Error(QString("--theme: expected system, light or dark, not '%1'").arg(theme));
-    ExperimentConfig config = loadPreset(preset.isEmpty() ? defaultPresetName() : preset);
-    applyOverrides(config, sets);
-    configureThreads(threads);
-    if (!device.isNull()) {
-        setDeviceChoice(device);  // asked for on the command line: refused with its reason
-    } else {
-        // the one saved in Preferences, unless this machine cannot give it (another GPU count, a CPU-only build)
-        const QString problem = deviceProblem(saved.device);
-        if (problem.isEmpty()) setDeviceChoice(saved.device);
-        else QTextStream(stderr) << "parrotscope: the device set in Preferences cannot be used here, using auto: " << problem << "\n";
-    }
-
-    setWeightDtypeChoice(weightDtypeFromName(dtype.isNull() ? saved.weightDtype : dtype));
-    applyTheme(theme);
+    const WindowRequest r = readWindow(a, saved);
+    checkWindow(r);
+    ExperimentConfig config = loadPreset(r.preset.isEmpty() ? defaultPresetName() : r.preset);
+    applyOverrides(config, r.sets);
+    applySettings(r, saved);
     MainWindow window;
     // the window and layout of the last session (not for screenshots: those show the default layout)
-    const bool restored = restore && screenshot.isEmpty() && window.docks()->restoreSession();
-    if (!layout.isEmpty() && !window.docks()->restoreLayout(layout))
-        throw Error(QString("no saved layout '%1' (saved: %2)").arg(layout, window.docks()->savedLayouts().join(", ")));
-    window.settings()->selectPreset(config.name);
-    if (!sets.isEmpty()) window.settings()->setConfig(config);
-    if (!checkpoint.isEmpty()) window.train()->openCheckpoint(checkpoint);
-    if (!experiment.isEmpty()) {
-        window.docks()->showTab(Tab::Experiments);
-        window.experiments()->selectPreset(experiment);
-        if (!sweepDir.isEmpty()) window.experiments()->setOutDir(sweepDir);
-        window.experiments()->showResultsTable(resultsTable);
-        if (runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
-    }
-    // Opened plainly, the window shows the bundled models inside (the Explore tab); asked for a
-    // preset, a checkpoint, training or an experiment, the tab that shows it.
-    if (!inspectFile.isEmpty()) {
-        tab = "inspect";
-        window.inspector()->openFile(inspectFile);
-    }
-    for (const QString& folder : pretrainedFolders) {  // loaded one after the other, off the GUI thread
-        if (tab.isEmpty()) tab = "pretrained";
-        window.pretrained()->addFolder(folder);
-    }
-    if (tab == "explore" && !pretrainedFolders.isEmpty()) {
-        // the Explore tab on them: the first beside one of the other architecture, once all are loaded
-        auto* pretrained = window.pretrained();
-        auto done = std::make_shared<bool>(false);
-        const auto check = [pretrained, done] {
-            QTimer::singleShot(0, pretrained, [pretrained, done] {  // after the panel has queued its next folder
-                if (*done || pretrained->busy() || pretrained->modelCount() == 0) return;
-                *done = true;
-                pretrained->selectModel(0);
-                pretrained->lookInsideSelected();
-            });
-        };
-        QObject::connect(pretrained, &parrot::PretrainedPanel::modelsChanged, pretrained, check);
-        QObject::connect(pretrained, &parrot::PretrainedPanel::failed, pretrained, check);
-    }
-    // (a restored session keeps the tab it had in front)
-    if (tab.isEmpty() && preset.isEmpty() && checkpoint.isEmpty() && !train && experiment.isEmpty() && screenshotStep < 0 && !restored)
-        tab = "explore";
-    // the Explore tab on a checkpoint given: its left pane looks inside it (the right keeps its model)
-    if (tab == "explore" && !checkpoint.isEmpty()) window.explorer()->left()->chooseCheckpoint(checkpoint);
-    for (const auto& [shown, name] : kTabNames)
-        if (tab == name) window.docks()->showTab(shown);
+    const bool restored = r.restore && r.screenshot.isEmpty() && window.docks()->restoreSession();
+    if (!r.layout.isEmpty() && !window.docks()->restoreLayout(r.layout))
+        throw Error(QString("no saved layout '%1' (saved: %2)").arg(r.layout, window.docks()->savedLayouts().join(", ")));
+    openRequested(window, r, config, restored);
     // Started before the first show, so that the show itself counts; there is no timer at all without it.
     std::unique_ptr<LatencyProbe> probe;
-    if (measureLatency) {
+    if (r.measureLatency) {
         probe = std::make_unique<LatencyProbe>();
         probe->start();
     }
     window.show();
-    if (!screenshot.isEmpty()) {
-        if (screenshotStep >= 0) {
-            window.screenshotAtStep(screenshotStep, screenshot);
-            QTimer::singleShot(0, window.train(), &parrot::TrainController::trainFresh);  // nobody is there to answer a question
-        } else {
-            // once what the window is loading in the background (the explorer's models) is shown
-            // and its layout has settled: nothing moved since the last look
-            auto* poll = new QTimer(&window);
-            auto* waited = new QElapsedTimer;
-            waited->start();
-            auto layout = std::make_shared<QByteArray>();
-            QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, waited, screenshot, layout] {
-                const QByteArray now = parrot::layoutSignature(window);
-                const bool moved = now != *layout;
-                *layout = now;
-                if ((window.busyLoading() || moved) && waited->elapsed() < 20000) return;
-                poll->stop();
-                delete waited;
-                const bool ok = window.saveScreenshot(screenshot);
-                if (!ok) QTextStream(stderr) << "parrotscope: error: cannot write " << screenshot << "\n";
-                QApplication::exit(ok ? 0 : 1);
-            });
-            poll->start(300);
-        }
-    } else if (train) {
-        QTimer::singleShot(0, window.train(), &parrot::TrainController::startTraining);
-    } else if (!saved.welcomed && qEnvironmentVariableIsEmpty("CI")) {
-        QTimer::singleShot(0, &window, &parrot::MainWindow::showWelcome);  // the first start only
-    }
+    startShown(window, r, saved);
     const int code = QApplication::exec();
     if (probe) QTextStream(stderr) << "parrotscope: " << probe->summary() << "\n";
     return code;

@@ -164,7 +164,7 @@ private slots:
             {"core/analysis/inside.cpp", {"copy", "copy_dup_ngram", "mamba"}},  // "mamba": a bundled checkpoint's id
             {"core/analysis/inside.h", {"copy"}},
             {"core/analysis/causal.cpp", {"copy", "copy_dup_ngram"}},  // the construction's tasks, and the copy bound's
-            {"app/cli.cpp", {"copy", "copy_dup_ngram"}},
+            {"app/inspectcli.cpp", {"copy", "copy_dup_ngram"}},  // inspect's random copy input
             {"ui/panels/constructionview.cpp", {"copy"}},
             // "mamba": the bundled checkpoint's id; "phonebook": the zero-shot test Look inside draws
             {"ui/panels/explorerpanel.cpp", {"copy", "copy_dup_ngram", "mamba", "phonebook"}},

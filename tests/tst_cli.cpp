@@ -115,6 +115,35 @@ private slots:
         for (const QString& name : inHelp) QVERIFY2(md.out.contains("### " + name + "\n"), qPrintable(name));
     }
 
+    // The reference states each option's default and range from the declaration the parser reads
+    // it through: what it says is what a command does without the option, and what it refuses.
+    void theReferenceStatesTheParsersDefaults()
+    {
+        const Result md = run({"--help", "--markdown"});
+        QCOMPARE(md.code, 0);
+        // the line of `option` in `command`'s section of the reference
+        const auto line = [&md](const QString& command, const QString& option) {
+            const QString section = md.out.section("### " + command + "\n", 1).section("\n### ", 0, 0);
+            for (const QString& l : section.split('\n'))
+                if (l.startsWith("- `" + option + " ")) return l;
+            return QString();
+        };
+        static const QRegularExpression facts("\\(default: (\\d+); (\\d+)\\.\\.(\\d+)\\)$");
+        const QRegularExpressionMatch count = facts.match(line("sample", "--count"));
+        QVERIFY2(count.hasMatch(), qPrintable(md.out.left(2000)));
+        const Result samples = run({"sample", "--task", "copy", "--json"});
+        QCOMPARE(samples.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(samples.out.toUtf8()).array().size(), count.captured(1).toInt());
+        const QRegularExpressionMatch letters = facts.match(line("inspect", "--letters"));
+        QVERIFY2(letters.hasMatch(), qPrintable(line("inspect", "--letters")));
+        const QString above = QString::number(letters.captured(3).toInt() + 1);
+        expectError(run({"inspect", "--construction", "3", "--letters", above}),
+                    QString("--letters: expected an integer in %1..%2, got '%3'").arg(letters.captured(2), letters.captured(3), above));
+        // the same option declared with another default in another command says so
+        QVERIFY2(line("eval", "--seed").contains("(default: 1234;"), qPrintable(line("eval", "--seed")));
+        QVERIFY2(line("sample", "--seed").contains("(default: 1;"), qPrintable(line("sample", "--seed")));
+    }
+
     // Every task, model family and preset the app lists has its row in the user guide, and every
     // row there is one the app lists: the guide's tables cannot drift from `tasks --json`,
     // `models --json` and `presets`.
