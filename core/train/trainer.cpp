@@ -133,7 +133,7 @@ private:
     // squared error / d of the prediction at each scored x position.
     std::unique_ptr<TokenTask> m_tokenTask;
     std::unique_ptr<IclTask> m_iclTask;
-    std::optional<Optimizer> m_opt;
+    std::optional<Optimizer> m_opt;  // built after the folder and the task, in the set-up's order
     std::mt19937_64 m_rng;  // the training data's
 
     TrainProgress m_progress;
