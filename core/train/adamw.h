@@ -1,7 +1,7 @@
 // AdamW (Loshchilov & Hutter, 2019) with global-norm gradient clipping, the arithmetic of
 // torch::optim::AdamW after torch::nn::utils::clip_grad_norm_, in one pass over each parameter
 // instead of about fifteen torch ops per parameter and step. The torch pair stays the slow twin
-// (trainer.cpp, when kernels/fastpaths.h is off) and a test compares the two.
+// (train/optimizer.cpp, when kernels/fastpaths.h is off) and a test compares the two.
 #pragma once
 
 #include <torch/torch.h>
@@ -25,7 +25,7 @@ public:
     double step(double lr, double clip);
     long long steps() const { return m_step; }
 
-    // For saving and resuming a run (trainer.cpp): the first and second moments of `param`
+    // For saving and resuming a run (train/optimizer.cpp): the first and second moments of `param`
     // (shared with the optimiser: copy into them to restore), undefined tensors for a parameter
     // it does not hold; and the step count the bias correction uses.
     std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& param) const;

@@ -1,34 +1,26 @@
 #include "core/train/trainer.h"
 
-#include "base/tasks/icltask.h"
-
-#include "core/train/adamw.h"
 #include "base/analysis/mechanisms.h"
-#include "base/io/jsonfile.h"
+#include "base/error.h"
+#include "base/io/runfolder.h"
+#include "base/tasks/icltask.h"
 #include "core/blockcache.h"
 #include "core/diagnostics.h"
-#include "base/error.h"
-#include "core/kernels/fastpaths.h"
-#include "base/io/runfolder.h"
 #include "core/modelimpl.h"
+#include "core/torchcompat.h"
 #include "core/train/losses.h"
 #include "core/train/mechanismprobe.h"
+#include "core/train/optimizer.h"
+#include "core/train/resume.h"
 #include "core/train/splitbackward.h"
-#include "core/torchcompat.h"
-
-#include <ATen/CPUGeneratorImpl.h>
 
 #include <QDateTime>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
-#include <QRegularExpression>
-#include <QJsonDocument>
 
 #include <chrono>
 #include <cmath>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 namespace parrot {
@@ -52,124 +44,6 @@ using Clock = std::chrono::steady_clock;
 // (train.mechanism_every = K), so a folder holds at most kLogSnapshots + 2 of them.
 constexpr int kLogSnapshots = 10;
 
-// Weight decay on weight matrices and embeddings only; biases, norm gains and the SSM's own
-// parameters (A_log, D, log_dt: mamba_ssm's _no_weight_decay) keep theirs.
-std::vector<FusedAdamW::Group> parameterGroups(SequenceModel& net, const TrainConfig& c)
-{
-    std::vector<FusedAdamW::Group> groups{{{}, c.weightDecay}, {{}, 0.0}};
-    auto ssmParameter = [](const std::string& name) {
-        const std::string leaf = name.substr(name.rfind('.') + 1);
-        return leaf == "A_log" || leaf == "D" || leaf == "log_dt";
-    };
-    for (auto& p : net->named_parameters())
-        groups[p.value().dim() >= 2 && !ssmParameter(p.key()) ? 0 : 1].params.push_back(p.value());
-    return groups;
-}
-
-// AdamW with global-norm clipping: the fused one (train/adamw.h), or with the fast paths off its
-// twin, torch::optim::AdamW after clip_grad_norm_.
-class Optimizer {
-public:
-    Optimizer(SequenceModel& net, const TrainConfig& c) : m_params(net->parameters())
-    {
-        auto groups = parameterGroups(net, c);
-        bool contiguousFloat = true;
-        for (const auto& p : m_params) contiguousFloat &= p.is_contiguous() && p.scalar_type() == torch::kFloat && p.device().is_cpu();
-        if (fastPaths() && contiguousFloat) {
-            m_fused.emplace(std::move(groups), c.beta1, c.beta2);
-            return;
-        }
-        std::vector<torch::optim::OptimizerParamGroup> torchGroups;
-        for (const auto& g : groups)
-            torchGroups.emplace_back(g.params, std::make_unique<torch::optim::AdamWOptions>(
-                                                   torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).weight_decay(g.weightDecay)));
-        m_reference.emplace(torchGroups, torch::optim::AdamWOptions(c.lr));
-    }
-    // Before the backward: no gradients (the fused optimiser drops them after each step).
-    void clearGradients()
-    {
-        if (m_reference) m_reference->zero_grad();
-        else
-            for (auto& p : m_params) p.mutable_grad().reset();
-    }
-    // The gradients the backward left in .grad in, one step at lr out.
-    void step(double lr, double clip)
-    {
-        if (m_fused) {
-            m_fused->step(lr, clip);
-            return;
-        }
-        for (auto& g : m_reference->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-        if (clip > 0) torch::nn::utils::clip_grad_norm_(m_params, clip);
-        m_reference->step();
-    }
-
-    // The moments of each named parameter and the step count, into and out of a resume file.
-    void save(SafetensorsFile& file, SequenceModel& net, QJsonObject& meta) const
-    {
-        for (const auto& p : net->named_parameters()) {
-            const auto [m, v] = moments(p.value());
-            if (!m.defined()) continue;  // no step has touched it yet
-            const QString name = QString::fromStdString(p.key());
-            file.tensors.insert("train_state.exp_avg." + name, floatRecord(m));
-            file.tensors.insert("train_state.exp_avg_sq." + name, floatRecord(v));
-        }
-        meta.insert("optimizer_steps", m_fused ? m_fused->steps() : referenceSteps());
-    }
-    void restore(const SafetensorsFile& file, SequenceModel& net, long long steps)
-    {
-        torch::NoGradGuard noGrad;
-        for (const auto& p : net->named_parameters()) {
-            const QString name = QString::fromStdString(p.key());
-            const auto m = file.tensors.find("train_state.exp_avg." + name), v = file.tensors.find("train_state.exp_avg_sq." + name);
-            if (m == file.tensors.end() || v == file.tensors.end()) continue;  // never stepped: no moments yet
-            const auto load = [&](const TensorRecord& r) {
-                if (r.dtype != "F32" || r.shape != p.value().sizes().vec())
-                    throw Error(QString("the resume file's optimiser moments for %1 are %2 %3, the parameter is F32 %4")
-                                    .arg(name, r.dtype, shapeText(r.shape), shapeText(p.value().sizes().vec())));
-                return torch::from_blob(const_cast<char*>(r.data.constData()), r.shape, torch::kFloat).clone().to(p.value().device());
-            };
-            setMoments(p.value(), load(*m), load(*v), steps);
-        }
-        if (m_fused) m_fused->setSteps(steps);
-    }
-
-private:
-    std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& p) const
-    {
-        if (m_fused) return m_fused->moments(p);
-        const auto it = m_reference->state().find(compat::optimizerStateKey(p));
-        if (it == m_reference->state().end()) return {};
-        const auto& st = static_cast<const torch::optim::AdamWParamState&>(*it->second);
-        return {st.exp_avg(), st.exp_avg_sq()};
-    }
-    long long referenceSteps() const
-    {
-        for (const auto& [key, st] : m_reference->state()) return static_cast<const torch::optim::AdamWParamState&>(*st).step();
-        return 0;
-    }
-    void setMoments(const torch::Tensor& p, const torch::Tensor& m, const torch::Tensor& v, long long steps)
-    {
-        if (m_fused) {
-            const auto [em, ev] = m_fused->moments(p);
-            if (!em.defined()) return;
-            em.copy_(m);
-            ev.copy_(v);
-            return;
-        }
-        auto st = std::make_unique<torch::optim::AdamWParamState>();
-        st->step(steps);
-        st->exp_avg(m);
-        st->exp_avg_sq(v);
-        st->max_exp_avg_sq(torch::zeros_like(v));
-        m_reference->state()[compat::optimizerStateKey(p)] = std::move(st);
-    }
-
-    std::vector<torch::Tensor> m_params;
-    std::optional<FusedAdamW> m_fused;
-    std::optional<torch::optim::AdamW> m_reference;
-};
-
 // The weights at the start of the run and at each autosave, kept in memory so a run that
 // diverges can be put back to its last good state without reading anything from disk.
 struct Snapshot {
@@ -192,336 +66,442 @@ struct Snapshot {
     }
 };
 
-// The data generator's state as text (the standard's own form for an engine).
-std::string engineState(const std::mt19937_64& rng)
+// Why `model` cannot be trained; empty when it can.
+QString refusal(const Model& model)
 {
-    std::ostringstream os;
-    os << rng;
-    return os.str();
+    if (model.isNull()) return "no model to train";
+    if (model.weightDtype() != "float32")
+        return QString("this model holds its weights as %1, for running only; open it with the weight dtype float32 to train it")
+            .arg(model.weightDtype());
+    return {};
 }
 
-}  // namespace
+// One run of train() or resumeTraining(): set-up, the steps, and the end (evaluation, checkpoint,
+// result.json), with the run's state as members. The outcome is the caller's, so what a run that
+// throws had written (its last checkpoint) stays in it.
+class TrainingRun {
+public:
+    // Opens the run folder, builds the task and the optimiser, restores a resumed run's state and
+    // scores the heads at the run's start. Throws what those throw.
+    TrainingRun(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb,
+                const QString& continuesFrom, const ResumePlan* resume, TrainOutcome& out);
+    // The steps from where the model is to the run's end or a stop, then the end.
+    void run();
 
-// What a resume file holds besides the weights (trainer.h, ResumePlan).
-struct TrainState {
-    SafetensorsFile file;  // the whole resume file (the moments are read from it)
-    long long runStartStep = 0, optimizerSteps = 0, examplesSeen = 0;
-    double activeSeconds = 0, wallSeconds = 0;
-    std::string dataRng;
+private:
+    void openFolder(const QString& runDir, const QString& continuesFrom);
+    void restoreState();
+    void startMechanisms();
+
+    bool waitWhilePaused();  // false: cancelled
+    bool step(long long s);  // false: the run stops (diverged, or reached its target)
+    double descend(const TokenBatch& b, const VectorBatch& vb, double lr, long long s);
+    bool afterStep(long long done, double loss, double lr, int examples);
+    bool evaluateReachesTarget();
+
+    LengthCurve evaluateNow(int samples);
+    void checkpoint(bool quiet = false);
+    void scoreMechanisms();
+    void keepSnapshot(const SafetensorsFile& file, long long step);
+
+    void finish();
+    void finishDiverged();
+
+    void stamp();
+    void report(bool force);
+    void log(const QString& s) const
+    {
+        if (m_cb.log) m_cb.log(s);
+    }
+
+    Model& m_model;
+    Model::Impl& m_impl;
+    const ExperimentConfig& m_cfg;
+    const TrainConfig& m_tc;
+    TrainControl& m_control;
+    const TrainCallbacks& m_cb;
+    TrainOutcome& m_out;
+    const ResumePlan* m_resume;
+    const TrainState* m_state;  // a resumed run's, else null
+    // a model trained before counts on from its step; a resumed run from where it started
+    const long long m_startStep;
+    const long long m_endStep;
+    const bool m_bf16;
+
+    std::optional<RunFolder> m_folder;
+    // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
+    // squared error / d of the prediction at each scored x position.
+    std::unique_ptr<TokenTask> m_tokenTask;
+    std::unique_ptr<IclTask> m_iclTask;
+    std::optional<Optimizer> m_opt;  // built after the folder and the task, in the set-up's order
+    std::mt19937_64 m_rng;  // the training data's
+
+    TrainProgress m_progress;
+    double m_activeSeconds = 0, m_pausedSeconds = 0, m_wallBefore = 0;
+    Clock::time_point m_runStart, m_lastEmit;
+    Snapshot m_good;
+
+    // Mechanism scores (train.mechanism_every, analysis/mechanisms.h): every head on a fixed probe
+    // batch at the run's start, every K steps and at its end, into mechanisms.csv; the weights
+    // kept as snapshots at log-spaced steps of the run (0, K, 2K, 4K, ..., kLogSnapshots of them)
+    // and on each side of the step where the best lookup score first reaches kLookupForms, the
+    // "before" side from the weights of the scoring before, held in memory until then.
+    std::optional<MechanismProbe> m_probe;
+    const long long m_every;
+    long long m_lastScored = -1;
+    double m_lastBest = -1;
+    bool m_formed = false;
+    std::optional<std::pair<SafetensorsFile, long long>> m_before;
 };
 
-namespace {
+TrainingRun::TrainingRun(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb,
+                         const QString& continuesFrom, const ResumePlan* resume, TrainOutcome& out)
+    : m_model(model), m_impl(ModelAccess::impl(model)), m_cfg(model.config()), m_tc(m_cfg.train), m_control(control),
+      m_cb(cb), m_out(out), m_resume(resume), m_state(resume ? resume->state.get() : nullptr),
+      m_startStep(m_state ? m_state->runStartStep : m_impl.step),
+      m_endStep(resume ? resume->toStep : m_startStep + m_tc.steps), m_bf16(m_tc.precision == "bf16"),
+      // a continued model sees other batches than its first run did
+      m_rng(uint64_t(m_cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345 + uint64_t(m_startStep)),
+      m_every(std::max(1, m_tc.mechanismEvery))
+{
+    openFolder(runDir, continuesFrom);
+    if (isVectorTask(m_cfg.task.kind)) m_iclTask = IclTask::create(m_cfg.task);
+    else m_tokenTask = TokenTask::create(m_cfg.task);
+    m_opt.emplace(m_impl.net, m_tc);
+    m_impl.net->train();
+
+    m_progress.step = m_impl.step;
+    m_progress.totalSteps = m_startStep + m_tc.steps;
+    if (m_state) restoreState();
+    m_runStart = Clock::now();
+    m_lastEmit = m_runStart - std::chrono::hours(1);
+    m_good.take(m_impl);
+    startMechanisms();
+}
+
+void TrainingRun::openFolder(const QString& runDir, const QString& continuesFrom)
+{
+    const long long step = m_impl.step;
+    if (m_resume) {
+        const QJsonObject resumed{{"from_step", step}, {"to_step", m_endStep}, {"train", toJson(m_cfg)["train"]},
+                                  {"at", QDateTime::currentDateTime().toString(Qt::ISODate)}};
+        // (resumed at its very end, the end's evaluation row is written again: the one there goes)
+        m_folder.emplace(runDir, m_cfg, RunFolder::Reopen{step == m_endStep ? step - 1 : step, resumed});
+    } else if (!runDir.isEmpty()) {
+        m_folder.emplace(runDir, m_cfg, environmentJson(),
+                         m_startStep > 0 || !continuesFrom.isEmpty() ? QJsonObject{{"checkpoint", continuesFrom}, {"step", m_startStep}}
+                                                                     : QJsonObject());
+    }
+}
+
+// A resumed run: the optimiser's moments, both generators and the counters as they were saved.
+void TrainingRun::restoreState()
+{
+    m_opt->restore(m_state->file, m_impl.net, m_state->optimizerSteps);
+    restoreGenerators(*m_state, m_rng);
+    m_progress.examplesSeen = m_state->examplesSeen;
+    m_activeSeconds = m_state->activeSeconds;
+    m_wallBefore = m_state->wallSeconds;
+}
+
+void TrainingRun::startMechanisms()
+{
+    if (m_tokenTask && mechanismsApply(m_cfg)) m_probe.emplace(m_cfg);
+    if (m_folder && !m_folder->mechanismsSoFar().empty()) {  // resumed: what the scorings so far found
+        const auto& kept = m_folder->mechanismsSoFar();
+        m_lastScored = kept.back().step;
+        m_lastBest = kept.back().bestLookup();
+        m_formed = lookupFormsAt(kept) >= 0;
+    }
+    if (m_probe && m_state && m_folder && !m_formed) {  // resumed before the lookup formed: the weights it goes on from
+        std::lock_guard lock(m_impl.mutex);
+        m_before.emplace(checkpointTensors(m_impl), m_impl.step);
+    }
+    if (m_probe && !m_state) scoreMechanisms();
+}
+
+void TrainingRun::run()
+{
+    // A run with autosaves can be resumed from its first step on: killed before its first
+    // autosave, it goes on from here rather than having nothing to go on from.
+    if (!m_state && m_folder && m_tc.checkpointEvery > 0) checkpoint(true);
+
+    for (long long s = m_impl.step - m_startStep; s < m_endStep - m_startStep; ++s) {
+        if (!waitWhilePaused()) {
+            m_out.status = TrainOutcome::Status::Cancelled;
+            break;
+        }
+        if (!step(s)) break;
+    }
+    finish();
+}
+
+bool TrainingRun::waitWhilePaused()
+{
+    const auto pauseStart = Clock::now();
+    while (m_control.pause.load() && !m_control.cancel.load()) {
+        if (!m_progress.paused) {
+            m_progress.paused = true;
+            report(true);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (m_progress.paused) {
+        m_pausedSeconds += std::chrono::duration<double>(Clock::now() - pauseStart).count();
+        m_progress.paused = false;
+        report(true);
+    }
+    return !m_control.cancel.load();
+}
+
+// Step s of this run (0-based): a batch, the loss and the optimiser's step, then what follows a step.
+bool TrainingRun::step(long long s)
+{
+    const auto t0 = Clock::now();
+    TokenBatch b;
+    VectorBatch vb;
+    if (m_iclTask) {
+        const auto [active, mostPairs] = IclTask::curriculumStage(m_cfg, m_startStep + s);
+        m_iclTask->setActiveDims(active);
+        const int pairs = std::uniform_int_distribution<int>(m_cfg.task.minLen, m_cfg.task.maxLen)(m_rng);
+        vb = m_iclTask->batch(m_tc.batchSize, std::min(pairs, mostPairs), m_rng);
+        b.examples = vb.batch;
+    } else {
+        b = m_tokenTask->trainBatch(m_tc.batchSize, m_rng);
+    }
+    const double lr = learningRate(m_tc, s);
+    const double loss = descend(b, vb, lr, s);
+    if (m_out.status == TrainOutcome::Status::Diverged) return false;
+    m_activeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    return afterStep(s + 1, loss, lr, b.examples);
+}
+
+// The batch's loss and gradients and the optimiser's step at `lr`, under the model's lock. A loss
+// that is not finite takes no step and marks the run diverged.
+double TrainingRun::descend(const TokenBatch& b, const VectorBatch& vb, double lr, long long s)
+{
+    double lossValue = 0;
+    std::lock_guard lock(m_impl.mutex);
+    m_opt->clearGradients();
+    {
+        // train.precision bf16: forward and backward under autocast, on this thread only
+        // (Torch keeps autocast per thread), so the batch is not split across threads
+        const compat::AutocastScope autocast(m_impl.device, m_bf16);
+        if (m_iclTask) {
+            const auto loss = vectorLoss(m_impl.net, vb, m_impl.device);
+            lossValue = loss.item<double>();
+            if (std::isfinite(lossValue)) loss.backward();
+        } else {
+            lossValue = tokenLossBackward(m_impl.net, b, m_impl.device, m_bf16 ? 1 : splitParts(b, m_impl.device));
+        }
+    }
+    if (!std::isfinite(lossValue)) {
+        m_opt->clearGradients();
+        m_out.status = TrainOutcome::Status::Diverged;
+        m_out.step = m_impl.step;
+        m_out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
+                            .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(m_startStep + s + 1).arg(lr, 0, 'g', 3);
+    } else {
+        m_opt->step(lr, m_tc.gradClip);
+        ++m_impl.step;
+    }
+    return lossValue;
+}
+
+// After `done` steps of this run: the progress, the periodic scoring, evaluation (or metrics row)
+// and autosave, and a report. False when an evaluation reached the target and the run stops.
+bool TrainingRun::afterStep(long long done, double loss, double lr, int examples)
+{
+    TrainProgress& p = m_progress;
+    p.step = m_startStep + done;  // the schedule and the intervals count the steps of this run
+    p.loss = loss;
+    p.stepLosses.push_back(loss);
+    p.lr = lr;
+    p.examplesSeen += examples;  // prompts, for vector tasks
+    p.elapsedSeconds = m_activeSeconds;
+    p.tokensPerSecond = double(done) * m_tc.batchSize * m_cfg.task.contextLen / std::max(1e-9, m_activeSeconds);
+    p.etaSeconds = m_activeSeconds / double(done) * double(m_tc.steps - done);
+    stamp();
+    bool last = m_startStep + done == m_endStep;
+    if (m_probe && !last && done % m_every == 0) scoreMechanisms();
+    const bool evalNow = !last && m_tc.evalEvery > 0 && done % m_tc.evalEvery == 0;
+    if (evalNow) last = evaluateReachesTarget();
+    else if (m_folder && done % m_tc.logEvery == 0 && !last) m_folder->appendMetrics(p, nullptr);
+    if (m_tc.checkpointEvery > 0 && done % m_tc.checkpointEvery == 0 && !last) checkpoint();
+    report(last);
+    return !m_out.targetReached;
+}
+
+// A periodic evaluation; true when it reached train.target_accuracy, which ends the run.
+bool TrainingRun::evaluateReachesTarget()
+{
+    const LengthCurve c = evaluateNow(m_tc.evalSamples);
+    const double reached = c.stringAccuracyAt(m_cfg.task.maxLen, -1);
+    if (!(m_tc.targetAccuracy > 0 && reached >= m_tc.targetAccuracy)) return false;
+    m_out.targetReached = true;
+    m_out.finalCurve = c;  // the run's result: no second evaluation at the same step
+    log(QString("string accuracy %1% at length %2 reached the target %3% at step %4: stopping")
+            .arg(100 * reached, 0, 'f', 1).arg(m_cfg.task.maxLen).arg(100 * m_tc.targetAccuracy, 0, 'f', 1).arg(m_progress.step));
+    return true;
+}
+
+LengthCurve TrainingRun::evaluateNow(int samples)
+{
+    LengthCurve c = m_model.evaluate(evaluationLengths(m_cfg.task), samples, uint64_t(m_cfg.seed) + 777,
+                                     [&](int, int) { return !m_control.cancel.load(); });
+    stamp();
+    if (m_folder) {
+        m_folder->appendMetrics(m_progress, &c);
+        m_folder->appendCurve(c);
+    }
+    if (m_cb.evaluated) m_cb.evaluated(c);
+    return c;
+}
+
+// The resume file first, then the plain checkpoint: each is replaced atomically, so a kill
+// between or during them leaves a resume file that agrees with itself.
+void TrainingRun::checkpoint(bool quiet)
+{
+    m_good.take(m_impl);
+    if (!m_folder) return;
+    stamp();
+    {
+        std::lock_guard lock(m_impl.mutex);
+        SafetensorsFile file = checkpointTensors(m_impl);
+        QJsonObject meta = trainStateMeta(m_startStep, m_progress.examplesSeen, m_activeSeconds, m_progress.wallSeconds, m_rng);
+        m_opt->save(file, m_impl.net, meta);
+        writeResumeFile(resumeFilePath(m_folder->dir()), file, meta);
+    }
+    m_model.save(m_folder->checkpointPath());
+    m_out.checkpoint = m_folder->checkpointPath();
+    if (!quiet) log(QString("checkpoint saved at step %1: %2").arg(m_impl.step).arg(m_out.checkpoint));
+}
+
+void TrainingRun::keepSnapshot(const SafetensorsFile& file, long long step)
+{
+    const QString path = m_folder->snapshotPath(step);
+    if (!QDir().mkpath(QFileInfo(path).absolutePath())) throw Error(QString("%1: cannot create the folder").arg(QFileInfo(path).absolutePath()));
+    writeSafetensors(path, file);
+}
+
+// One scoring of the heads (see the members' comment): mechanisms.csv, the snapshots it keeps,
+// and the log line when a lookup forms.
+void TrainingRun::scoreMechanisms()
+{
+    const long long run = m_impl.step - m_startStep, k = run / m_every;
+    const bool logSpaced = run == 0 || (run % m_every == 0 && (k & (k - 1)) == 0 && k <= (1LL << (kLogSnapshots - 2)));
+    MechanismScores scores;
+    std::optional<SafetensorsFile> now;
+    {
+        std::lock_guard lock(m_impl.mutex);
+        scores = m_probe->score(m_impl);
+        if (m_folder && (logSpaced || !m_formed)) now = checkpointTensors(m_impl);
+    }
+    const double best = scores.bestLookup();
+    const bool forms = !m_formed && m_lastBest >= 0 && m_lastBest < kLookupForms && best >= kLookupForms;
+    if (m_folder) {
+        m_folder->appendMechanisms(scores);
+        if (logSpaced || forms) keepSnapshot(*now, m_impl.step);
+        if (forms && m_before) keepSnapshot(m_before->first, m_before->second);
+    }
+    if (forms) {
+        const auto strongest = std::max_element(scores.heads.begin(), scores.heads.end(),
+                                                [](const HeadScore& a, const HeadScore& b) { return a.bestLookup() < b.bestLookup(); });
+        log(QString("a lookup formed at step %1: %2 (%3) attends %4 to the token after the earlier occurrence%5")
+                .arg(m_impl.step).arg(strongest->name(), strongest->label).arg(best, 0, 'f', 2)
+                .arg(m_folder ? QString("; snapshots of steps %1 and %2 kept").arg(m_before ? m_before->second : m_impl.step).arg(m_impl.step)
+                              : QString()));
+        m_formed = true;
+        m_before.reset();
+    } else if (!m_formed && now) {
+        m_before.emplace(std::move(*now), m_impl.step);
+    }
+    m_lastScored = m_impl.step;
+    m_lastBest = best;
+    if (m_cb.mechanisms) m_cb.mechanisms(scores);
+}
+
+// The run's end: the outcome's message, the final evaluation and scoring of a finished run, the
+// last checkpoint and result.json.
+void TrainingRun::finish()
+{
+    m_out.step = m_impl.step;
+    if (m_out.status == TrainOutcome::Status::Diverged) {
+        finishDiverged();
+        return;
+    }
+    const TrainProgress& p = m_progress;
+    if (m_out.status == TrainOutcome::Status::Finished && m_impl.step < m_startStep + m_tc.steps && !m_out.targetReached) {
+        m_out.status = TrainOutcome::Status::Cancelled;  // stopped where resuming was asked to stop
+        if (m_folder) m_folder->appendMetrics(p, nullptr);
+        m_out.message = QString("Stopped at step %1 of %2, as asked; resume the run to go on.").arg(p.step).arg(p.totalSteps);
+    } else if (m_out.status == TrainOutcome::Status::Finished) {
+        if (!m_out.targetReached) m_out.finalCurve = evaluateNow(m_cfg.task.evalSamples);
+        if (m_probe && m_lastScored != m_impl.step) scoreMechanisms();
+        m_out.message = m_out.targetReached
+                            ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
+                            : QString("Finished %1 steps in %2 s%3.").arg(m_tc.steps).arg(m_activeSeconds, 0, 'f', 1)
+                                  .arg(m_state ? QString(" (resumed at step %1)").arg(m_resume->fromStep) : QString());
+    } else {
+        if (m_folder) m_folder->appendMetrics(p, nullptr);
+        m_out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(p.totalSteps);
+    }
+    checkpoint();
+    if (m_folder) {
+        m_out.step = m_impl.step;
+        m_folder->finish(m_out, m_activeSeconds);
+    }
+    report(true);
+}
+
+// A diverged run goes back to its last good weights; the checkpoint on disk stays as it was.
+void TrainingRun::finishDiverged()
+{
+    {
+        std::lock_guard lock(m_impl.mutex);
+        m_good.restore(m_impl);
+    }
+    m_out.step = m_impl.step;
+    m_out.message += QString("The model was put back to its last good state (step %1)").arg(m_impl.step);
+    m_out.message += m_out.checkpoint.isEmpty() ? QString(". ")
+                                                : QString("; the checkpoint %1 is kept unchanged. ").arg(m_out.checkpoint);
+    m_out.message += "Try a lower learning rate or stronger gradient clipping.";
+    if (m_folder) {
+        m_folder->appendMetrics(m_progress, nullptr);
+        m_folder->finish(m_out, m_activeSeconds);
+    }
+    report(true);
+}
+
+void TrainingRun::stamp()
+{
+    m_progress.wallSeconds = m_wallBefore + std::chrono::duration<double>(Clock::now() - m_runStart).count() - m_pausedSeconds;
+}
+
+// At most every progressIntervalMs unless forced; each report carries the losses since the last.
+void TrainingRun::report(bool force)
+{
+    const auto now = Clock::now();
+    if (!force && now - m_lastEmit < std::chrono::milliseconds(m_cb.progressIntervalMs)) return;
+    m_lastEmit = now;
+    if (m_cb.progress) m_cb.progress(m_progress);
+    m_progress.stepLosses.clear();
+}
 
 // train() and resumeTraining(): a fresh run, or one resumed from `resume`.
 TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb,
                          const QString& continuesFrom, const ResumePlan* resume)
 {
     TrainOutcome out;
-    if (model.isNull()) {
+    out.message = refusal(model);
+    if (!out.message.isEmpty()) {
         out.status = TrainOutcome::Status::Failed;
-        out.message = "no model to train";
         return out;
     }
-    if (model.weightDtype() != "float32") {
-        out.status = TrainOutcome::Status::Failed;
-        out.message = QString("this model holds its weights as %1, for running only; open it with the weight dtype float32 to train it")
-                          .arg(model.weightDtype());
-        return out;
-    }
-    const ExperimentConfig& cfg = model.config();
-    const TrainConfig& tc = cfg.train;
-    const bool bf16 = tc.precision == "bf16";
-    auto log = [&](const QString& s) { if (cb.log) cb.log(s); };
     try {
         applyThreads();
         const KeepFreedBlocks reuse;  // each step's tensors reuse the last step's memory (blockcache.h)
-        Model::Impl& m = ModelAccess::impl(model);
-        const TrainState* state = resume ? resume->state.get() : nullptr;
-        // a model trained before counts on from its step; a resumed run from where it started
-        const long long startStep = state ? state->runStartStep : m.step;
-        const long long endStep = resume ? resume->toStep : startStep + tc.steps;
-        std::optional<RunFolder> folder;
-        if (resume)
-            // (resumed at its very end, the end's evaluation row is written again: the one there goes)
-            folder.emplace(runDir, cfg, RunFolder::Reopen{m.step == endStep ? m.step - 1 : m.step, QJsonObject{{"from_step", m.step}, {"to_step", endStep},
-                                                                              {"train", toJson(cfg)["train"]},
-                                                                              {"at", QDateTime::currentDateTime().toString(Qt::ISODate)}}});
-        else if (!runDir.isEmpty())
-            folder.emplace(runDir, cfg, environmentJson(),
-                           startStep > 0 || !continuesFrom.isEmpty() ? QJsonObject{{"checkpoint", continuesFrom}, {"step", startStep}} : QJsonObject());
-        // Token tasks: next-token cross-entropy on the answers. Vector (in-context learning) tasks:
-        // squared error / d of the prediction at each scored x position.
-        std::unique_ptr<TokenTask> tokenTask;
-        std::unique_ptr<IclTask> iclTask;
-        if (isVectorTask(cfg.task.kind)) iclTask = IclTask::create(cfg.task);
-        else tokenTask = TokenTask::create(cfg.task);
-        Optimizer opt(m.net, tc);
-        // a continued model sees other batches than its first run did
-        std::mt19937_64 rng(uint64_t(cfg.seed) * 0x9E3779B97F4A7C15ULL + 12345 + uint64_t(startStep));
-        m.net->train();
-
-        TrainProgress p;
-        p.step = m.step;
-        p.totalSteps = startStep + tc.steps;
-        double activeSeconds = 0, pausedSeconds = 0, wallBefore = 0;
-        if (state) {
-            opt.restore(state->file, m.net, state->optimizerSteps);
-            std::istringstream(state->dataRng) >> rng;
-            const auto& torchRng = state->file.tensors["train_state.torch_rng"];
-            if (torchRng.dtype == "U8" && torchRng.elementCount() > 0) {
-                auto generator = at::detail::getDefaultCPUGenerator();
-                std::lock_guard lock(generator.mutex());
-                generator.set_state(torch::from_blob(const_cast<char*>(torchRng.data.constData()), {torchRng.elementCount()}, torch::kUInt8).clone());
-            }
-            p.examplesSeen = state->examplesSeen;
-            activeSeconds = state->activeSeconds;
-            wallBefore = state->wallSeconds;
-        }
-        const auto runStart = Clock::now();
-        auto stamp = [&] {
-            p.wallSeconds = wallBefore + std::chrono::duration<double>(Clock::now() - runStart).count() - pausedSeconds;
-        };
-        auto lastEmit = Clock::now() - std::chrono::hours(1);
-        auto report = [&](bool force) {
-            const auto now = Clock::now();
-            if (!force && now - lastEmit < std::chrono::milliseconds(cb.progressIntervalMs)) return;
-            lastEmit = now;
-            if (cb.progress) cb.progress(p);
-            p.stepLosses.clear();
-        };
-        auto evaluateNow = [&](int samples) {
-            LengthCurve c = model.evaluate(evaluationLengths(cfg.task), samples, uint64_t(cfg.seed) + 777,
-                                           [&](int, int) { return !control.cancel.load(); });
-            stamp();
-            if (folder) {
-                folder->appendMetrics(p, &c);
-                folder->appendCurve(c);
-            }
-            if (cb.evaluated) cb.evaluated(c);
-            return c;
-        };
-        Snapshot good;
-        good.take(m);
-        // The resume file first, then the plain checkpoint: each is replaced atomically, so a kill
-        // between or during them leaves a resume file that agrees with itself.
-        auto checkpoint = [&](bool quiet = false) {
-            good.take(m);
-            if (!folder) return;
-            stamp();
-            {
-                std::lock_guard lock(m.mutex);
-                SafetensorsFile file = checkpointTensors(m);
-                QJsonObject meta{{"version", 1}, {"run_start_step", startStep}, {"examples_seen", p.examplesSeen},
-                                 {"active_seconds", activeSeconds}, {"wall_seconds", p.wallSeconds},
-                                 {"data_rng", QString::fromStdString(engineState(rng))}};
-                opt.save(file, m.net, meta);
-                auto generator = at::detail::getDefaultCPUGenerator();
-                torch::Tensor torchRng;
-                {
-                    std::lock_guard rngLock(generator.mutex());
-                    torchRng = generator.get_state();
-                }
-                TensorRecord rec;
-                rec.dtype = "U8";
-                rec.shape = {torchRng.numel()};
-                rec.data = QByteArray(static_cast<const char*>(torchRng.data_ptr()), qsizetype(torchRng.numel()));
-                file.tensors.insert("train_state.torch_rng", rec);
-                file.metadata.insert("train_state", QString::fromUtf8(QJsonDocument(meta).toJson(QJsonDocument::Compact)));
-                writeSafetensors(resumeFilePath(folder->dir()), file);
-            }
-            model.save(folder->checkpointPath());
-            out.checkpoint = folder->checkpointPath();
-            if (!quiet) log(QString("checkpoint saved at step %1: %2").arg(m.step).arg(out.checkpoint));
-        };
-        // Mechanism scores (train.mechanism_every, analysis/mechanisms.h): every head on a fixed probe
-        // batch at the run's start, every K steps and at its end, into mechanisms.csv; the weights
-        // kept as snapshots at log-spaced steps of the run (0, K, 2K, 4K, ..., kLogSnapshots of them)
-        // and on each side of the step where the best lookup score first reaches kLookupForms, the
-        // "before" side from the weights of the scoring before, held in memory until then.
-        std::optional<MechanismProbe> mechanisms;
-        if (tokenTask && mechanismsApply(cfg)) mechanisms.emplace(cfg);
-        const long long every = std::max(1, tc.mechanismEvery);
-        long long lastScored = -1;
-        double lastBest = -1;
-        bool formed = false;
-        std::optional<std::pair<SafetensorsFile, long long>> before;
-        if (folder && !folder->mechanismsSoFar().empty()) {  // resumed: what the scorings so far found
-            const auto& kept = folder->mechanismsSoFar();
-            lastScored = kept.back().step;
-            lastBest = kept.back().bestLookup();
-            formed = lookupFormsAt(kept) >= 0;
-        }
-        auto keepSnapshot = [&](const SafetensorsFile& file, long long step) {
-            const QString path = folder->snapshotPath(step);
-            if (!QDir().mkpath(QFileInfo(path).absolutePath())) throw Error(QString("%1: cannot create the folder").arg(QFileInfo(path).absolutePath()));
-            writeSafetensors(path, file);
-        };
-        auto scoreMechanisms = [&] {
-            const long long run = m.step - startStep, k = run / every;
-            const bool logSpaced = run == 0 || (run % every == 0 && (k & (k - 1)) == 0 && k <= (1LL << (kLogSnapshots - 2)));
-            MechanismScores scores;
-            std::optional<SafetensorsFile> now;
-            {
-                std::lock_guard lock(m.mutex);
-                scores = mechanisms->score(m);
-                if (folder && (logSpaced || !formed)) now = checkpointTensors(m);
-            }
-            const double best = scores.bestLookup();
-            const bool forms = !formed && lastBest >= 0 && lastBest < kLookupForms && best >= kLookupForms;
-            if (folder) {
-                folder->appendMechanisms(scores);
-                if (logSpaced || forms) keepSnapshot(*now, m.step);
-                if (forms && before) keepSnapshot(before->first, before->second);
-            }
-            if (forms) {
-                const auto strongest = std::max_element(scores.heads.begin(), scores.heads.end(),
-                                                        [](const HeadScore& a, const HeadScore& b) { return a.bestLookup() < b.bestLookup(); });
-                log(QString("a lookup formed at step %1: %2 (%3) attends %4 to the token after the earlier occurrence%5")
-                        .arg(m.step).arg(strongest->name(), strongest->label).arg(best, 0, 'f', 2)
-                        .arg(folder ? QString("; snapshots of steps %1 and %2 kept").arg(before ? before->second : m.step).arg(m.step) : QString()));
-                formed = true;
-                before.reset();
-            } else if (!formed && now) {
-                before.emplace(std::move(*now), m.step);
-            }
-            lastScored = m.step;
-            lastBest = best;
-            if (cb.mechanisms) cb.mechanisms(scores);
-        };
-        if (mechanisms && state && folder && !formed) {  // resumed before the lookup formed: the weights it goes on from
-            std::lock_guard lock(m.mutex);
-            before.emplace(checkpointTensors(m), m.step);
-        }
-        if (mechanisms && !state) scoreMechanisms();
-
-        // A run with autosaves can be resumed from its first step on: killed before its first
-        // autosave, it goes on from here rather than having nothing to go on from.
-        if (!state && folder && tc.checkpointEvery > 0) checkpoint(true);
-
-        for (long long s = m.step - startStep; s < endStep - startStep; ++s) {
-            const auto pauseStart = Clock::now();
-            while (control.pause.load() && !control.cancel.load()) {
-                if (!p.paused) { p.paused = true; report(true); }
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
-            if (p.paused) pausedSeconds += std::chrono::duration<double>(Clock::now() - pauseStart).count();
-            if (p.paused) { p.paused = false; report(true); }
-            if (control.cancel.load()) {
-                out.status = TrainOutcome::Status::Cancelled;
-                break;
-            }
-            const auto t0 = Clock::now();
-            TokenBatch b;
-            VectorBatch vb;
-            if (iclTask) {
-                const auto [active, mostPairs] = IclTask::curriculumStage(cfg, startStep + s);
-                iclTask->setActiveDims(active);
-                const int pairs = std::uniform_int_distribution<int>(cfg.task.minLen, cfg.task.maxLen)(rng);
-                vb = iclTask->batch(tc.batchSize, std::min(pairs, mostPairs), rng);
-                b.examples = vb.batch;
-            } else {
-                b = tokenTask->trainBatch(tc.batchSize, rng);
-            }
-            const double lr = learningRate(tc, s);
-            double lossValue = 0;
-            {
-                std::lock_guard lock(m.mutex);
-                opt.clearGradients();
-                {
-                    // train.precision bf16: forward and backward under autocast, on this thread only
-                    // (Torch keeps autocast per thread), so the batch is not split across threads
-                    const compat::AutocastScope autocast(m.device, bf16);
-                    if (iclTask) {
-                        const auto loss = vectorLoss(m.net, vb, m.device);
-                        lossValue = loss.item<double>();
-                        if (std::isfinite(lossValue)) loss.backward();
-                    } else {
-                        lossValue = tokenLossBackward(m.net, b, m.device, bf16 ? 1 : splitParts(b, m.device));
-                    }
-                }
-                if (!std::isfinite(lossValue)) {
-                    opt.clearGradients();
-                    out.status = TrainOutcome::Status::Diverged;
-                    out.step = m.step;
-                    out.message = QString("Training diverged: the loss became %1 at step %2 (learning rate %3). ")
-                                      .arg(std::isnan(lossValue) ? "NaN" : "infinite").arg(startStep + s + 1).arg(lr, 0, 'g', 3);
-                } else {
-                    opt.step(lr, tc.gradClip);
-                    ++m.step;
-                }
-            }
-            if (out.status == TrainOutcome::Status::Diverged) break;
-            activeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
-            const long long done = s + 1;  // steps of this run; the schedule and the intervals count these
-            p.step = startStep + done;
-            p.loss = lossValue;
-            p.stepLosses.push_back(lossValue);
-            p.lr = lr;
-            p.examplesSeen += b.examples;  // prompts, for vector tasks
-            p.elapsedSeconds = activeSeconds;
-            p.tokensPerSecond = double(done) * tc.batchSize * cfg.task.contextLen / std::max(1e-9, activeSeconds);
-            p.etaSeconds = activeSeconds / double(done) * double(tc.steps - done);
-            stamp();
-            bool last = startStep + done == endStep;
-            if (mechanisms && !last && done % every == 0) scoreMechanisms();
-            const bool evalNow = !last && tc.evalEvery > 0 && done % tc.evalEvery == 0;
-            if (evalNow) {
-                const LengthCurve c = evaluateNow(tc.evalSamples);
-                const double reached = c.stringAccuracyAt(cfg.task.maxLen, -1);
-                if (tc.targetAccuracy > 0 && reached >= tc.targetAccuracy) {
-                    out.targetReached = true;
-                    out.finalCurve = c;  // the run's result: no second evaluation at the same step
-                    log(QString("string accuracy %1% at length %2 reached the target %3% at step %4: stopping")
-                            .arg(100 * reached, 0, 'f', 1).arg(cfg.task.maxLen).arg(100 * tc.targetAccuracy, 0, 'f', 1).arg(p.step));
-                    last = true;
-                }
-            } else if (folder && done % tc.logEvery == 0 && !last) {
-                folder->appendMetrics(p, nullptr);
-            }
-            if (tc.checkpointEvery > 0 && done % tc.checkpointEvery == 0 && !last) checkpoint();
-            report(last);
-            if (out.targetReached) break;
-        }
-
-        out.step = m.step;
-        if (out.status == TrainOutcome::Status::Diverged) {
-            {
-                std::lock_guard lock(m.mutex);
-                good.restore(m);
-            }
-            out.step = m.step;
-            out.message += QString("The model was put back to its last good state (step %1)").arg(m.step);
-            out.message += out.checkpoint.isEmpty() ? QString(". ")
-                                                    : QString("; the checkpoint %1 is kept unchanged. ").arg(out.checkpoint);
-            out.message += "Try a lower learning rate or stronger gradient clipping.";
-            if (folder) {
-                folder->appendMetrics(p, nullptr);
-                folder->finish(out, activeSeconds);
-            }
-            report(true);
-            return out;
-        }
-        if (out.status == TrainOutcome::Status::Finished && m.step < startStep + tc.steps && !out.targetReached) {
-            out.status = TrainOutcome::Status::Cancelled;  // stopped where resuming was asked to stop
-            if (folder) folder->appendMetrics(p, nullptr);
-            out.message = QString("Stopped at step %1 of %2, as asked; resume the run to go on.").arg(p.step).arg(p.totalSteps);
-        } else if (out.status == TrainOutcome::Status::Finished) {
-            if (!out.targetReached) out.finalCurve = evaluateNow(cfg.task.evalSamples);
-            if (mechanisms && lastScored != m.step) scoreMechanisms();
-            out.message = out.targetReached
-                              ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
-                              : QString("Finished %1 steps in %2 s%3.").arg(tc.steps).arg(activeSeconds, 0, 'f', 1)
-                                    .arg(state ? QString(" (resumed at step %1)").arg(resume->fromStep) : QString());
-        } else {
-            if (folder) folder->appendMetrics(p, nullptr);
-            out.message = QString("Stopped at step %1 of %2.").arg(p.step).arg(p.totalSteps);
-        }
-        checkpoint();
-        if (folder) {
-            out.step = m.step;
-            folder->finish(out, activeSeconds);
-        }
-        report(true);
+        TrainingRun(model, runDir, control, cb, continuesFrom, resume, out).run();
     } catch (const Error& e) {
         out.status = TrainOutcome::Status::Failed;
         out.message = e.message();
@@ -533,119 +513,11 @@ TrainOutcome runTraining(Model& model, const QString& runDir, TrainControl& cont
     return out;
 }
 
-// The train.* settings that decide whether a step gives the same result (what a divergence
-// needs changed before it is resumed).
-QStringList stepSettings(const ExperimentConfig& a, const ExperimentConfig& b)
-{
-    return overridesBetween(a, b).filter(QRegularExpression("^train\\.(lr|grad_clip|warmup_steps|schedule|min_lr_ratio|weight_decay|beta1|beta2|batch_size)="));
-}
-
 }  // namespace
 
 TrainOutcome train(Model& model, const QString& runDir, TrainControl& control, const TrainCallbacks& cb, const QString& continuesFrom)
 {
     return runTraining(model, runDir, control, cb, continuesFrom, nullptr);
-}
-
-ResumePlan planResume(const QString& runDir, const ResumeOptions& o)
-{
-    const QDir dir(runDir);
-    if (!dir.exists("config.json") || !dir.exists("metrics.csv"))
-        throw Error(QString("%1: not a run folder (it has no config.json and metrics.csv)").arg(runDir));
-    RunFolder::checkNotInUse(dir.absolutePath());
-    const QString path = resumeFilePath(runDir);
-    ResumePlan plan;
-    plan.runDir = dir.absolutePath();
-    // Killed before it saved anything (between writing its folder and its step-0 autosave): it
-    // starts again from its first step, in place, as it started the first time.
-    const auto continuesACheckpoint = [&] {  // a run that trains an opened model further starts from that model
-        const auto config = readJsonObjectIfValid(dir.filePath("config.json"));
-        return config && config->contains("continues_from");
-    };
-    if (!QFileInfo::exists(path) && !dir.exists("checkpoints/last.safetensors") && runStatus(runDir).isEmpty() && !continuesACheckpoint()) {
-        const ExperimentConfig cfg = loadConfigFile(dir.filePath("config.json"));
-        if (!o.sets.isEmpty() || o.steps > 0)
-            throw Error(QString("%1: the run never saved a step; start it again without --steps or --set").arg(runDir));
-        plan.model = Model::create(cfg);
-        plan.toStep = cfg.train.steps;
-        plan.description = QString("Restarting %1 from its first step: it was stopped before it saved anything").arg(plan.runDir);
-        return plan;
-    }
-    if (!QFileInfo::exists(path))
-        throw Error(QString("%1: has no resume point (checkpoints/resume.safetensors): the run was written by a version "
-                            "without resuming, or stopped before its first autosave (train.checkpoint_every); "
-                            "train its checkpoint on in a new run instead").arg(runDir));
-    auto state = std::make_shared<TrainState>();
-    Model saved = Model::load(path, {}, WeightDtype::Float32);  // trained further: float32 whatever the preference
-    state->file = readSafetensors(path);
-    QJsonParseError err;
-    const QJsonObject meta = QJsonDocument::fromJson(state->file.metadata.value("train_state").toUtf8(), &err).object();
-    if (err.error != QJsonParseError::NoError || meta.value("version").toInt() != 1 || !meta.contains("data_rng"))
-        throw Error(QString("%1: __metadata__.train_state is missing or not version 1").arg(path));
-    state->runStartStep = meta.value("run_start_step").toInteger(-1);
-    state->optimizerSteps = meta.value("optimizer_steps").toInteger(-1);
-    state->examplesSeen = meta.value("examples_seen").toInteger();
-    state->activeSeconds = meta.value("active_seconds").toDouble();
-    state->wallSeconds = meta.value("wall_seconds").toDouble();
-    state->dataRng = meta.value("data_rng").toString().toStdString();
-    std::mt19937_64 probe;
-    std::istringstream in(state->dataRng);
-    in >> probe;
-    if (state->runStartStep < 0 || state->runStartStep > saved.step() || state->optimizerSteps < 0 || in.fail())
-        throw Error(QString("%1: __metadata__.train_state is damaged (run start, optimiser steps or generator state)").arg(path));
-
-    // The settings the run last trained with are config.json's (a resume with changed settings
-    // writes them there before its first autosave); the model, task and seed must be the file's.
-    ExperimentConfig was = saved.config();
-    try {
-        was = loadConfigFile(dir.filePath("config.json"));
-    } catch (const Error&) {
-        // unreadable: the resume file's own settings
-    }
-    const QStringList beyondTraining = overridesBetween(saved.config(), was).filter(QRegularExpression("^(model|task|seed)"));
-    if (!beyondTraining.isEmpty())
-        throw Error(QString("%1: config.json and the resume file describe different runs (%2)").arg(runDir, beyondTraining.join(", ")));
-    ExperimentConfig cfg = was;
-    if (!o.sets.isEmpty()) {
-        for (const QString& set : o.sets)
-            if (!set.startsWith("train.") || set.startsWith("train.steps="))
-                throw Error(QString("--set %1: resuming keeps the run's task, model, seed and steps; only train.* settings "
-                                    "other than train.steps can change (--steps N sets the total)").arg(set));
-        applyOverrides(cfg, o.sets);
-    }
-    const long long done = saved.step() - state->runStartStep;  // steps of this run so far
-    const QString status = runStatus(runDir);
-    if (status == "diverged" && stepSettings(was, cfg).isEmpty())
-        throw Error(QString("%1: the run diverged with these settings; resumed unchanged from step %2 it would diverge again. "
-                            "Change how it steps, e.g. --set train.lr=%3 (half the rate) or --set train.grad_clip=%4")
-                        .arg(runDir).arg(saved.step()).arg(was.train.lr / 2, 0, 'g', 3).arg(was.train.gradClip > 0 ? was.train.gradClip / 2 : 1.0, 0, 'g', 3));
-    long long total = o.steps > 0 ? o.steps : cfg.train.steps;
-    if (total > cfg.train.steps) {
-        if (!o.extendSchedule)
-            throw Error(QString("--steps %1 is past the run's %2 steps, over which its learning-rate schedule was planned: add "
-                                "--extend-schedule to stretch the schedule over %1 steps (the rate at step %3 becomes what a "
-                                "%1-step schedule has there), or train its checkpoint on in a new run")
-                            .arg(total).arg(cfg.train.steps).arg(done));
-        cfg.train.steps = int(total);
-    }
-    // at its total without result.json (killed between its last autosave and the end): only the
-    // final evaluation is left to do
-    const bool onlyTheEnd = total == done && status != "finished" && total == cfg.train.steps;
-    if (total <= done && !onlyTheEnd)
-        throw Error(status == "finished" && total == cfg.train.steps
-                        ? QString("%1: the run finished all its %2 steps; give --steps N (more than %2) with --extend-schedule to train it longer").arg(runDir).arg(total)
-                        : QString("%1: the run is at step %2 already; --steps must be more than that").arg(runDir).arg(done));
-    const QStringList problems = validate(cfg);
-    if (!problems.isEmpty()) throw Error(problems.join("; "));
-    plan.model = overridesBetween(saved.config(), cfg).isEmpty() ? saved : saved.continuedAs(cfg);
-    plan.fromStep = saved.step();
-    plan.toStep = state->runStartStep + total;
-    plan.state = state;
-    const QStringList changed = overridesBetween(was, cfg);
-    plan.description = QString("Resuming %1 at step %2 of %3 to step %4%5").arg(plan.runDir).arg(plan.fromStep)
-                           .arg(state->runStartStep + was.train.steps).arg(plan.toStep)
-                           .arg(changed.isEmpty() ? QString() : QString(", with %1").arg(changed.join(", ")));
-    return plan;
 }
 
 TrainOutcome resumeTraining(ResumePlan& plan, TrainControl& control, const TrainCallbacks& cb)

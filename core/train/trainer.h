@@ -61,7 +61,7 @@ struct ResumeOptions {
     bool extendSchedule = false;  // steps past the total stretch the learning-rate schedule over them
     QStringList sets;             // train.* changes (KEY=VALUE), e.g. a lower train.lr after a divergence
 };
-struct TrainState;  // trainer.cpp
+struct TrainState;  // core/train/resume.h
 struct ResumePlan {
     QString runDir;
     Model model;                         // at the resume point, with the config it goes on with
