@@ -886,7 +886,7 @@ int cmdInspect(Args& a)
     if (!figure.isEmpty()) {
         std::optional<SubjectHeadsOff> off;  // a figure of the model with the heads switched off
         if (!ablation.isEmpty()) off.emplace(subject, ablation);
-        out() << "wrote " << renderInside(subject, tokens, InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile, example) << "\n";
+        out() << "wrote " << renderInside(lookInside(subject, tokens, example), InsideFigureRequest{figure, layer, head, logScale, width, height, style}, outFile) << "\n";
         return 0;
     }
     const QString architecture = subject.architecture();
