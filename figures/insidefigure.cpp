@@ -195,10 +195,4 @@ QString renderInside(const InsideLook& look, const InsideFigureRequest& r, const
     return QString("%1: %2%3 -> %4").arg(look.name, d.title + (order > 0 ? QString(" [%1]").arg(v.captions[size_t(index)].section('\n', 1)) : QString()), note, outFile);
 }
 
-QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile,
-                     const TaskInput* task)
-{
-    return renderInside(lookInside(subject, tokens, task), r, outFile);
-}
-
 }  // namespace parrot

@@ -49,8 +49,5 @@ struct InsideFigureRequest {
     ExportOptions style;  // DPI, font size, line width
 };
 QString renderInside(const InsideLook& look, const InsideFigureRequest& request, const QString& outFile);
-// The same, looking inside `subject` first (lookInside).
-QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& request,
-                     const QString& outFile, const TaskInput* task = nullptr);
 
 }  // namespace parrot
