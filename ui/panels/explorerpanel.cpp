@@ -117,7 +117,7 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
         if (inputKind() != "text") randomInput();
     });
     for (InsidePane* pane : {m_left, m_right})
-        connect(pane, &InsidePane::opened, this, [this, pane] { followTask(pane); });
+        connect(&pane->session(), &InsideSession::opened, this, [this, pane] { followTask(pane); });
     m_left->chooseBundled("hard-alibi");
     m_right->chooseBundled("mamba");
     applyKind();
@@ -175,7 +175,7 @@ void ExplorerPanel::applyKind()
 
 void ExplorerPanel::followTask(const InsidePane* pane)
 {
-    const InsideSubject& s = pane->subject();
+    const InsideSubject& s = pane->session().subject();
     if (!isCopyKind(inputKind()) || s.copyProblem().isEmpty() || !s.taskProblem().isEmpty()) return;
     setInputKind("task");
     m_length->setValue(evaluationTask(s.model().config().task).maxLen);
@@ -200,7 +200,7 @@ void ExplorerPanel::setInputText(const QString& letters)
 const LanguageModel* ExplorerPanel::anyLanguageModel() const
 {
     for (InsidePane* p : {m_left, m_right})
-        if (const LanguageModel* lm = p->subject().languageModel()) return lm;
+        if (const LanguageModel* lm = p->session().subject().languageModel()) return lm;
     return m_pretrained.empty() ? nullptr : m_pretrained.front().get();
 }
 
