@@ -145,7 +145,7 @@ void InsideSession::openSnapshot(int index)
 {
     if (index < 0 || index >= int(m_snapshots.size())) return;
     const RunSnapshot shot = m_snapshots[size_t(index)];
-    const QString name = QDir(m_runDir).dirName() + ", " + shot.label();
+    const QString name = tr("%1, %2").arg(QDir(m_runDir).dirName(), shot.label());
     load(name, [path = shot.path, name](JobContext&) { return InsideSubject::load(path, name); }, m_runDir, shot.path);
 }
 
@@ -247,7 +247,7 @@ const TaskInput* InsideSession::shownTask() const
 QString InsideSession::inputProblem() const
 {
     const QString problem = m_input == Input::Task ? m_subject.taskProblem() : m_subject.inputProblem(m_input == Input::Text);
-    if (!problem.isEmpty()) return m_subject.name() + ": " + problem;
+    if (!problem.isEmpty()) return tr("%1: %2").arg(m_subject.name(), problem);
     const bool none = m_input == Input::Text ? m_prompt.isEmpty() : m_input == Input::Copy ? m_copyTokens.empty() : m_taskDifficulty < 1;
     return none ? tr("No input yet.") : QString();
 }
@@ -273,13 +273,13 @@ void InsideSession::probe()
                       const bool plain = p.plainPredictions.size() == p.tokens.size() && !p.tokens.empty();
                       m_plainScore = plain ? m_subject.score(m_tokens, p.plainPredictions, shownTask()) : CopyScore{};
                       m_plainContinuation = p.plainContinuation;
-                      setStatus(m_ablation.isEmpty() ? m_subject.summary() : m_subject.summary() + " — " + m_ablation.describe());
+                      setStatus(m_ablation.isEmpty() ? m_subject.summary() : tr("%1 — %2").arg(m_subject.summary(), m_ablation.describe()));
                       analyse();
                       emit probed();
                       emit refreshed();
                   },
                   [this](const QString& error) {
-                      dropProbes(m_subject.name() + ": " + error);
+                      dropProbes(tr("%1: %2").arg(m_subject.name(), error));
                       emit failed(m_status);
                       emit refreshed();
                   });
