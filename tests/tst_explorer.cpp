@@ -2,6 +2,7 @@
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
 #include "core/analysis/inside.h"
+#include "base/error.h"
 #include "base/analysis/mechanisms.h"
 #include "core/eval/lmtests.h"
 #include "ui/panels/causaldialog.h"
@@ -1155,7 +1156,9 @@ private slots:
         const QString drawn = renderInside(look, InsideFigureRequest{}, csv);
         QVERIFY2(drawn.startsWith(construction.name() + ": ") && drawn.contains("n-gram lookup"), qPrintable(drawn));
         QCOMPARE(QString::fromUtf8(test::readAll(csv)).split('\n', Qt::SkipEmptyParts).size(), 1 + int(copy.size()));
-        QVERIFY_THROWS_EXCEPTION(Error, renderInside(look, InsideFigureRequest{"state"}, csv));
+        InsideFigureRequest state;
+        state.figure = "state";
+        QVERIFY_THROWS_EXCEPTION(Error, renderInside(look, state, csv));
     }
 
     void inspectFiguresAndTheBundledLookupHeads()
