@@ -350,9 +350,7 @@ AblationOutcome measureAblation(const InsideSubject& s, const InspectInput& in, 
 {
     const TaskInput* task = in.example();
     const std::vector<int>& tokens = in.tokens;
-    const auto scoreOf = [&](const std::vector<int>& predictions) {
-        return task ? InsideSubject::score(*task, predictions) : s.score(tokens, predictions);
-    };
+    const auto scoreOf = [&](const std::vector<int>& predictions) { return s.score(tokens, predictions, task); };
     // what each position should produce: a task example's answers (MQAR reads filler in their place)
     const std::vector<int>& expected = task ? task->example.tokens : tokens;
     AblationOutcome o;
@@ -423,7 +421,8 @@ int inspectFigure(const InsideSubject& s, const InspectInput& in, const InspectR
     std::optional<SubjectHeadsOff> off;
     if (!r.ablation.isEmpty()) off.emplace(s, r.ablation);
     out() << "wrote "
-          << renderInside(s, in.tokens, InsideFigureRequest{r.figure, r.layer, r.head, r.logScale, r.width, r.height, r.style}, r.outFile, in.example())
+          << renderInside(lookInside(s, in.tokens, in.example()),
+                          InsideFigureRequest{r.figure, r.layer, r.head, r.logScale, r.width, r.height, r.style}, r.outFile)
           << "\n";
     return 0;
 }
@@ -500,7 +499,7 @@ int inspectLookup(const InsideSubject& s, const InspectInput& in, bool json)
         else out() << "no attention heads in this model (" << s.architecture() << "); try --figure implicit or --figure state\n";
         return 0;
     }
-    const auto [begin, end] = in.task ? InsideSubject::lookupQueries(*in.task) : s.lookupQueries(in.tokens);
+    const auto [begin, end] = s.lookupQueries(in.tokens, in.example());
     const LookupAnalysis an = analyseLookup(probes.attention, in.tokens, begin, end);
     if (json) printLookupJson(an, probes, o);
     else printLookupText(an, probes);

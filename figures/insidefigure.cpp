@@ -111,41 +111,60 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     return v;
 }
 
-QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& r, const QString& outFile,
-                     const TaskInput* task)
+namespace {
+
+// Which map of `v` a figure shows: the one asked for, else the strongest lookup head, else the last block.
+int chosenMap(const InsideView& v, const InsideLook& look, const LookupAnalysis* analysis, const InsideFigureRequest& r)
+{
+    const ModelProbes& p = look.probes;
+    if (r.layer >= 0 || r.head >= 0) {
+        const int heads = v.view == "attention" ? p.attention.heads : 1;
+        int index = -1;
+        for (size_t i = 0; i < v.maps.size(); ++i)
+            if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
+        if (index < 0)
+            throw Error(QString("no %1 map at layer %2, head %3 (%4 heads per layer)").arg(v.view).arg(r.layer).arg(std::max(0, r.head)).arg(heads));
+        return index;
+    }
+    if (analysis) {
+        std::vector<int> shown;  // the maps' heads, as indices into the analysis
+        for (size_t i = 0; i < v.maps.size(); ++i) shown.push_back(v.layers[i] * p.attention.heads + v.heads[i]);
+        return int(std::find(shown.begin(), shown.end(), strongestLookupHead(*analysis, shown)) - shown.begin());
+    }
+    return int(v.maps.size()) - 1;
+}
+
+// A heatmap's values as CSV, a row per position, headed by the token labels.
+QString heatmapCsv(const HeatmapData& d)
+{
+    QString csv = QString("%1/%2").arg(d.rowTitle, d.colTitle);
+    for (int c = 0; c < d.cols; ++c) csv += "," + (c < d.colLabels.size() ? d.colLabels[c] : QString::number(c));
+    csv += "\n";
+    for (int row = 0; row < d.rows; ++row) {
+        csv += row < d.rowLabels.size() ? d.rowLabels[row] : QString::number(row);
+        for (int c = 0; c < d.cols; ++c) csv += "," + QString::number(double(d.at(row, c)), 'g', 6);
+        csv += "\n";
+    }
+    return csv;
+}
+
+}  // namespace
+
+QString renderInside(const InsideLook& look, const InsideFigureRequest& r, const QString& outFile)
 {
     checkFigureFile(outFile, r.width, r.height);
-    const QString problem = task ? subject.taskProblem() : subject.inputProblem(subject.readsText());
-    if (!problem.isEmpty()) throw Error(problem);
-    const ModelProbes p = subject.probe(tokens);
+    const ModelProbes& p = look.probes;
     const QStringList views = viewsOf(p);
     QString view = r.figure, note;
     if (view == "attention" && !views.contains("attention") && views.contains("implicit")) {
         view = "implicit";
-        note = QString(" (%1 has no attention heads: its implicit attention instead)").arg(subject.architecture());
+        note = QString(" (%1 has no attention heads: its implicit attention instead)").arg(look.architecture);
     }
     if (!views.contains(view))
-        throw Error(QString("%1 has no %2 view (it has: %3)").arg(subject.name(), view, views.isEmpty() ? "none" : views.join(", ")));
-    std::unique_ptr<LookupAnalysis> analysis;
-    const auto [begin, end] = task ? InsideSubject::lookupQueries(*task) : subject.lookupQueries(tokens);
-    if (view == "attention") analysis = std::make_unique<LookupAnalysis>(analyseLookup(p.attention, tokens, begin, end));
-    const std::vector<int> predictions = p.predictions.size() == tokens.size() ? p.predictions : subject.predictions(tokens);
-    const InsideView v = buildView(p, view, analysis.get(),
-                                       (task ? InsideSubject::score(*task, predictions) : subject.score(tokens, predictions)).wrong);
-    // which map: the one asked for, else the strongest lookup head, else the last block
-    int index = -1;
-    if (r.layer >= 0 || r.head >= 0) {
-        const int heads = view == "attention" ? p.attention.heads : 1;
-        for (size_t i = 0; i < v.maps.size(); ++i)
-            if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
-        if (index < 0) throw Error(QString("no %1 map at layer %2, head %3 (%4 heads per layer)").arg(view).arg(r.layer).arg(std::max(0, r.head)).arg(heads));
-    } else if (analysis) {
-        std::vector<int> shown;  // the maps' heads, as indices into the analysis
-        for (size_t i = 0; i < v.maps.size(); ++i) shown.push_back(v.layers[i] * p.attention.heads + v.heads[i]);
-        index = int(std::find(shown.begin(), shown.end(), strongestLookupHead(*analysis, shown)) - shown.begin());
-    } else {
-        index = int(v.maps.size()) - 1;
-    }
+        throw Error(QString("%1 has no %2 view (it has: %3)").arg(look.name, view, views.isEmpty() ? "none" : views.join(", ")));
+    const LookupAnalysis* analysis = view == "attention" && look.analysis ? &*look.analysis : nullptr;
+    const InsideView v = buildView(p, view, analysis, look.score.wrong);
+    const int index = chosenMap(v, look, analysis, r);
     HeatmapView heatmap;
     heatmap.resize(layoutSize(r.width, r.height));
     HeatmapStyle style;
@@ -160,26 +179,20 @@ QString renderInside(const InsideSubject& subject, const std::vector<int>& token
         match = h.kind == HeadKind::NgramMatch;
     }
     if (view == "attention" || view == "implicit") {
+        // a task's keys are single tokens (MQAR, MAD's recall): marks of a 1-gram lookup, on its queries only
         std::vector<std::pair<int, int>> marks, warnings;
-        lookupMarksIn(tokens, begin, end, order > 0 ? order : task ? 1 : 2, match, marks, warnings);
-        if (task) {
-            keepAnsweredQueries(*task, marks);
-            keepAnsweredQueries(*task, warnings);
+        const auto [begin, end] = look.queries;
+        lookupMarksIn(look.tokens, begin, end, order > 0 ? order : look.task ? 1 : 2, match, marks, warnings);
+        if (look.task) {
+            keepAnsweredQueries(*look.task, marks);
+            keepAnsweredQueries(*look.task, warnings);
         }
         heatmap.setMarks(marks, warnings);
     }
     const HeatmapData& d = v.maps[size_t(index)];
-    QString csv = QString("%1/%2").arg(d.rowTitle, d.colTitle);
-    for (int c = 0; c < d.cols; ++c) csv += "," + (c < d.colLabels.size() ? d.colLabels[c] : QString::number(c));
-    csv += "\n";
-    for (int row = 0; row < d.rows; ++row) {
-        csv += row < d.rowLabels.size() ? d.rowLabels[row] : QString::number(row);
-        for (int c = 0; c < d.cols; ++c) csv += "," + QString::number(double(d.at(row, c)), 'g', 6);
-        csv += "\n";
-    }
     heatmap.plot()->replot();
-    savePlot(*heatmap.plot(), outFile, r.width, r.height, d.title, csv, r.style);
-    return QString("%1: %2%3 -> %4").arg(subject.name(), d.title + (order > 0 ? QString(" [%1]").arg(v.captions[size_t(index)].section('\n', 1)) : QString()), note, outFile);
+    savePlot(*heatmap.plot(), outFile, r.width, r.height, d.title, heatmapCsv(d), r.style);
+    return QString("%1: %2%3 -> %4").arg(look.name, d.title + (order > 0 ? QString(" [%1]").arg(v.captions[size_t(index)].section('\n', 1)) : QString()), note, outFile);
 }
 
 }  // namespace parrot

@@ -35,11 +35,12 @@ QStringList viewsOf(const ModelProbes& p);
 InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnalysis* analysis, const std::vector<bool>& wrong);
 QString viewTitle(const QString& view);  // the figure catalogue's title of a view (figurecatalog.h)
 
-// Renders one view of a subject for an input without a window (`parrotscope inspect --figure`):
-// "attention" (a head: by default the strongest n-gram lookup head, with the lookup marks; for a
-// model without attention, its implicit attention), "implicit", "state", "delta" (a block: by
-// default the last). PNG, PDF, SVG, or the matrix as CSV. Returns what was drawn, for people.
-// Throws parrot::Error for a view the subject does not have, a layer or head out of range, a bad file.
+// Draws one view of a subject's look at an input (lookInside, core/analysis/inside.h) without a
+// window (`parrotscope inspect --figure`): "attention" (a head: by default the strongest n-gram
+// lookup head, with the lookup marks; for a model without attention, its implicit attention),
+// "implicit", "state", "delta" (a block: by default the last). PNG, PDF, SVG, or the matrix as CSV.
+// Returns what was drawn, for people. Throws parrot::Error for a view the look does not have, a
+// layer or head out of range, a bad file.
 struct InsideFigureRequest {
     QString figure = "attention";
     int layer = -1, head = -1;  // -1: chosen as above
@@ -47,9 +48,6 @@ struct InsideFigureRequest {
     int width = 900, height = 800;
     ExportOptions style;  // DPI, font size, line width
 };
-// `task`: the example of the model's own task that `tokens` are (its queries and answers), else null
-// for a copy input or a text prompt.
-QString renderInside(const InsideSubject& subject, const std::vector<int>& tokens, const InsideFigureRequest& request,
-                     const QString& outFile, const TaskInput* task = nullptr);
+QString renderInside(const InsideLook& look, const InsideFigureRequest& request, const QString& outFile);
 
 }  // namespace parrot

@@ -2,13 +2,17 @@
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
 #include "core/analysis/inside.h"
+#include "base/error.h"
 #include "base/analysis/mechanisms.h"
 #include "core/eval/lmtests.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
 #include "ui/panels/explorerpanel.h"
 #include "figures/heatmap.h"
+#include "figures/insidefigure.h"
 #include "ui/panels/inspectorpanel.h"
+#include "ui/panels/insidetext.h"
+#include "ui/panels/thumbnailgrid.h"
 #include "ui/window/mainwindow.h"
 #include "base/tasks/tokentask.h"
 #include "base/io/runfolder.h"
@@ -93,8 +97,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(idle(*e), 30000);
         InsidePane* left = e->left();
         InsidePane* right = e->right();
-        QVERIFY2(left->subject().architecture() == "transformer/hard_alibi", qPrintable(left->status()));
-        QCOMPARE(right->subject().architecture(), QString("mamba"));
+        QVERIFY2(left->session().subject().architecture() == "transformer/hard_alibi", qPrintable(left->session().status()));
+        QCOMPARE(right->session().subject().architecture(), QString("mamba"));
         QCOMPARE(left->view(), QString("attention"));
         QCOMPARE(right->view(), QString("implicit"));
         QCOMPARE(int(left->shown().maps.size()), 16);  // 2 layers x 8 heads
@@ -349,13 +353,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
         QCOMPARE(e.inputKind(), QString("copy"));
         e.right()->chooseCheckpoint(file);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.inputKind() == "task" && !e.right()->tokens().empty(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.inputKind() == "task" && !e.right()->session().tokens().empty(), 30000);
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
         InsidePane* p = e.right();
-        const TaskInput& in = p->taskInput();
+        const TaskInput& in = p->session().taskInput();
         QCOMPARE(in.task, QString("mqar"));
         QCOMPARE(in.difficulty, 6);  // the task's longest training difficulty
-        QCOMPARE(p->tokens(), in.tokens);
+        QCOMPARE(p->session().tokens(), in.tokens);
         QVERIFY(in.tokens != in.example.tokens);  // MQAR reads filler where its answers are
         // the same example as the task draws it from the seed shown
         std::mt19937_64 rng(1);
@@ -369,7 +373,7 @@ private slots:
         for (size_t t = 0; t + 1 < in.example.tokens.size(); ++t)
             if (in.example.roles[t + 1] == Role::Answer) {
                 ++answers;
-                right += p->predictions()[t] == in.example.tokens[t + 1];
+                right += p->session().predictions()[t] == in.example.tokens[t + 1];
             }
         QCOMPARE(answers, in.example.answers());
         QVERIFY2(p->info().contains(QString("Answers %1 of %2").arg(right).arg(answers)), qPrintable(p->info()));
@@ -382,15 +386,15 @@ private slots:
             QCOMPARE(in.tokens[size_t(key) - 1], in.tokens[size_t(query)]);
         }
         // the bundled copier beside it reads a copy example of its own task at the same difficulty
-        QCOMPARE(e.left()->taskInput().task, QString("copy"));
+        QCOMPARE(e.left()->session().taskInput().task, QString("copy"));
         QCOMPARE(e.left()->heatmap()->data().rows, 2 * 6 + 3);
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) e.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-mqar.png");
         // a copy input again: the MQAR pane says what it reads instead
         e.setInputKind("copy");
         e.randomInput();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && p->tokens().empty(), 30000);
-        QVERIFY2(p->status().contains("trained on mqar") && p->status().contains("example of its task"), qPrintable(p->status()));
-        QVERIFY(!e.left()->tokens().empty());
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && p->session().tokens().empty(), 30000);
+        QVERIFY2(p->session().status().contains("trained on mqar") && p->session().status().contains("example of its task"), qPrintable(p->session().status()));
+        QVERIFY(!e.left()->session().tokens().empty());
 
         // and on the command line: an example of its task, a copy input refused by name
         const test::CliResult r = test::runCli({"inspect", "--checkpoint", file, "--length", "4", "--seed", "2", "--json"});
@@ -416,18 +420,18 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
         e.left()->chooseConstruction(3, 26);
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
-        QVERIFY(e.left()->subject().isConstruction());
+        QVERIFY(e.left()->session().subject().isConstruction());
         QCOMPARE(int(e.left()->shown().maps.size()), 3 + 1);  // layer 1: n heads; layer 2: one
         QVERIFY(e.left()->shown().highlighted.back());
         QVERIFY(e.left()->shown().captions.back().contains("n-gram lookup"));
 
         const QString bad = m_dir.filePath("broken.safetensors");
         test::writeAll(bad, QByteArray("\x10\x00\x00\x00\x00\x00\x00\x00{not json}", 18));
-        QSignalSpy failed(e.right(), &InsidePane::failed);
+        QSignalSpy failed(&e.right()->session(), &InsideSession::failed);
         e.right()->chooseCheckpoint(bad);
         QTRY_VERIFY_WITH_TIMEOUT(failed.size() == 1, 30000);
-        QVERIFY2(e.right()->status().contains("broken.safetensors"), qPrintable(e.right()->status()));
-        QCOMPARE(e.right()->subject().architecture(), QString("mamba"));  // still the bundled Mamba
+        QVERIFY2(e.right()->session().status().contains("broken.safetensors"), qPrintable(e.right()->session().status()));
+        QCOMPARE(e.right()->session().subject().architecture(), QString("mamba"));  // still the bundled Mamba
 
         ConstructionView* c = e.construction();
         c->setRange(2, 4, 26, "10,40", 40);
@@ -467,7 +471,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
         InsidePane* pane = e.right();
         e.showRun(run);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->subject().model().step() == 40, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->session().subject().model().step() == 40, 30000);
         QCOMPARE(pane->snapshotBox()->count(), int(shots.size()));
         QVERIFY(pane->snapshotBox()->isVisible());
         QCOMPARE(pane->snapshotBox()->currentIndex(), int(shots.size()) - 1);
@@ -481,7 +485,7 @@ private slots:
         QVERIFY(!trained.empty());
         pane->selectMap(5);  // L1 H1: stepping keeps the head shown
         pane->showSnapshot(0);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->subject().model().step() == 0, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && pane->session().subject().model().step() == 0, 30000);
         QCOMPARE(pane->snapshotBox()->currentIndex(), 0);
         QVERIFY(mapsOf(pane) != trained);
         QCOMPARE(pane->selectedMap(), 5);
@@ -489,16 +493,16 @@ private slots:
 
         // a checkpoint inside the run: the same list, at its step
         e.left()->chooseCheckpoint(shots[1].path);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->subject().model().step() == 10, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->session().subject().model().step() == 10, 30000);
         QCOMPARE(e.left()->snapshotBox()->count(), int(shots.size()));
         QCOMPARE(e.left()->snapshotBox()->currentIndex(), 1);
         // a snapshot gone from under it
         QVERIFY(QFile::remove(shots[2].path));
-        QSignalSpy failed(e.left(), &InsidePane::failed);
+        QSignalSpy failed(&e.left()->session(), &InsideSession::failed);
         e.left()->showSnapshot(2);
         QTRY_VERIFY_WITH_TIMEOUT(failed.size() == 1, 30000);
-        QVERIFY2(e.left()->status().contains(QFileInfo(shots[2].path).fileName()), qPrintable(e.left()->status()));
-        QCOMPARE(e.left()->subject().model().step(), 10LL);
+        QVERIFY2(e.left()->session().status().contains(QFileInfo(shots[2].path).fileName()), qPrintable(e.left()->session().status()));
+        QCOMPARE(e.left()->session().subject().model().step(), 10LL);
         QCOMPARE(e.left()->snapshotBox()->currentIndex(), 1);
     }
 
@@ -587,7 +591,7 @@ private slots:
         QCOMPARE(w.docks()->currentPanelName(), QString("Explore"));
         QVERIFY(w.explorer()->panesShown());
         QTRY_VERIFY_WITH_TIMEOUT(!w.explorer()->right()->busy(), 30000);
-        QVERIFY2(w.explorer()->right()->status().contains("amba"), qPrintable(w.explorer()->right()->status()));
+        QVERIFY2(w.explorer()->right()->session().status().contains("amba"), qPrintable(w.explorer()->right()->session().status()));
     }
 
     // `inspect` renders each view without a display; the bundled Transformer has lookup heads.
@@ -612,9 +616,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 60000);
         InsidePane* left = e.left();
         InsidePane* right = e.right();
-        QVERIFY2(left->subject().readsText() && left->shown().maps.size() == 2 * 4, qPrintable(left->status()));  // 2 layers x 4 heads
+        QVERIFY2(left->session().subject().readsText() && left->shown().maps.size() == 2 * 4, qPrintable(left->session().status()));  // 2 layers x 4 heads
         const std::vector<int> ids = neox->tokenizer.encode(e.prompt());
-        QCOMPARE(left->tokens(), ids);
+        QCOMPARE(left->session().tokens(), ids);
         QCOMPARE(left->view(), QString("attention"));
         const HeatmapData& d = left->heatmap()->data();
         QCOMPARE(d.rows, int(ids.size()));
@@ -625,14 +629,14 @@ private slots:
         }
         QVERIFY(d.colLabels.contains(QString(QChar(0x23CE))));
         QVERIFY2(left->info().contains("copyable tokens") && left->info().contains("Greedy continuation"), qPrintable(left->info()));
-        QCOMPARE(left->continuation(), neox->generate(e.prompt(), 16).text);
+        QCOMPARE(left->session().continuation(), neox->generate(e.prompt(), 16).text);
         // Mamba on the same text: its implicit attention, one map per block, its states and steps
-        QVERIFY2(right->subject().readsText(), qPrintable(right->status()));
+        QVERIFY2(right->session().subject().readsText(), qPrintable(right->session().status()));
         QCOMPARE(right->view(), QString("implicit"));
         QCOMPARE(int(right->shown().maps.size()), 2);
         QCOMPARE(right->heatmap()->data().rows, int(mamba->tokenizer.encode(e.prompt()).size()));
         right->setView("delta");
-        QCOMPARE(right->heatmap()->data().rows, int(right->tokens().size()));
+        QCOMPARE(right->heatmap()->data().rows, int(right->session().tokens().size()));
         right->setView("implicit");
 
         // the predictions and answers are the real library's (transformers' logits and greedy ids)
@@ -644,14 +648,14 @@ private slots:
         for (const auto& [pane, ref] : {std::pair{left, refNeox}, std::pair{right, refMamba}}) {
             std::vector<int> refIds;
             for (const auto v : ref["ids"].toArray()) refIds.push_back(v.toInt());
-            QCOMPARE(pane->tokens(), refIds);
-            QCOMPARE(pane->predictions().back(), argmax(ref["last_logits"].toArray()));
-            QCOMPARE(pane->predictions().back(), ref["greedy"].toArray().first().toInt());
+            QCOMPARE(pane->session().tokens(), refIds);
+            QCOMPARE(pane->session().predictions().back(), argmax(ref["last_logits"].toArray()));
+            QCOMPARE(pane->session().predictions().back(), ref["greedy"].toArray().first().toInt());
             std::vector<int> greedy;
             for (const auto v : ref["greedy"].toArray()) greedy.push_back(v.toInt());
-            const LanguageModel& lm = *pane->subject().languageModel();
-            QVERIFY2(lm.tokenizer.decode(greedy).startsWith(pane->continuation()) || pane->continuation().startsWith(lm.tokenizer.decode(greedy)),
-                     qPrintable(pane->continuation()));
+            const LanguageModel& lm = *pane->session().subject().languageModel();
+            QVERIFY2(lm.tokenizer.decode(greedy).startsWith(pane->session().continuation()) || pane->session().continuation().startsWith(lm.tokenizer.decode(greedy)),
+                     qPrintable(pane->session().continuation()));
         }
 
         // past GPT-NeoX's context of 256 positions: refused, naming both lengths; Mamba has none
@@ -659,10 +663,10 @@ private slots:
         for (int i = 0; i < 60; ++i) longText += QString("Alice %1 went down the hole. ").arg(i);
         e.setTextPrompt(longText);
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 120000);
-        QVERIFY2(left->status().contains("at most 256") && left->status().contains("its context"), qPrintable(left->status()));
+        QVERIFY2(left->session().status().contains("at most 256") && left->session().status().contains("its context"), qPrintable(left->session().status()));
         QVERIFY(left->shown().maps.empty());
-        const int T = int(right->tokens().size());
-        QVERIFY2(T > 256 && right->heatmap()->data().rows == T, qPrintable(right->status()));
+        const int T = int(right->session().tokens().size());
+        QVERIFY2(T > 256 && right->heatmap()->data().rows == T, qPrintable(right->session().status()));
 
         // a long map zooms (Ctrl + wheel, or zoomTo) and pans; labels follow what is in view
         HeatmapView* h = right->heatmap();
@@ -694,12 +698,12 @@ private slots:
         // kinds of input kept apart: copy letters for the language models, text for a copy model
         e.setInputText("abcab");
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
-        QVERIFY2(left->status().contains("reads text"), qPrintable(left->status()));
+        QVERIFY2(left->session().status().contains("reads text"), qPrintable(left->session().status()));
         left->chooseBundled("hard-alibi");
         e.setTextPrompt("Alice was beginning");
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
-        QVERIFY2(left->status().contains("reads copy inputs"), qPrintable(left->status()));
-        QVERIFY(right->status().contains("Mamba"));  // the language model reads it
+        QVERIFY2(left->session().status().contains("reads copy inputs"), qPrintable(left->session().status()));
+        QVERIFY(right->session().status().contains("Mamba"));  // the language model reads it
         QVERIFY(!right->shown().maps.empty());
         // the Pretrained tab's models are in the source list; one removed leaves it
         e.setPretrainedModels({mamba});
@@ -725,7 +729,7 @@ private slots:
         e.setCurrentModelProvider([m] { return m; });
         e.left()->chooseCurrentModel();
         QTRY_VERIFY_WITH_TIMEOUT(idle(e) && e.left()->shown().maps.size() == 36, 30000);
-        const std::vector<QToolButton*>& thumbs = e.left()->thumbnails();
+        const std::vector<QToolButton*>& thumbs = e.left()->thumbnails()->buttons();
         QCOMPARE(int(thumbs.size()), 36);
         for (QToolButton* b : thumbs) {
             QCOMPARE(b->toolButtonStyle(), Qt::ToolButtonIconOnly);
@@ -894,30 +898,30 @@ private slots:
         QVERIFY(e.right()->sweepButton()->isVisible());   // the Mamba has
         QVERIFY(!e.right()->ablateModeButton()->isVisible());
         const int copied = [&] {
-            const CopyScore sc = scoreCopy(pane->tokens(), pane->predictions());
+            const CopyScore sc = scoreCopy(pane->session().tokens(), pane->session().predictions());
             return sc.right;
         }();
         QVERIFY2(copied >= 17, qPrintable(pane->info()));
-        const std::vector<float> before = pane->subject().model().logits(pane->tokens(), 1, int(pane->tokens().size()));
+        const std::vector<float> before = pane->session().subject().model().logits(pane->session().tokens(), 1, int(pane->session().tokens().size()));
         pane->ablateModeButton()->setChecked(true);
         const InsideView view = pane->shown();
         int switched = 0;
         for (size_t i = 0; i < view.maps.size(); ++i) {
             if (!view.highlighted[i]) continue;
-            QCOMPARE(pane->thumbnails().size(), view.maps.size());
-            QTest::mouseClick(pane->thumbnails()[i], Qt::LeftButton);
+            QCOMPARE(pane->thumbnails()->buttons().size(), view.maps.size());
+            QTest::mouseClick(pane->thumbnails()->buttons()[i], Qt::LeftButton);
             QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
             ++switched;
         }
         QVERIFY(switched >= 2);
-        QCOMPARE(int(pane->ablation().heads.size()), switched);
-        const CopyScore after = scoreCopy(pane->tokens(), pane->predictions());
+        QCOMPARE(int(pane->session().ablation().heads.size()), switched);
+        const CopyScore after = scoreCopy(pane->session().tokens(), pane->session().predictions());
         QVERIFY2(after.right <= copied - 8, qPrintable(pane->info()));
-        QCOMPARE(pane->plainScore().right, copied);
+        QCOMPARE(pane->session().plainScore().right, copied);
         QVERIFY2(pane->info().contains("With heads") && pane->info().contains(QString("with every head: %1 of 20").arg(copied)), qPrintable(pane->info()));
         QVERIFY(int(pane->heatmap()->data().markedRows.size()) >= 20 - after.right - 1);
-        QVERIFY(pane->status().contains("zeroed"));
-        QVERIFY(pane->subject().model().logits(pane->tokens(), 1, int(pane->tokens().size())) == before);  // weights untouched
+        QVERIFY(pane->session().status().contains("zeroed"));
+        QVERIFY(pane->session().subject().model().logits(pane->session().tokens(), 1, int(pane->session().tokens().size())) == before);  // weights untouched
         if (qEnvironmentVariableIsSet("PARROT_SHOT_DIR")) {
             w.grab().save(qEnvironmentVariable("PARROT_SHOT_DIR") + "/explore-heads-off-1366.png");
             w.resize(1920, 1080);
@@ -927,18 +931,18 @@ private slots:
         // the mean over the input instead of zero, then every head back
         pane->setAblationMethod(HeadAblation::Method::Mean);
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
-        QVERIFY2(pane->status().contains("mean"), qPrintable(pane->status()));
+        QVERIFY2(pane->session().status().contains("mean"), qPrintable(pane->session().status()));
         QVERIFY(pane->resetHeadsButton()->isEnabled());
         QTest::mouseClick(pane->resetHeadsButton(), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(idle(e), 30000);
-        QVERIFY(pane->ablation().isEmpty());
-        QCOMPARE(scoreCopy(pane->tokens(), pane->predictions()).right, copied);
+        QVERIFY(pane->session().ablation().isEmpty());
+        QCOMPARE(scoreCopy(pane->session().tokens(), pane->session().predictions()).right, copied);
         QVERIFY(!pane->info().contains("With heads"));
         // a head the subject lacks is refused with the reason, nothing switched
-        QSignalSpy failed(pane, &InsidePane::failed);
+        QSignalSpy failed(&pane->session(), &InsideSession::failed);
         pane->setHeadOff(7, 0, true);
         QCOMPARE(failed.size(), 1);
-        QVERIFY(pane->ablation().isEmpty());
+        QVERIFY(pane->session().ablation().isEmpty());
     }
 
     // The dialogs run off the GUI thread, show progress, stop with what they have, and draw.
@@ -993,6 +997,168 @@ private slots:
         QTRY_VERIFY(swept.size() == 2);
         QVERIFY2(sw->status().contains("four"), qPrintable(sw->status()));
         sw->close();
+    }
+
+    // The one choice between a task example and a copy input: InsideSubject's lookupQueries and
+    // score read the example given (its queries, its answers), else the tokens as a copy input.
+    void subjectChoosesTaskOrCopyQueries()
+    {
+        ExperimentConfig c = test::tinyConfig();
+        c.task.kind = "mqar";
+        c.task.vocabSize = 24;
+        c.task.minLen = 2;
+        c.task.maxLen = 6;
+        c.task.contextLen = 64;
+        c.task.evalLengths = {6};
+        const InsideSubject mqar(Model::create(c), "mqar");
+        const TaskInput in = mqar.taskInput(4, 2);
+        QCOMPARE(mqar.lookupQueries(in.tokens, &in), scoredQueries(in.example));
+        const CopyScore none = mqar.score(in.tokens, std::vector<int>(in.tokens.size(), -1), &in);
+        QCOMPARE(none.answers, in.example.answers());
+        QCOMPARE(none.right, 0);
+        QCOMPARE(mqar.score(in.tokens, in.example.tokens, &in).answers, in.example.answers());
+
+        const InsideSubject construction(ConstructionOptions{3, 26});
+        const std::vector<int> copy = randomCopyInput(6, 26, 1);
+        QCOMPARE(construction.lookupQueries(copy, nullptr), copyQueries(copy, CopyVocab::Sep));
+        const CopyScore copied = construction.score(copy, construction.predictions(copy), nullptr);
+        QCOMPARE(copied.answers, 6);  // the second copy's letters
+        QCOMPARE(copied.right, scoreCopy(copy, construction.predictions(copy)).right);
+    }
+
+    // InsideSession without a pane: the construction opened with no input yet, then probed on a
+    // copy input, its heads analysed and its answers scored; a head it does not have and letters
+    // outside its alphabet are refused with what is wrong.
+    void sessionProbesWithoutAPane()
+    {
+        InsideSession s;
+        QSignalSpy refreshed(&s, &InsideSession::refreshed);
+        s.openConstruction(3, 26);
+        QVERIFY(refreshed.wait(30000));
+        QCOMPARE(s.status(), QString("No input yet."));
+        QVERIFY(s.subject().isConstruction() && s.tokens().empty() && !s.analysis());
+        const std::vector<int> copy = randomCopyInput(12, 26, 4);
+        s.setInput(copy);
+        QVERIFY(s.busy());
+        QTRY_VERIFY_WITH_TIMEOUT(!s.busy(), 30000);
+        QCOMPARE(s.tokens(), copy);
+        QCOMPARE(s.status(), s.subject().summary());
+        QVERIFY(s.queries() && s.analysis());
+        QCOMPARE(*s.queries(), copyQueries(copy, CopyVocab::Sep));
+        QCOMPARE(int(s.analysis()->heads.size()), 2 * 3);
+        QVERIFY(s.scored());
+        QCOMPARE(s.score().answers, 12);
+        QCOMPARE(s.score().right, scoreCopy(copy, s.subject().predictions(copy)).right);
+        QVERIFY(!s.shownTask());
+
+        QSignalSpy failed(&s, &InsideSession::failed);
+        QVERIFY(!s.setHeadOff(2, 0, true));
+        QCOMPARE(failed.size(), 1);
+        QVERIFY2(s.status().contains("no head 2.0"), qPrintable(s.status()));
+        QVERIFY(s.ablation().isEmpty());
+        s.setInput(copyInput("abcXYZ", 52));
+        QVERIFY(failed.wait(30000));
+        QVERIFY2(s.status().contains("outside this model's alphabet of 26"), qPrintable(s.status()));
+        QVERIFY(s.tokens().empty() && !s.analysis() && !s.scored());
+    }
+
+    // The line under a pane's map, worded without a pane: a head's scores at its best order, a
+    // task's answers, the every-head score while heads are off, a continuation on one line.
+    void infoLinesWordWhatIsShown()
+    {
+        HeadLookup h;
+        h.label = "n-gram lookup (n = 2)";
+        h.scored[1] = h.scored[2] = 10;
+        h.lookup[1] = 0.5;
+        h.lookup[2] = 0.9;
+        h.match[2] = 0.25;
+        LookupAnalysis an;
+        an.ambiguous[2] = 3;
+        InsideInfo i = headInfo(h, an);
+        QCOMPARE(i.brief, QStringList{"n-gram lookup (n = 2) — lookup 0.90, match 0.25 at n = 2; previous-token 0.00"});
+        QVERIFY2(i.whole.contains("<tr><td>lookup</td><td>0.50</td><td>0.90</td><td>–</td>"), qPrintable(i.whole));
+        QVERIFY2(i.whole.contains("<tr><td>ambiguous queries</td><td>0</td><td>3</td>"), qPrintable(i.whole));
+
+        CopyScore score;
+        score.right = 3;
+        score.answers = 5;
+        AnswersShown a;
+        a.task = "mqar";
+        a.score = &score;
+        i = withAnswers(viewInfo("state"), a);
+        QVERIFY2(i.whole.endsWith("<br>Answers 3 of 5 of this mqar example's answer tokens (rows marked ✗ are wrong)."), qPrintable(i.whole));
+        QCOMPARE(i.brief, (QStringList{viewInfo("state").whole, "Answers 3 of 5"}));
+        a.task.clear();
+        a.ablation = "heads 0.1 off (zeroed)";
+        a.plainScore.right = a.plainScore.answers = 5;
+        i = withAnswers(viewInfo("attention"), a);
+        QCOMPARE(i.brief, QStringList{"Copies 3 of 5 letters with heads 0.1 off (zeroed); with every head: 5"});
+        QVERIFY2(i.whole.contains("<b>With heads 0.1 off (zeroed)</b>; with every head: 5 of 5."), qPrintable(i.whole));
+
+        AnswersShown lm;
+        lm.readsText = true;
+        lm.tokens = 7;
+        lm.continuation = "a<b\nc";
+        i = withAnswers(viewInfo("attention"), lm);
+        QCOMPARE(i.brief, QStringList{"continues: a<b⏎c"});
+        QCOMPARE(i.whole, QString("<br>7 tokens. Greedy continuation: <b>a&lt;b⏎c</b>"));
+        QCOMPARE(noMapInfo(false).whole, QString());
+        QCOMPARE(noMapInfo(true).whole, QString("Nothing to show in this view."));
+    }
+
+    // The thumbnails without a pane: one per map, captioned in a grid, uncaptioned when a short
+    // pane flows them; a switched-off head says so in its tooltip; a click names its map.
+    void thumbnailGridLaysOutAndReportsClicks()
+    {
+        InsideView v;
+        v.view = "state";
+        for (int i = 0; i < 3; ++i) {
+            HeatmapData d;
+            d.rows = d.cols = 2;
+            d.values = {0, 1, 2, 3};
+            v.maps.push_back(d);
+            v.captions.push_back(QString("block %1").arg(i));
+            v.layers.push_back(i);
+            v.heads.push_back(0);
+            v.blocks.push_back(i);
+            v.highlighted.push_back(i == 1);
+        }
+        ThumbnailGrid g;
+        g.build(v, false, 0);
+        g.paint(v, HeatmapStyle{}, {false, true, false}, "\nswitched off");
+        QCOMPARE(g.buttons().size(), size_t(3));
+        QCOMPARE(g.buttons()[0]->toolButtonStyle(), Qt::ToolButtonTextUnderIcon);
+        QCOMPARE(g.buttons()[0]->text(), QString("block 0"));
+        QCOMPARE(g.buttons()[1]->toolTip(), QString("block 1\nswitched off"));
+        QCOMPARE(g.buttons()[2]->toolTip(), QString("block 2"));
+        QSignalSpy clicked(&g, &ThumbnailGrid::clicked);
+        g.buttons()[2]->click();
+        QCOMPARE(clicked.size(), 1);
+        QCOMPARE(clicked.front().at(0).toInt(), 2);
+        g.setSelected(2);
+        QVERIFY(g.buttons()[2]->isChecked() && !g.buttons()[0]->isChecked());
+        g.build(v, true, 300);
+        QCOMPARE(g.buttons().size(), size_t(3));
+        QCOMPARE(g.buttons()[0]->toolButtonStyle(), Qt::ToolButtonIconOnly);
+    }
+
+    // `inspect --figure`'s drawing reads a look computed before it (lookInside) and runs no model:
+    // the construction's lookup head drawn from it, a view it does not have refused.
+    void renderInsideDrawsTheLookItIsHanded()
+    {
+        const InsideSubject construction(ConstructionOptions{3, 26});
+        const std::vector<int> copy = randomCopyInput(8, 26, 2);
+        const InsideLook look = lookInside(construction, copy);
+        QVERIFY(look.analysis && !look.task);
+        QCOMPARE(look.queries, copyQueries(copy, CopyVocab::Sep));
+        QCOMPARE(look.score.answers, 8);
+        const QString csv = m_dir.filePath("look.csv");
+        const QString drawn = renderInside(look, InsideFigureRequest{}, csv);
+        QVERIFY2(drawn.startsWith(construction.name() + ": ") && drawn.contains("n-gram lookup"), qPrintable(drawn));
+        QCOMPARE(QString::fromUtf8(test::readAll(csv)).split('\n', Qt::SkipEmptyParts).size(), 1 + int(copy.size()));
+        InsideFigureRequest state;
+        state.figure = "state";
+        QVERIFY_THROWS_EXCEPTION(Error, renderInside(look, state, csv));
     }
 
     void inspectFiguresAndTheBundledLookupHeads()

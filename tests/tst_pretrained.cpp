@@ -220,13 +220,13 @@ private slots:
         QCOMPARE(w.docks()->currentPanelName(), QString("Explore"));
         ExplorerPanel* e = w.explorer();
         QCOMPARE(e->prompt(), panel->promptBox()->toPlainText());
-        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && e->left()->subject().readsText(), 60000);
-        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && !e->right()->tokens().empty(), 60000);
-        QCOMPARE(e->left()->subject().languageModel()->architecture, QString("Mamba"));
-        QCOMPARE(e->right()->subject().languageModel()->architecture, QString("GPT-NeoX"));
+        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && e->left()->session().subject().readsText(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!e->left()->busy() && !e->right()->busy() && !e->right()->session().tokens().empty(), 60000);
+        QCOMPARE(e->left()->session().subject().languageModel()->architecture, QString("Mamba"));
+        QCOMPARE(e->right()->session().subject().languageModel()->architecture, QString("GPT-NeoX"));
         QCOMPARE(e->left()->view(), QString("implicit"));
         QCOMPARE(e->right()->view(), QString("attention"));
-        QCOMPARE(e->right()->tokens(), panel->model(0).tokenizer.encode(e->prompt()));
+        QCOMPARE(e->right()->session().tokens(), panel->model(0).tokenizer.encode(e->prompt()));
         auto* source = e->left()->findChild<QComboBox*>("source");
         QVERIFY(source->findData("lm:" + panel->model(0).folder) >= 0 && source->findData("lm:" + panel->model(1).folder) >= 0);
     }

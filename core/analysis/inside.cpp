@@ -219,6 +219,34 @@ CopyScore InsideSubject::score(const std::vector<int>& tokens, const std::vector
     return m_lm ? scoreText(tokens, predictions) : scoreCopy(tokens, predictions);
 }
 
+std::pair<int, int> InsideSubject::lookupQueries(const std::vector<int>& tokens, const TaskInput* task) const
+{
+    return task ? lookupQueries(*task) : lookupQueries(tokens);
+}
+
+CopyScore InsideSubject::score(const std::vector<int>& tokens, const std::vector<int>& predictions, const TaskInput* task) const
+{
+    return task ? score(*task, predictions) : score(tokens, predictions);
+}
+
+InsideLook lookInside(const InsideSubject& subject, const std::vector<int>& tokens, const TaskInput* task)
+{
+    const QString problem = task ? subject.taskProblem() : subject.inputProblem(subject.readsText());
+    if (!problem.isEmpty()) throw Error(problem);
+    InsideLook look;
+    look.name = subject.name();
+    look.architecture = subject.architecture();
+    look.tokens = tokens;
+    if (task) look.task = *task;
+    look.probes = subject.probe(tokens);
+    look.queries = subject.lookupQueries(tokens, task);
+    if (look.probes.attention.layers > 0)
+        look.analysis = analyseLookup(look.probes.attention, tokens, look.queries.first, look.queries.second);
+    const std::vector<int> predictions = look.probes.predictions.size() == tokens.size() ? look.probes.predictions : subject.predictions(tokens);
+    look.score = subject.score(tokens, predictions, task);
+    return look;
+}
+
 std::vector<int> InsideSubject::predictions(const std::vector<int>& tokens) const
 {
     const int T = int(tokens.size());

@@ -8,10 +8,12 @@
 
 #include "core/analysis/construction.h"
 #include "core/model.h"
+#include "base/analysis/lookup.h"
 #include "base/tasks/tokentask.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace parrot {
 
@@ -106,6 +108,10 @@ public:
     // The predictions scored: a copy's letters (scoreCopy), or a text's copyable tokens (scoreText).
     CopyScore score(const std::vector<int>& tokens, const std::vector<int>& predictions) const;
     static CopyScore score(const TaskInput& input, const std::vector<int>& predictions);  // scoreAnswers
+    // The one choice between the two: `task` is the example of this subject's own task that
+    // `tokens` are (its queries and answers), nullptr for a copy input or a text prompt.
+    std::pair<int, int> lookupQueries(const std::vector<int>& tokens, const TaskInput* task) const;
+    CopyScore score(const std::vector<int>& tokens, const std::vector<int>& predictions, const TaskInput* task) const;
 
 private:
     int probeMaps() const;  // the T x T maps a probe of this language model keeps
@@ -129,6 +135,22 @@ private:
     HeadAblation m_ablation;
     const HeadAblation* m_previous = nullptr;
 };
+
+// One input looked at through a subject: what a figure of it draws (renderInside,
+// figures/insidefigure.h), computed here so that drawing runs no model.
+struct InsideLook {
+    QString name, architecture;     // the subject's
+    std::vector<int> tokens;        // the input
+    std::optional<TaskInput> task;  // the example of the subject's task that `tokens` are, if they are one
+    ModelProbes probes;
+    std::pair<int, int> queries;            // the lookup analysis' (InsideSubject::lookupQueries)
+    std::optional<LookupAnalysis> analysis;  // the attention heads', when there are any
+    CopyScore score;                         // the predictions scored (InsideSubject::score)
+};
+// Probes `subject` on `tokens` (`task`: as InsideSubject::lookupQueries) and analyses and scores
+// what it finds. Throws parrot::Error for an input the subject does not read (taskProblem,
+// inputProblem), and with the probe's and lookupQueries' errors.
+InsideLook lookInside(const InsideSubject& subject, const std::vector<int>& tokens, const TaskInput* task = nullptr);
 
 // `$ s | s .` from letters a user typed (spaces ignored). Throws parrot::Error naming the first
 // character outside the alphabet of `letters` letters, or for an empty string.

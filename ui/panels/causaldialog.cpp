@@ -31,19 +31,19 @@ CausalDialog::CausalDialog(const QString& title, QWidget* parent) : QDialog(pare
     setAttribute(Qt::WA_DeleteOnClose);
     auto* layout = new QVBoxLayout(this);
     auto* buttons = new QHBoxLayout;
-    m_run = new QPushButton("Run", this);
+    m_run = new QPushButton(tr("Run"), this);
     m_run->setObjectName("run");
     m_run->setDefault(true);
-    m_stop = new QPushButton("Stop", this);
+    m_stop = new QPushButton(tr("Stop"), this);
     m_stop->setObjectName("stop");
     m_stop->setEnabled(false);
-    m_stop->setToolTip("Stop and keep what is measured so far");
+    m_stop->setToolTip(tr("Stop and keep what is measured so far"));
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
-    m_save = new QPushButton("Save…", this);
+    m_save = new QPushButton(tr("Save…"), this);
     m_save->setObjectName("save");
-    m_save->setToolTip("The figure as PNG, PDF or SVG, or the table as CSV (by the file's extension)");
+    m_save->setToolTip(tr("The figure as PNG, PDF or SVG, or the table as CSV (by the file's extension)"));
     m_save->setEnabled(false);
     buttons->addWidget(m_run);
     buttons->addWidget(m_stop);
@@ -72,7 +72,7 @@ CausalDialog::CausalDialog(const QString& title, QWidget* parent) : QDialog(pare
     connect(m_run, &QPushButton::clicked, this, [this] { run(); });
     connect(m_stop, &QPushButton::clicked, this, [this] {
         m_job.stop();
-        setStatus("Stopping after the evaluation under way…");
+        setStatus(tr("Stopping after the evaluation under way…"));
     });
     connect(m_save, &QPushButton::clicked, this, &CausalDialog::askAndSave);
     connect(&m_job, &BackgroundJob::progress, this, [this](int done, int total) {
@@ -112,19 +112,19 @@ void CausalDialog::save(const QString& file) const
 
 void CausalDialog::askAndSave()
 {
-    const QString file = QFileDialog::getSaveFileName(this, "Save figure or table", m_title.section(':', 0, 0).toLower().replace(' ', '-') + ".png",
-                                                      "Figures and tables (*.png *.pdf *.svg *.csv)");
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save figure or table"), m_title.section(':', 0, 0).toLower().replace(' ', '-') + ".png",
+                                                      tr("Figures and tables (*.png *.pdf *.svg *.csv)"));
     if (file.isEmpty()) return;
     try {
         save(file);
-        setStatus("Wrote " + QFileInfo(file).absoluteFilePath());
+        setStatus(tr("Wrote %1").arg(QFileInfo(file).absoluteFilePath()));
     } catch (const Error& e) {
-        QMessageBox::warning(this, "Cannot save", e.message());
+        QMessageBox::warning(this, tr("Cannot save"), e.message());
     }
 }
 
 HeadImportanceDialog::HeadImportanceDialog(const InsideSubject& subject, QWidget* parent)
-    : CausalDialog("Head importance — " + subject.name(), parent), m_subject(subject)
+    : CausalDialog(tr("Head importance — %1").arg(subject.name()), parent), m_subject(subject)
 {
     auto* controls = new QWidget(this);
     auto* form = new QHBoxLayout(controls);
@@ -132,32 +132,32 @@ HeadImportanceDialog::HeadImportanceDialog(const InsideSubject& subject, QWidget
     m_task = new QComboBox(controls);
     m_task->setObjectName("task");
     m_task->addItems(headImportanceTasks(subject));
-    m_task->setToolTip("What each head is measured on: the model's own task, or one that reads the same letters");
+    m_task->setToolTip(tr("What each head is measured on: the model's own task, or one that reads the same letters"));
     m_length = new QSpinBox(controls);
     m_length->setObjectName("length");
     m_length->setRange(1, 4000);
-    m_length->setPrefix("length ");
+    m_length->setPrefix(tr("length "));
     m_length->setValue(std::max(1, defaultImportanceLength(subject, m_task->currentText())));
-    m_length->setToolTip("What the task's length counts: letters, pairs, phone-book entries or tokens");
+    m_length->setToolTip(tr("What the task's length counts: letters, pairs, phone-book entries or tokens"));
     m_samples = new QSpinBox(controls);
     m_samples->setObjectName("samples");
     m_samples->setRange(1, 100000);
     m_samples->setValue(subject.readsText() ? 10 : 200);
-    m_samples->setSuffix(" examples");
-    m_samples->setToolTip("The same examples for the full model and every head (fixed by the seed)");
+    m_samples->setSuffix(tr(" examples"));
+    m_samples->setToolTip(tr("The same examples for the full model and every head (fixed by the seed)"));
     m_seed = new QSpinBox(controls);
     m_seed->setRange(0, 1000000);
     m_seed->setValue(1);
-    m_seed->setPrefix("seed ");
+    m_seed->setPrefix(tr("seed "));
     m_method = new QComboBox(controls);
     m_method->setObjectName("method");
-    m_method->addItem("zeroed", "zero");
-    m_method->addItem("mean over the input", "mean");
-    m_method->setToolTip("Zeroed: the head's output taken away. Mean: replaced by its mean over the input's positions, "
-                         "which keeps its average contribution and removes what depends on where it looks.");
-    form->addWidget(new QLabel("Each head", controls));
+    m_method->addItem(tr("zeroed"), "zero");
+    m_method->addItem(tr("mean over the input"), "mean");
+    m_method->setToolTip(tr("Zeroed: the head's output taken away. Mean: replaced by its mean over the input's positions, "
+                            "which keeps its average contribution and removes what depends on where it looks."));
+    form->addWidget(new QLabel(tr("Each head"), controls));
     form->addWidget(m_method);
-    form->addWidget(new QLabel("alone, on", controls));
+    form->addWidget(new QLabel(tr("alone, on"), controls));
     form->addWidget(m_task);
     form->addWidget(m_length);
     form->addWidget(m_samples);
@@ -167,8 +167,8 @@ HeadImportanceDialog::HeadImportanceDialog(const InsideSubject& subject, QWidget
     connect(m_task, &QComboBox::currentTextChanged, this,
             [this](const QString& t) { m_length->setValue(std::max(1, defaultImportanceLength(m_subject, t))); });
     m_table->setColumnCount(6);
-    m_table->setHorizontalHeaderLabels({"head", "answer drop", "token drop", "answers right", "lookup", "label"});
-    setStatus("Run switches every head off in turn and measures what the answers lose.");
+    m_table->setHorizontalHeaderLabels({tr("head"), tr("answer drop"), tr("token drop"), tr("answers right"), tr("lookup"), tr("label")});
+    setStatus(tr("Run switches every head off in turn and measures what the answers lose."));
 }
 
 void HeadImportanceDialog::run()
@@ -180,16 +180,16 @@ void HeadImportanceDialog::run()
     r.seed = static_cast<unsigned long long>(m_seed->value());
     r.method = m_method->currentData().toString() == "mean" ? HeadAblation::Method::Mean : HeadAblation::Method::Zero;
     const InsideSubject subject = m_subject;
-    setStatus(QString("Measuring %1 with each head %2…").arg(subject.name(), m_method->currentText()));
+    setStatus(tr("Measuring %1 with each head %2…").arg(subject.name(), m_method->currentText()));
     launch([subject, r](const std::function<bool(int, int)>& keepGoing) { return measureHeadImportance(subject, r, keepGoing); },
-           [this](const HeadImportance& h) { display(h); }, "Cannot measure");
+           [this](const HeadImportance& h) { display(h); }, tr("Cannot measure"));
 }
 
 void HeadImportanceDialog::display(const HeadImportance& h)
 {
     m_result = h;
     m_csv = h.csv();
-    m_title = "Head importance: " + h.subject;
+    m_title = tr("Head importance: %1").arg(h.subject);
     drawHeadImportance(*m_plot, h);
     m_table->setRowCount(int(h.rows.size()));
     const auto pct = [](double v, double e) { return QString("%1% ± %2").arg(v * 100, 0, 'f', 1).arg(e * 100, 0, 'f', 1); };
@@ -200,58 +200,58 @@ void HeadImportanceDialog::display(const HeadImportance& h)
         for (int c = 0; c < cells.size(); ++c) m_table->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
     m_table->resizeColumnsToContents();
-    QString text = QString("Full model: %1 of answers right on %2 at length %3 (%4 examples).")
+    QString text = tr("Full model: %1 of answers right on %2 at length %3 (%4 examples).")
                        .arg(QString("%1% ± %2").arg(h.answer * 100, 0, 'f', 1).arg(h.answerErr * 100, 0, 'f', 1), h.task)
                        .arg(h.length).arg(h.samples);
-    if (!h.complete) text += QString(" Stopped: %1 of %2 heads measured.").arg(h.rows.size()).arg(h.layers * h.heads);
+    if (!h.complete) text += tr(" Stopped: %1 of %2 heads measured.").arg(h.rows.size()).arg(h.layers * h.heads);
     setStatus(text);
 }
 
 StateSweepDialog::StateSweepDialog(const InsideSubject& subject, QWidget* parent)
-    : CausalDialog("State sweep — " + subject.name(), parent), m_subject(subject)
+    : CausalDialog(tr("State sweep — %1").arg(subject.name()), parent), m_subject(subject)
 {
     auto* controls = new QWidget(this);
     auto* form = new QHBoxLayout(controls);
     form->setContentsMargins(0, 0, 0, 0);
     m_mode = new QComboBox(controls);
     m_mode->setObjectName("mode");
-    m_mode->addItem("first k of d_state", "dims");
-    m_mode->addItem("a fraction of the channels", "channels");
-    m_mode->addItem("b bits an entry", "bits");
-    m_mode->setToolTip("How the state is made smaller at inference; the weights are untouched");
+    m_mode->addItem(tr("first k of d_state"), "dims");
+    m_mode->addItem(tr("a fraction of the channels"), "channels");
+    m_mode->addItem(tr("b bits an entry"), "bits");
+    m_mode->setToolTip(tr("How the state is made smaller at inference; the weights are untouched"));
     m_lengths = new QLineEdit(controls);
     m_lengths->setObjectName("lengths");
     QStringList ls;
     if (!subject.isNull() && !subject.isConstruction() && !subject.readsText())
         for (int L : evaluationLengths(subject.model().config().task)) ls << QString::number(L);
     m_lengths->setText(ls.join(','));
-    m_lengths->setToolTip("The string lengths evaluated, comma-separated");
+    m_lengths->setToolTip(tr("The string lengths evaluated, comma-separated"));
     m_samples = new QSpinBox(controls);
     m_samples->setObjectName("samples");
     m_samples->setRange(1, 100000);
     m_samples->setValue(100);
-    m_samples->setSuffix(" examples");
+    m_samples->setSuffix(tr(" examples"));
     m_seed = new QSpinBox(controls);
     m_seed->setRange(0, 1000000);
     m_seed->setValue(1);
-    m_seed->setPrefix("seed ");
-    form->addWidget(new QLabel("Keep", controls));
+    m_seed->setPrefix(tr("seed "));
+    form->addWidget(new QLabel(tr("Keep"), controls));
     form->addWidget(m_mode);
-    form->addWidget(new QLabel("lengths", controls));
+    form->addWidget(new QLabel(tr("lengths"), controls));
     form->addWidget(m_lengths, 1);
     form->addWidget(m_samples);
     form->addWidget(m_seed);
     addControls(controls);
     m_table->setColumnCount(4);
-    m_table->setHorizontalHeaderLabels({"state", "bits", "bound: longest copyable", "longest copied (≥ 90%)"});
-    setStatus("Run evaluates copying with the whole state and with each smaller one, and draws the bound of each.");
+    m_table->setHorizontalHeaderLabels({tr("state"), tr("bits"), tr("bound: longest copyable"), tr("longest copied (≥ 90%)")});
+    setStatus(tr("Run evaluates copying with the whole state and with each smaller one, and draws the bound of each."));
 }
 
 void StateSweepDialog::run()
 {
     std::vector<int> lengths;
     try {
-        lengths = parseLengthList(m_lengths->text(), "lengths");
+        lengths = parseLengthList(m_lengths->text(), tr("lengths"));
     } catch (const Error& e) {
         setStatus(e.message());
         emit measured();
@@ -261,32 +261,32 @@ void StateSweepDialog::run()
     const StateShrink::Mode mode = stateShrinkModeFromName(m_mode->currentData().toString());
     const int samples = m_samples->value();
     const auto seed = static_cast<unsigned long long>(m_seed->value());
-    setStatus(QString("Sweeping %1's state…").arg(subject.name()));
+    setStatus(tr("Sweeping %1's state…").arg(subject.name()));
     launch([subject, mode, lengths, samples, seed](const std::function<bool(int, int)>& keepGoing) {
                return measureStateSweep(subject.model(), subject.name(), mode, {}, lengths, samples, seed, keepGoing);
            },
-           [this](const StateSweep& s) { display(s); }, "Cannot sweep");
+           [this](const StateSweep& s) { display(s); }, tr("Cannot sweep"));
 }
 
 void StateSweepDialog::display(const StateSweep& s)
 {
     m_result = s;
     m_csv = s.csv();
-    m_title = "State sweep: " + s.subject;
+    m_title = tr("State sweep: %1").arg(s.subject);
     drawStateSweep(*m_plot, s);
     m_table->setRowCount(int(s.points.size()));
     const QLocale en(QLocale::English);
     for (int i = 0; i < int(s.points.size()); ++i) {
         const StateSweepPoint& p = s.points[size_t(i)];
-        const QStringList cells{p.label, p.stateBits > 0 ? en.toString(p.stateBits, 'f', 0) : QString("grows"),
+        const QStringList cells{p.label, p.stateBits > 0 ? en.toString(p.stateBits, 'f', 0) : tr("grows"),
                                 p.boundLength > 0 ? en.toString(p.boundLength, 'f', 0) : QString("–"), QString::number(p.longestCopied)};
         for (int c = 0; c < cells.size(); ++c) m_table->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
     m_table->resizeColumnsToContents();
-    QString text = s.copyTask ? QString("Dashed: the bound for each state — no state of m bits copies more than 2^m of the strings, so accuracy "
-                                        "falls to 0 beyond m / log2 %1 letters.").arg(s.vocab)
-                              : QString("The copy bound is drawn for copy tasks only; this model's task is %1.").arg(s.task);
-    if (!s.complete) text += QString(" Stopped after %1 settings.").arg(s.points.size());
+    QString text = s.copyTask ? tr("Dashed: the bound for each state — no state of m bits copies more than 2^m of the strings, so accuracy "
+                                   "falls to 0 beyond m / log2 %1 letters.").arg(s.vocab)
+                              : tr("The copy bound is drawn for copy tasks only; this model's task is %1.").arg(s.task);
+    if (!s.complete) text += tr(" Stopped after %1 settings.").arg(s.points.size());
     setStatus(text);
 }
 

@@ -64,7 +64,7 @@ protected:
                 ended();
             },
             [this, failure](const QString& error) {
-                setStatus(failure + ": " + error);
+                setStatus(tr("%1: %2").arg(failure, error));
                 ended();
             });
     }

@@ -23,11 +23,11 @@ ConstructionView::ConstructionView(QWidget* parent) : QWidget(parent)
 {
     auto* layout = new QVBoxLayout(this);
     auto* intro = new QLabel(
-        "The copy paper's theorem, built by hand: a two-layer Transformer whose first layer gathers the previous n tokens "
-        "at each position and whose second layer attends to the position after the earlier occurrence of the current "
-        "n-gram. No training. It fails only where an n-gram repeats in the string, so its string accuracy stays above "
-        "1 − L²/|V|^n: with n = 5 and 26 letters it copies 200-letter strings. Open it in the other tab (source: "
-        "Two-layer construction) to see its attention.",
+        tr("The copy paper's theorem, built by hand: a two-layer Transformer whose first layer gathers the previous n tokens "
+           "at each position and whose second layer attends to the position after the earlier occurrence of the current "
+           "n-gram. No training. It fails only where an n-gram repeats in the string, so its string accuracy stays above "
+           "1 − L²/|V|^n: with n = 5 and 26 letters it copies 200-letter strings. Open it in the other tab (source: "
+           "Two-layer construction) to see its attention."),
         this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
@@ -45,19 +45,19 @@ ConstructionView::ConstructionView(QWidget* parent) : QWidget(parent)
     m_samples = new QSpinBox(this);
     m_samples->setRange(1, 5000);
     m_samples->setValue(100);
-    row->addWidget(new QLabel("n from", this));
+    row->addWidget(new QLabel(tr("n from"), this));
     row->addWidget(m_from);
-    row->addWidget(new QLabel("to", this));
+    row->addWidget(new QLabel(tr("to"), this));
     row->addWidget(m_to);
-    row->addWidget(new QLabel("|V|", this));
+    row->addWidget(new QLabel(tr("|V|"), this));
     row->addWidget(m_letters);
-    row->addWidget(new QLabel("lengths", this));
+    row->addWidget(new QLabel(tr("lengths"), this));
     row->addWidget(m_lengths, 1);
-    row->addWidget(new QLabel("strings per length", this));
+    row->addWidget(new QLabel(tr("strings per length"), this));
     row->addWidget(m_samples);
-    m_run = new QPushButton("Measure", this);
+    m_run = new QPushButton(tr("Measure"), this);
     m_run->setObjectName("measure");
-    m_stop = new QPushButton("Stop", this);
+    m_stop = new QPushButton(tr("Stop"), this);
     m_stop->setEnabled(false);
     row->addWidget(m_run);
     row->addWidget(m_stop);
@@ -66,7 +66,7 @@ ConstructionView::ConstructionView(QWidget* parent) : QWidget(parent)
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
     layout->addWidget(m_progress);
-    m_status = new QLabel("Press Measure to copy random strings with the construction.", this);
+    m_status = new QLabel(tr("Press Measure to copy random strings with the construction."), this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
     m_plot = new QCustomPlot(this);
@@ -100,7 +100,7 @@ void ConstructionView::start()
     if (m_job.isRunning()) return;
     std::vector<int> lengths;
     try {
-        lengths = parseLengthList(m_lengths->text(), "lengths");  // the construction checks its own longest
+        lengths = parseLengthList(m_lengths->text(), tr("lengths"));  // the construction checks its own longest
         std::sort(lengths.begin(), lengths.end());
         lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
     } catch (const Error& e) {
@@ -115,7 +115,7 @@ void ConstructionView::start()
     m_progress->setValue(0);
     m_run->setEnabled(false);
     m_stop->setEnabled(true);
-    m_status->setText("Measuring…");
+    m_status->setText(tr("Measuring…"));
     m_result = ConstructionCurves{letters, {}, {}};
     m_job.start(
         [from, to, letters, samples, lengths, total](JobContext& job) {
@@ -133,14 +133,14 @@ void ConstructionView::start()
         [this, total](const ConstructionCurves& result) {
             m_result = result;
             drawConstruction(*m_plot, result);
-            m_status->setText(m_job.stopRequested() ? QString("Stopped; showing what was measured.")
-                                                    : QString("Measured %1 lengths x %2 orders. Dashed: the bound 1 − L²/|V|^n.")
+            m_status->setText(m_job.stopRequested() ? tr("Stopped; showing what was measured.")
+                                                    : tr("Measured %1 lengths x %2 orders. Dashed: the bound 1 − L²/|V|^n.")
                                                           .arg(total / std::max<size_t>(1, result.orders.size()))
                                                           .arg(result.orders.size()));
         },
         [this](const QString& error) {
             drawConstruction(*m_plot, m_result);  // nothing measured: an empty plot, not the previous run's
-            m_status->setText("Could not measure: " + error);
+            m_status->setText(tr("Could not measure: %1").arg(error));
         });
 }
 

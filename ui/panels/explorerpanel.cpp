@@ -39,11 +39,11 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     auto* inside = new QWidget(tabs);
     auto* il = new QVBoxLayout(inside);
     auto* bar = new QHBoxLayout;
-    m_inputLabel = new QLabel("Copy input:", inside);
+    m_inputLabel = new QLabel(tr("Copy input:"), inside);
     bar->addWidget(m_inputLabel);
     m_input = new QLineEdit(inside);
     m_input->setObjectName("input");
-    m_input->setPlaceholderText("type letters and press Enter, or draw a random string");
+    m_input->setPlaceholderText(tr("type letters and press Enter, or draw a random string"));
     bar->addWidget(m_input, 1);
     m_taskNote = new QLabel(tr("each pane draws an example of the task its model was trained on"), inside);
     m_taskNote->setObjectName("taskNote");
@@ -52,37 +52,37 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     // a text prompt has lines (a phone book): a box of its own, applied with the button or Ctrl+Enter
     m_promptBox = new QPlainTextEdit(inside);
     m_promptBox->setObjectName("prompt");
-    m_promptBox->setPlaceholderText("type a prompt (Ctrl+Enter), or draw a phone book or a passage");
+    m_promptBox->setPlaceholderText(tr("type a prompt (Ctrl+Enter), or draw a phone book or a passage"));
     m_promptBox->setFixedHeight(m_promptBox->fontMetrics().lineSpacing() * 3 + 12);
     m_promptBox->setTabChangesFocus(true);
     bar->addWidget(m_promptBox, 1);
-    m_apply = new QPushButton("Look", inside);
+    m_apply = new QPushButton(tr("Look"), inside);
     m_apply->setObjectName("apply");
-    m_apply->setToolTip("Look inside both panes' models on this prompt (Ctrl+Enter)");
+    m_apply->setToolTip(tr("Look inside both panes' models on this prompt (Ctrl+Enter)"));
     bar->addWidget(m_apply);
     m_kind = new QComboBox(inside);
     m_kind->setObjectName("inputKind");
-    m_kind->addItem("random string", "copy");
-    m_kind->addItem("with a repeated 3-gram", "copy_dup_ngram");
+    m_kind->addItem(tr("random string"), "copy");
+    m_kind->addItem(tr("with a repeated 3-gram"), "copy_dup_ngram");
     m_kind->addItem(tr("example of each model's task"), "task");
     m_kind->insertSeparator(m_kind->count());
     for (const LmTestInfo& t : lmTests())
-        if (!t.readsData) m_kind->addItem(t.label + " (text)", t.id);  // prompts it can generate
-    m_kind->addItem("my own text", "text");
-    m_kind->setToolTip("Copy inputs for the copy models; an example of each model's own task (MQAR's key-value pairs, "
-                       "an n-gram lookup, MAD's tasks), drawn per pane; text prompts (the copy paper's zero-shot tests, or "
-                       "your own) for pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where "
-                       "the crosses are and where copying fails");
+        if (!t.readsData) m_kind->addItem(tr("%1 (text)").arg(t.label), t.id);  // prompts it can generate
+    m_kind->addItem(tr("my own text"), "text");
+    m_kind->setToolTip(tr("Copy inputs for the copy models; an example of each model's own task (MQAR's key-value pairs, "
+                          "an n-gram lookup, MAD's tasks), drawn per pane; text prompts (the copy paper's zero-shot tests, or "
+                          "your own) for pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where "
+                          "the crosses are and where copying fails"));
     m_length = new QSpinBox(inside);
     m_length->setRange(1, 400);
     m_length->setValue(16);
-    m_length->setPrefix("L = ");
-    m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+    m_length->setPrefix(tr("L = "));
+    m_length->setToolTip(tr("Letters of a copy input; entries of a phone book; tokens of a passage"));
     m_seed = new QSpinBox(inside);
     m_seed->setRange(0, 1000000);
     m_seed->setValue(1);
-    m_seed->setPrefix("seed ");
-    auto* random = new QPushButton("Random", inside);
+    m_seed->setPrefix(tr("seed "));
+    auto* random = new QPushButton(tr("Random"), inside);
     random->setObjectName("random");
     bar->addWidget(m_kind);
     bar->addWidget(m_length);
@@ -99,9 +99,9 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     split->addWidget(m_left);
     split->addWidget(m_right);
     il->addWidget(split, 1);
-    tabs->addTab(inside, "Inside two models");
+    tabs->addTab(inside, tr("Inside two models"));
     m_construction = new ConstructionView(tabs);
-    tabs->addTab(m_construction, "Copy construction");
+    tabs->addTab(m_construction, tr("Copy construction"));
     layout->addWidget(tabs);
 
     connect(m_input, &QLineEdit::returnPressed, this, [this] { setInputText(m_input->text()); });
@@ -117,7 +117,7 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
         if (inputKind() != "text") randomInput();
     });
     for (InsidePane* pane : {m_left, m_right})
-        connect(pane, &InsidePane::opened, this, [this, pane] { followTask(pane); });
+        connect(&pane->session(), &InsideSession::opened, this, [this, pane] { followTask(pane); });
     m_left->chooseBundled("hard-alibi");
     m_right->chooseBundled("mamba");
     applyKind();
@@ -168,14 +168,14 @@ void ExplorerPanel::applyKind()
     m_apply->setVisible(text);
     m_length->setEnabled(kind != "text");
     m_length->setRange(1, text ? 2000 : 400);
-    if (const LmTestInfo* t = findLmTest(kind)) m_length->setToolTip(QString("Size of the %1: %2").arg(t->label.toLower(), t->size));
+    if (const LmTestInfo* t = findLmTest(kind)) m_length->setToolTip(tr("Size of the %1: %2").arg(t->label.toLower(), t->size));
     else if (task) m_length->setToolTip(tr("The task's difficulty, as its min_len and max_len count it: letters to copy or look up, key-value pairs of MQAR, a MAD task's sequence length"));
-    else m_length->setToolTip("Letters of a copy input; entries of a phone book; tokens of a passage");
+    else m_length->setToolTip(tr("Letters of a copy input; entries of a phone book; tokens of a passage"));
 }
 
 void ExplorerPanel::followTask(const InsidePane* pane)
 {
-    const InsideSubject& s = pane->subject();
+    const InsideSubject& s = pane->session().subject();
     if (!isCopyKind(inputKind()) || s.copyProblem().isEmpty() || !s.taskProblem().isEmpty()) return;
     setInputKind("task");
     m_length->setValue(evaluationTask(s.model().config().task).maxLen);
@@ -200,7 +200,7 @@ void ExplorerPanel::setInputText(const QString& letters)
 const LanguageModel* ExplorerPanel::anyLanguageModel() const
 {
     for (InsidePane* p : {m_left, m_right})
-        if (const LanguageModel* lm = p->subject().languageModel()) return lm;
+        if (const LanguageModel* lm = p->session().subject().languageModel()) return lm;
     return m_pretrained.empty() ? nullptr : m_pretrained.front().get();
 }
 
@@ -226,8 +226,8 @@ void ExplorerPanel::randomInput()
         // the zero-shot tests' prompts, counted in a language model's tokens
         const LanguageModel* lm = anyLanguageModel();
         if (!lm)
-            throw Error("a text prompt is read by a pretrained language model: open one in a pane first (its source list: "
-                        "Open pretrained model folder…, or a model of the Pretrained tab)");
+            throw Error(tr("a text prompt is read by a pretrained language model: open one in a pane first (its source list: "
+                           "Open pretrained model folder…, or a model of the Pretrained tab)"));
         drawPrompt(kind, *lm);
     } catch (const Error& e) {
         inputFailed(e.message());
@@ -239,19 +239,19 @@ void ExplorerPanel::drawPrompt(const QString& kind, const LanguageModel& lm)
     std::mt19937_64 rng(static_cast<unsigned long long>(m_seed->value()));
     const LmPrompt p = makeLmPrompt(kind, m_length->value(), lm.tokenizer, rng);
     setTextPrompt(lm.tokenizer.decode(p.ids));
-    m_inputStatus->setText(m_inputStatus->text() + QString(" — expected answer: <b>%1</b>").arg(p.answer.left(80).toHtmlEscaped()));
+    m_inputStatus->setText(m_inputStatus->text() + tr(" — expected answer: <b>%1</b>").arg(p.answer.left(80).toHtmlEscaped()));
 }
 
 void ExplorerPanel::setTextPrompt(const QString& prompt)
 {
-    if (prompt.trimmed().isEmpty()) return inputFailed("the prompt is empty: type one, or draw a phone book or a passage");
+    if (prompt.trimmed().isEmpty()) return inputFailed(tr("the prompt is empty: type one, or draw a phone book or a passage"));
     m_inputError.clear();
     m_textInput = true;
     m_promptText = prompt;
     m_tokens.clear();
     if (isCopyKind(inputKind()) || inputKind() == "task") setInputKind("text");
     if (m_promptBox->toPlainText() != prompt) m_promptBox->setPlainText(prompt);
-    m_inputStatus->setText(QString("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
+    m_inputStatus->setText(tr("%1 characters, %2 lines of text; each pane reads it with its own tokenizer")
                                .arg(prompt.size()).arg(prompt.count('\n') + 1));
     m_left->setTextInput(prompt);
     m_right->setTextInput(prompt);
@@ -270,7 +270,7 @@ void ExplorerPanel::applyInput(const std::vector<int>& tokens)
     for (auto it = tokens.begin(); it != sep; ++it)
         if (v.isLetter(*it)) s += v.text(*it);
     m_input->setText(s);
-    m_inputStatus->setText(QString("%1 tokens: %2").arg(tokens.size()).arg(v.text(tokens).toHtmlEscaped()));
+    m_inputStatus->setText(tr("%1 tokens: %2").arg(tokens.size()).arg(v.text(tokens).toHtmlEscaped()));
     m_left->setInput(tokens);
     m_right->setInput(tokens);
 }

@@ -38,12 +38,12 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent)
     setAcceptDrops(true);
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
-    auto* open = new QPushButton("Open file…", this);
+    auto* open = new QPushButton(tr("Open file…"), this);
     m_recent = new QComboBox(this);
-    m_recent->setPlaceholderText("recent files");
+    m_recent->setPlaceholderText(tr("recent files"));
     m_recent->setMinimumContentsLength(40);
-    m_explore = new QPushButton("Open in explorer", this);
-    m_train = new QPushButton("Open in Train tab (evaluate)", this);
+    m_explore = new QPushButton(tr("Open in explorer"), this);
+    m_train = new QPushButton(tr("Open in Train tab (evaluate)"), this);
     m_explore->setEnabled(false);
     m_train->setEnabled(false);
     bar->addWidget(open);
@@ -51,24 +51,24 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent)
     bar->addWidget(m_explore);
     bar->addWidget(m_train);
     layout->addLayout(bar);
-    m_summary = new QLabel("Open a checkpoint (safetensors, a sharded index, a PyTorch file) or drop one here.", this);
+    m_summary = new QLabel(tr("Open a checkpoint (safetensors, a sharded index, a PyTorch file) or drop one here."), this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summary);
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_tree = new QTreeWidget(split);
-    m_tree->setHeaderLabels({"Tensor", "Shape", "DType", "Bytes", "Mean", "Std", "Min", "Max"});
+    m_tree->setHeaderLabels({tr("Tensor"), tr("Shape"), tr("DType"), tr("Bytes"), tr("Mean"), tr("Std"), tr("Min"), tr("Max")});
     m_tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     auto* right = new QTabWidget(split);
     m_histogram = new QCustomPlot(right);
-    m_histogram->xAxis->setLabel("value");
-    m_histogram->yAxis->setLabel("count");
+    m_histogram->xAxis->setLabel(tr("value"));
+    m_histogram->yAxis->setLabel(tr("count"));
     m_heatmap = new HeatmapView(right);
     m_config = new QPlainTextEdit(right);
     m_config->setReadOnly(true);
-    right->addTab(m_histogram, "Histogram");
-    right->addTab(m_heatmap, "Heatmap (2-D)");
-    right->addTab(m_config, "Configuration");
+    right->addTab(m_histogram, tr("Histogram"));
+    right->addTab(m_heatmap, tr("Heatmap (2-D)"));
+    right->addTab(m_config, tr("Configuration"));
     split->addWidget(m_tree);
     split->addWidget(right);
     split->setStretchFactor(0, 3);
@@ -78,7 +78,7 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent)
     for (const QString& f : recentFiles()) m_recent->addItem(f);
     m_recent->setCurrentIndex(-1);
     connect(open, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Inspect a checkpoint", QString(),
+        const QString path = QFileDialog::getOpenFileName(this, tr("Inspect a checkpoint"), QString(),
                                                           checkpointFileFilter());
         if (!path.isEmpty()) openFile(path);
     });
@@ -104,7 +104,7 @@ QString InspectorPanel::status() const { return m_summary->text(); }
 
 void InspectorPanel::openFile(const QString& path)
 {
-    m_summary->setText(QString("Reading %1…").arg(path));
+    m_summary->setText(tr("Reading %1…").arg(path));
     m_read.start([path](JobContext&) { return inspectCheckpoint(path); },
                  [this](const CheckpointInfo& info) {
                      show(info);
@@ -113,7 +113,7 @@ void InspectorPanel::openFile(const QString& path)
                  [this, path](const QString& error) {  // described in the panel like any file it cannot run
                      CheckpointInfo info;
                      info.path = path;
-                     info.format = "unknown";
+                     info.format = tr("unknown");
                      info.problem = error;
                      show(info);
                      emit loaded();
@@ -124,20 +124,20 @@ void InspectorPanel::show(const CheckpointInfo& info)
 {
     m_info = info;
     if (QFileInfo::exists(info.path)) remember(info.path);
-    QString text = QString("<b>%1</b><br>format: %2").arg(info.path.toHtmlEscaped(), info.format);
+    QString text = tr("<b>%1</b><br>format: %2").arg(info.path.toHtmlEscaped(), info.format);
     if (!info.tensors.empty() || !info.recognised.isEmpty())
-        text += QString("; recognised as: %1; %2 tensors, %3 bytes")
+        text += tr("; recognised as: %1; %2 tensors, %3 bytes")
                     .arg((info.recognised.isEmpty() ? QString("–") : info.recognised).toHtmlEscaped())
                     .arg(info.tensors.size()).arg(info.totalBytes);
     else if (const QFileInfo file(info.path); file.exists())  // nothing read: not "0 tensors, 0 bytes" of a file that has bytes
-        text += QString("; a file of %1 bytes, no tensors read").arg(file.size());
-    text += info.problem.isEmpty() ? QString("<br>The app can run it.")
+        text += tr("; a file of %1 bytes, no tensors read").arg(file.size());
+    text += info.problem.isEmpty() ? tr("<br>The app can run it.")
                                    : QString("<br><span style='color:#b00'>%1</span>").arg(info.problem.toHtmlEscaped());
     m_summary->setText(text);
     m_explore->setEnabled(info.runnable);
     m_train->setEnabled(info.runnable);
     m_config->setPlainText(QJsonDocument(info.config).toJson(QJsonDocument::Indented) +
-                           (info.metadata.isEmpty() ? QString() : "\nmetadata keys: " + QStringList(info.metadata.keys()).join(", ")));
+                           (info.metadata.isEmpty() ? QString() : tr("\nmetadata keys: ") + QStringList(info.metadata.keys()).join(", ")));
     // the tree: one node per name component ("backbone" > "layers" > "0" > "mixer" > "A_log")
     m_tree->clear();
     QMap<QString, QTreeWidgetItem*> nodes;
@@ -220,8 +220,8 @@ void InspectorPanel::showTensor(const QString& name)
         d.rows = int(t->shape[0]);
         d.cols = int(t->shape[1]);
         d.values = v;
-        d.rowTitle = "row";
-        d.colTitle = "column";
+        d.rowTitle = tr("row");
+        d.colTitle = tr("column");
         d.title = name;
     }
     m_heatmap->setData(d);
