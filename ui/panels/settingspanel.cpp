@@ -105,7 +105,9 @@ ValueRef valueIn(ExperimentConfig& c, const Member& member)
 }
 
 // Settings written as off when the chosen positions, family or task cannot use them, whatever
-// their disabled widget still holds.
+// their disabled widget still holds: validate() refuses a curriculum on a token task and mimetic
+// initialisation outside Mamba's mixers, and a saved config names no masked heads without
+// Hard-ALiBi and no convolution its family lacks.
 void dropUnusedOptions(ExperimentConfig& c)
 {
     if (c.model.positions != "hard_alibi") c.model.numMaskedHeads = 0;
