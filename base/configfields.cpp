@@ -91,6 +91,20 @@ const std::vector<IntField>& intFields()
         {.key = "seed", .label = "Seed", .lo = 0, .formMax = 2147483647, .tip = "Seeds the weights and the data"},
         {.key = "train.curriculum_steps", .label = "Curriculum steps", .lo = 0, .formMax = 10000000,
          .tip = "Steps over which the curriculum grows to the whole task"},
+        // Limits that depend on the task or on other settings stay with the task classes and validate():
+        // vocab_size (a token task's letters; a pretrained model's text takes up to 2^24), context_len
+        // (room for one example at max_len, and at most 65536 for token tasks), sparsity and
+        // curriculum_dims (at most task.dims).
+        {.key = "task.vocab_size", .label = "Alphabet size", .lo = 2, .hi = 1 << 24, .formMax = 1024,
+         .tip = "Letters in the alphabet (the copy paper uses 26; MQAR splits them into keys and values)"},
+        {.key = "task.context_len", .label = "Context length", .lo = 2, .formMax = 65536,
+         .tip = "Tokens per packed training row; must hold one example at the largest difficulty", .formMin = 5},
+        {.key = "task.sparsity", .label = "Sparsity", .lo = 1, .hi = 256, .formMax = 256,
+         .tip = "Sparse regression: non-zero weights; sparse parity: the k coordinates multiplied"},
+        {.key = "train.curriculum_dims", .label = "Curriculum dims", .lo = 0, .hi = 256, .formMax = 256,
+         .tip = "In-context tasks (Garg et al. 2022): start training with x on this many coordinates and prompts of "
+                "at most 2 x this + 1 examples, growing to the task's dims and max examples; 0 = no curriculum",
+         .zero = "0 = no curriculum"},
     };
     return fields;
 }

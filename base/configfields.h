@@ -26,6 +26,7 @@ struct IntField {
     long long formMax = 0;  // the settings form's largest (at most hi)
     const char* tip = "";   // the settings form's tooltip
     const char* zero = "";  // what 0 means, where it means something ("off"), said in the range
+    long long formMin = 0;  // the settings form's smallest, where it is above lo
 };
 
 inline constexpr double kInfinite = std::numeric_limits<double>::infinity();

@@ -54,9 +54,9 @@ QString minutes(double seconds)
 
 }  // namespace
 
-ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCoreApplication::applicationFilePath())
+// The sweep to run: which one, its description, its folder, and the row that runs it.
+QFormLayout* ExperimentsPanel::buildSweepForm()
 {
-    auto* layout = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     auto* presetRow = new QHBoxLayout;
     m_preset = new QComboBox(this);
@@ -96,6 +96,25 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     outRow->addWidget(m_out, 1);
     outRow->addWidget(browse);
     form->addRow(tr("Folder"), outRow);
+    form->addRow(buildRunRow());
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
+        if (!f.isEmpty()) openSweepFile(f);
+    });
+    connect(openFolder, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Open sweep folder"), m_out->text());
+        if (!d.isEmpty()) openSweepFolder(d);
+    });
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Sweep folder"), m_out->text());
+        if (!d.isEmpty()) m_out->setText(d);
+    });
+    return form;
+}
+
+// Where and how the runs train, Run and Stop, and the sweep's progress.
+QHBoxLayout* ExperimentsPanel::buildRunRow()
+{
     auto* runRow = new QHBoxLayout;
     m_jobs = new QSpinBox(this);
     m_jobs->setRange(1, 64);
@@ -134,10 +153,11 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     runRow->addWidget(m_stop);
     runRow->addWidget(m_progress, 1);
     runRow->addWidget(m_progressText);
-    form->addRow(runRow);
-    layout->addLayout(form);
+    return runRow;
+}
 
-    auto* tabs = m_tabs = new QTabWidget(this);
+QWidget* ExperimentsPanel::buildFigurePage()
+{
     auto* figurePage = new QWidget(this);
     auto* fv = new QVBoxLayout(figurePage);
     auto* fh = new QHBoxLayout;
@@ -168,8 +188,12 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_plot = new QCustomPlot(this);
     m_plot->setMinimumHeight(160);  // the tab fits a laptop's screen without scrolling
     fv->addWidget(m_plot, 1);
-    tabs->addTab(figurePage, tr("Figure"));
+    return figurePage;
+}
 
+// The graded results table, with the length it grades at.
+QWidget* ExperimentsPanel::buildTablePage()
+{
     auto* tablePage = new QWidget(this);
     auto* tv = new QVBoxLayout(tablePage);
     auto* th = new QHBoxLayout;
@@ -187,7 +211,12 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setToolTip(gradeRules());
     tv->addWidget(m_table, 1);
-    tabs->addTab(tablePage, tr("Results table"));
+    return tablePage;
+}
+
+// Each run of a sweep submitted to Slurm, polled while the tab shows.
+QWidget* ExperimentsPanel::buildRunsTable()
+{
     m_runsTable = new QTableWidget(0, 5, this);
     m_runsTable->setObjectName("runStates");
     m_runsTable->setHorizontalHeaderLabels({tr("run"), tr("state"), tr("step"), tr("accuracy"), tr("detail")});
@@ -195,16 +224,37 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     m_runsTable->verticalHeader()->setVisible(false);
     m_runsTable->horizontalHeader()->setStretchLastSection(true);
     m_runsTable->setToolTip(tr("Each run of a sweep submitted to Slurm, as `parrotscope sweep --status` shows it"));
-    tabs->addTab(m_runsTable, tr("Runs"));
     m_poll = new QTimer(this);
     m_poll->setInterval(5000);
     connect(m_poll, &QTimer::timeout, this, [this] {
         if (isVisible()) pollCluster();
     });
+    return m_runsTable;
+}
+
+ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCoreApplication::applicationFilePath())
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buildSweepForm());
+    m_tabs = new QTabWidget(this);
+    m_tabs->addTab(buildFigurePage(), tr("Figure"));
+    m_tabs->addTab(buildTablePage(), tr("Results table"));
+    m_tabs->addTab(buildRunsTable(), tr("Runs"));
     reloadClusterProfiles();
     connect(m_runOn, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::updateState);
-    layout->addWidget(tabs, 1);
+    layout->addWidget(m_tabs, 1);
+    connectActions();
+    m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
+    if (m_preset->count() > 0) {
+        const int lg = m_preset->findData("length-generalisation");
+        m_preset->setCurrentIndex(lg >= 0 ? lg : 0);
+        if (m_plan.name.isEmpty()) selectPreset(m_preset->currentData().toString());
+    }
+    updateState();
+}
 
+void ExperimentsPanel::connectActions()
+{
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
         if (m_preset->currentIndex() < 0 || isRunning()) return;
         const QString name = m_preset->currentData().toString();
@@ -218,18 +268,6 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
         if (m_customOut.isEmpty()) m_out->setText(defaultOutDir());  // a quick look never mixes with the full sweep's runs
         updateDescription();
         refreshResults();
-    });
-    connect(open, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QString(), tr("Sweep files (*.json)"));
-        if (!f.isEmpty()) openSweepFile(f);
-    });
-    connect(openFolder, &QPushButton::clicked, this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Open sweep folder"), m_out->text());
-        if (!d.isEmpty()) openSweepFolder(d);
-    });
-    connect(browse, &QPushButton::clicked, this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Sweep folder"), m_out->text());
-        if (!d.isEmpty()) m_out->setText(d);
     });
     connect(m_out, &QLineEdit::editingFinished, this, [this] {
         m_customOut = m_out->text() == defaultOutDir() ? QString() : m_out->text();
@@ -247,13 +285,6 @@ ExperimentsPanel::ExperimentsPanel(QWidget* parent) : QWidget(parent), m_exe(QCo
     connect(m_precision, &QSpinBox::valueChanged, this, &ExperimentsPanel::refreshResults);
     connect(m_logY, &QCheckBox::toggled, this, &ExperimentsPanel::refreshResults);
     connect(m_export, &QPushButton::clicked, this, &ExperimentsPanel::exportFigure);
-    m_precision->setVisible(m_figure->currentData().toString() == "capacity" || m_figure->currentData().toString() == "frontier");
-    if (m_preset->count() > 0) {
-        const int lg = m_preset->findData("length-generalisation");
-        m_preset->setCurrentIndex(lg >= 0 ? lg : 0);
-        if (m_plan.name.isEmpty()) selectPreset(m_preset->currentData().toString());
-    }
-    updateState();
 }
 
 ExperimentsPanel::~ExperimentsPanel() = default;  // the runner kills its children

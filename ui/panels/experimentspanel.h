@@ -17,6 +17,8 @@
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -98,6 +100,12 @@ signals:
     void clusterPolled();                       // the Runs tab shows the states read just now
 
 private:
+    QFormLayout* buildSweepForm();
+    QHBoxLayout* buildRunRow();
+    QWidget* buildFigurePage();
+    QWidget* buildTablePage();
+    QWidget* buildRunsTable();
+    void connectActions();
     void setPlan(SweepPlan plan, const QString& source);
     // The Experiment box's entry for a sweep file or folder of the user's, chosen (no reload);
     // chosen again, it opens that file, or that folder.

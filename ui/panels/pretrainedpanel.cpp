@@ -31,7 +31,28 @@
 
 namespace parrot {
 
-PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
+// Until a model is loaded, the list's place says how to get one.
+QWidget* PretrainedPanel::buildEmptyPage()
+{
+    auto* empty = new QLabel(tr(
+        "<b>No model loaded yet.</b> This tab runs GPT-NeoX (Pythia) and Mamba language models as published "
+        "on HuggingFace. To get two to compare:<br>"
+        "&nbsp;• <code>pip install huggingface_hub</code>, then <code>huggingface-cli download EleutherAI/pythia-160m</code> "
+        "and <code>huggingface-cli download state-spaces/mamba-130m-hf</code>: they land in the HuggingFace cache and "
+        "are listed below, one click to load;<br>"
+        "&nbsp;• or <b>Add folder…</b> for any folder holding config.json, tokenizer.json and the weights "
+        "(safetensors or pytorch_model.bin, one file or shards)."));
+    empty->setObjectName("pretrainedEmpty");
+    empty->setWordWrap(true);
+    empty->setTextFormat(Qt::RichText);
+    empty->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    empty->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    empty->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    return empty;
+}
+
+// The loaded models, their buttons and the HuggingFace cache's models.
+QWidget* PretrainedPanel::buildModelsBox()
 {
     auto* models = new QGroupBox(tr("Models (HuggingFace folders: config.json, tokenizer.json, weights)"));
     m_list = new QListWidget;
@@ -61,23 +82,8 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     cacheRow->addWidget(new QLabel(tr("From the HuggingFace cache:")));
     cacheRow->addWidget(m_cached, 1);
     cacheRow->addWidget(m_loadCached);
-    // Until a model is loaded, the list's place says how to get one.
-    auto* empty = new QLabel(tr(
-        "<b>No model loaded yet.</b> This tab runs GPT-NeoX (Pythia) and Mamba language models as published "
-        "on HuggingFace. To get two to compare:<br>"
-        "&nbsp;• <code>pip install huggingface_hub</code>, then <code>huggingface-cli download EleutherAI/pythia-160m</code> "
-        "and <code>huggingface-cli download state-spaces/mamba-130m-hf</code>: they land in the HuggingFace cache and "
-        "are listed below, one click to load;<br>"
-        "&nbsp;• or <b>Add folder…</b> for any folder holding config.json, tokenizer.json and the weights "
-        "(safetensors or pytorch_model.bin, one file or shards)."));
-    empty->setObjectName("pretrainedEmpty");
-    empty->setWordWrap(true);
-    empty->setTextFormat(Qt::RichText);
-    empty->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    empty->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    empty->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_listPages = new QStackedWidget;
-    m_listPages->addWidget(empty);
+    m_listPages->addWidget(buildEmptyPage());
     m_listPages->addWidget(m_list);
     const int emptyHeight = 7 * fontMetrics().lineSpacing();  // the words whole at a laptop's half width
     m_listPages->setMinimumHeight(emptyHeight);
@@ -89,12 +95,11 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     ml->addWidget(m_listPages);
     ml->addLayout(modelButtons);
     ml->addLayout(cacheRow);
-    connect(m_loadCached, &QPushButton::clicked, this, [this] {
-        const QString folder = m_cached->currentData().toString();
-        if (!folder.isEmpty()) addFolder(folder);
-    });
-    scanCache();
+    return models;
+}
 
+QWidget* PretrainedPanel::buildPromptBox()
+{
     auto* gen = new QGroupBox(tr("Prompt (greedy continuation by the selected model)"));
     m_prompt = new QPlainTextEdit;
     m_prompt->setObjectName("pretrainedPrompt");
@@ -118,14 +123,12 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     gl->addWidget(m_prompt, 1);
     gl->addLayout(genRow);
     gl->addWidget(m_output, 1);
+    return gen;
+}
 
-    auto* test = new QGroupBox(tr("Zero-shot tests (Jelassi et al. 2024, figure 1)"));
-    m_test = new QComboBox;
-    for (const LmTestInfo& t : lmTests()) m_test->addItem(t.label, t.id);
-    m_test->setToolTip(lmTests().front().description);
-    m_sizes = new QLineEdit(lmTests().front().defaultSizes);
-    m_sizes->setToolTip(tr("Phone-book entries or text tokens, comma-separated; for question answering, the edges of the "
-                           "paragraph-length buckets in each model's tokens"));
+// The question-answering test's file: a line and its Choose… button.
+QWidget* PretrainedPanel::buildDataRow()
+{
     m_data = new QLineEdit;
     m_data->setObjectName("qaData");
     m_data->setPlaceholderText(tr("the bundled set (questions on Alice in Wonderland)"));
@@ -140,6 +143,19 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
         const QString file = QFileDialog::getOpenFileName(this, tr("Question-answering set"), m_data->text(), tr("SQuAD JSON (*.json);;All files (*)"));
         if (!file.isEmpty()) m_data->setText(file);
     });
+    return m_dataRow;
+}
+
+QWidget* PretrainedPanel::buildTestBox()
+{
+    auto* test = new QGroupBox(tr("Zero-shot tests (Jelassi et al. 2024, figure 1)"));
+    m_test = new QComboBox;
+    for (const LmTestInfo& t : lmTests()) m_test->addItem(t.label, t.id);
+    m_test->setToolTip(lmTests().front().description);
+    m_sizes = new QLineEdit(lmTests().front().defaultSizes);
+    m_sizes->setToolTip(tr("Phone-book entries or text tokens, comma-separated; for question answering, the edges of the "
+                           "paragraph-length buckets in each model's tokens"));
+    QWidget* dataRow = buildDataRow();
     m_samples = new QSpinBox;
     m_samples->setRange(1, 100000);
     m_samples->setValue(20);
@@ -157,7 +173,7 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     auto* form = new QFormLayout;
     form->addRow(tr("test"), m_test);
     form->addRow(tr("sizes"), m_sizes);
-    form->addRow(tr("questions from"), m_dataRow);
+    form->addRow(tr("questions from"), dataRow);
     form->addRow(tr("prompts per size"), m_samples);
     form->addRow(tr("seed"), m_seed);
     auto* runRow = new QHBoxLayout;
@@ -169,7 +185,15 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     auto* tl = new QVBoxLayout(test);
     tl->addLayout(form);
     tl->addLayout(runRow);
+    m_dataRow->setEnabled(findLmTest(m_test->currentData().toString())->readsData);
+    return test;
+}
 
+PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
+{
+    QWidget* models = buildModelsBox();
+    QWidget* gen = buildPromptBox();
+    QWidget* test = buildTestBox();
     m_progress = new QProgressBar;
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
@@ -206,6 +230,17 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_progress);
     layout->addWidget(m_status);
 
+    connectActions();
+    updateButtons();
+    scanCache();
+}
+
+void PretrainedPanel::connectActions()
+{
+    connect(m_loadCached, &QPushButton::clicked, this, [this] {
+        const QString folder = m_cached->currentData().toString();
+        if (!folder.isEmpty()) addFolder(folder);
+    });
     connect(m_add, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("A HuggingFace model folder"),
                                                               QStandardPaths::writableLocation(QStandardPaths::HomeLocation));
@@ -233,14 +268,12 @@ PretrainedPanel::PretrainedPanel(QWidget* parent) : QWidget(parent)
         m_dataRow->setEnabled(qa);
         m_dataRow->setToolTip(qa ? QString() : tr("Only question answering reads its questions from a file"));
     });
-    m_dataRow->setEnabled(findLmTest(m_test->currentData().toString())->readsData);
     connect(m_list, &QListWidget::currentRowChanged, this, &PretrainedPanel::updateButtons);
     for (BackgroundJob* job : {&m_load, &m_work})
         connect(job, &BackgroundJob::progress, this, [this](int done, int total) {
             m_progress->setRange(0, std::max(1, total));
             m_progress->setValue(done);
         });
-    updateButtons();
 }
 
 void PretrainedPanel::selectModel(int row)
@@ -298,7 +331,7 @@ void PretrainedPanel::scanCache()
                      for (const CachedModel& m : found) {
                          const QString size = m.parameters >= 0 ? tr("%1M parameters").arg(double(m.parameters) / 1e6, 0, 'f', m.parameters < 10000000 ? 2 : 0)
                                                                 : tr("parameters not listed");
-                         m_cached->addItem(QString("%1 · %2 · %3 MB · %4").arg(m.id, m.architecture)
+                         m_cached->addItem(tr("%1 · %2 · %3 MB · %4").arg(m.id, m.architecture)
                                                .arg(double(m.bytes) / (1024 * 1024), 0, 'f', 0).arg(size), m.folder);
                          m_cached->setItemData(m_cached->count() - 1, m.folder, Qt::ToolTipRole);
                      }

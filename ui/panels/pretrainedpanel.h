@@ -77,6 +77,12 @@ signals:
     void lookInside(const std::shared_ptr<const LanguageModel>& a, const std::shared_ptr<const LanguageModel>& b, const QString& prompt);
 
 private:
+    QWidget* buildModelsBox();
+    QWidget* buildEmptyPage();
+    QWidget* buildPromptBox();
+    QWidget* buildTestBox();
+    QWidget* buildDataRow();
+    void connectActions();
     void setStatus(const QString& text, bool error = false);
     void jobFailed(const QString& error);  // a background job's error: shown in the tab, failed()
     // The figure just drawn on the plot (its CSV for export), themed and shown; testFinished().

@@ -30,6 +30,9 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 namespace parrot {
 
@@ -62,6 +65,76 @@ struct RoleColours {
 
 const QString kOtherEntry = "other";  // the Experiment box's entry for a checkpoint's or a custom config
 
+// When a row is enabled: always, or while the chosen task or family uses its setting.
+enum class Use {
+    Always,
+    TaskOption,    // the task lists the key's last part among its options; hidden otherwise
+    Letters,       // a task of letters (not a fixed character set, not vectors)
+    TokenTasks,    // any token task (heads are scored on those)
+    VectorTasks,   // an in-context-learning task on vectors
+    FamilyOption,  // the family lists the key's last part among its options
+    Positions,     // a family with a choice of positional scheme
+    Attention,     // a family with attention heads
+    HardAlibi,     // Hard-ALiBi positions (the masked heads)
+};
+
+// What a row shows: its setting's widget, or one of the model section's two helpers.
+enum class Widget { Setting, MatchButton, SizeLabel };
+
+// Where a row's setting lives in ExperimentConfig. Its type picks the widget: a whole number a
+// spin box, a real one a real spin box, a flag a check box, a word a combo box, a list of lengths
+// a line edit.
+using Member = std::variant<std::monostate, int TaskConfig::*, double TaskConfig::*, bool TaskConfig::*, QString TaskConfig::*,
+                            std::vector<int> TaskConfig::*, int ModelConfig::*, bool ModelConfig::*, QString ModelConfig::*,
+                            int TrainConfig::*, double TrainConfig::*, QString TrainConfig::*, qint64 ExperimentConfig::*>;
+using ValueRef = std::variant<int*, qint64*, double*, bool*, QString*, std::vector<int>*>;
+
+template <class T> T* valueOf(ExperimentConfig& c, T TaskConfig::*m) { return &(c.task.*m); }
+template <class T> T* valueOf(ExperimentConfig& c, T ModelConfig::*m) { return &(c.model.*m); }
+template <class T> T* valueOf(ExperimentConfig& c, T TrainConfig::*m) { return &(c.train.*m); }
+template <class T> T* valueOf(ExperimentConfig& c, T ExperimentConfig::*m) { return &(c.*m); }
+
+ValueRef valueIn(ExperimentConfig& c, const Member& member)
+{
+    return std::visit(
+        [&c](auto m) -> ValueRef {
+            if constexpr (std::is_same_v<decltype(m), std::monostate>) throw std::logic_error("SettingsPanel: a row without a setting");
+            else return valueOf(c, m);
+        },
+        member);
+}
+
+// Settings written as off when the chosen positions, family or task cannot use them, whatever
+// their disabled widget still holds: validate() refuses a curriculum on a token task and mimetic
+// initialisation outside Mamba's mixers, and a saved config names no masked heads without
+// Hard-ALiBi and no convolution its family lacks.
+void dropUnusedOptions(ExperimentConfig& c)
+{
+    if (c.model.positions != "hard_alibi") c.model.numMaskedHeads = 0;
+    const ModelFamily* family = findFamily(c.model.kind);
+    if (!family || !family->options.contains("short_conv")) c.model.shortConv = 0;
+    if (!family || !family->options.contains("init")) c.model.init = "default";
+    if (!isVectorTask(c.task.kind)) c.train.curriculumDims = 0;  // a token task has no curriculum
+    if (c.train.curriculumDims == 0) c.train.curriculumSteps = 0;
+}
+
+QString lengthsText(const std::vector<int>& lengths)
+{
+    QStringList text;
+    for (int l : lengths) text << QString::number(l);
+    return text.join(", ");
+}
+
+// A numeric setting's label from base/configfields.h; "" for the others.
+const char* settingLabel(const char* key)
+{
+    for (const IntField& f : intFieldTable())
+        if (std::strcmp(f.key, key) == 0) return f.label;
+    for (const RealField& f : realFieldTable())
+        if (std::strcmp(f.key, key) == 0) return f.label;
+    return "";
+}
+
 }  // namespace
 
 QString SettingsPanel::checkpointName(const QString& path)
@@ -71,50 +144,263 @@ QString SettingsPanel::checkpointName(const QString& path)
     return f.dir().dirName() == "checkpoints" ? QFileInfo(f.absolutePath()).dir().dirName() + "/" + f.fileName() : f.fileName();
 }
 
-QSpinBox* SettingsPanel::spin(const char* key)
+struct SettingsPanel::Choice {
+    QString label, id, tip;
+};
+
+struct SettingsPanel::Row {
+    const char* key;          // the dotted key; a number's label, range and tooltip are its base/configfields.h entry
+    Member value = {};        // where the setting lives; none for the helpers
+    Use use = Use::Always;
+    const char* label = nullptr;    // the label, for a setting without a configfields entry (or another word)
+    const char* tip = nullptr;      // the tooltip, for a setting without a configfields entry
+    const char* text = nullptr;     // a check box's own text
+    const char* special = nullptr;  // a spin box's text at its minimum
+    const char* suffix = nullptr;   // a spin box's unit
+    const char* name = nullptr;     // the widget's object name, where it is not the key's last part
+    QList<Choice> (*choices)() = nullptr;  // a combo box's entries
+    bool beside = false;            // in the previous row, right of its field
+    Widget widget = Widget::Setting;
+};
+
+// The rows of each section, in the form's order. A setting is one line here; the label, range
+// and tooltip of a number are its base/configfields.h entry.
+const std::vector<SettingsPanel::Row>& SettingsPanel::taskRows()
 {
-    const IntField& f = intField(key);
-    return spin(int(f.lo), int(std::min<long long>(f.formMax, std::numeric_limits<int>::max())), QString(key).section('.', -1), f.tip);
+    static const std::vector<Row> rows{
+        {.key = "task.kind", .value = &TaskConfig::kind, .label = QT_TR_NOOP("Task"),
+         .tip = QT_TR_NOOP("What the model is trained and evaluated on; choosing one loads its laptop-scale settings"), .name = "task_kind",
+         .choices = [] {
+             QList<Choice> c;
+             for (const TaskInfo& t : taskCatalog()) c.append({t.label, t.id, t.description});
+             return c;
+         }},
+        {.key = "task.vocab_size", .value = &TaskConfig::vocabSize, .use = Use::Letters},
+        {.key = "task.min_len", .value = &TaskConfig::minLen},
+        {.key = "task.max_len", .value = &TaskConfig::maxLen},
+        {.key = "task.context_len", .value = &TaskConfig::contextLen},
+        {.key = "task.eval_lengths", .value = &TaskConfig::evalLengths,
+         .tip = QT_TR_NOOP("Lengths evaluated during training, comma-separated; the max length is always included")},
+        {.key = "task.ngram", .value = &TaskConfig::ngram, .use = Use::TaskOption},
+        {.key = "task.answer_len", .value = &TaskConfig::answerLen, .use = Use::TaskOption},
+        {.key = "task.shuffle_words", .value = &TaskConfig::shuffleWords, .use = Use::TaskOption,
+         .tip = QT_TR_NOOP("Copy the span's words in a random order (no help from knowing English)"), .text = QT_TR_NOOP("Shuffle words")},
+        {.key = "task.dims", .value = &TaskConfig::dims, .use = Use::TaskOption},
+        {.key = "task.sparsity", .value = &TaskConfig::sparsity, .use = Use::TaskOption},
+        {.key = "task.outlier_prob", .value = &TaskConfig::outlierProb, .use = Use::TaskOption},
+        {.key = "task.noise_fraction", .value = &TaskConfig::noiseFraction, .use = Use::TaskOption},
+        {.key = "task.noise_vocab", .value = &TaskConfig::noiseVocab, .use = Use::TaskOption},
+        {.key = "task.motif", .value = &TaskConfig::motif, .use = Use::TaskOption},
+        {.key = "task.copy_tokens", .value = &TaskConfig::copyTokens, .use = Use::TaskOption},
+        {.key = "task.train_examples", .value = &TaskConfig::trainExamples, .use = Use::TaskOption},
+    };
+    return rows;
 }
 
-QDoubleSpinBox* SettingsPanel::realSpin(const char* key)
+const std::vector<SettingsPanel::Row>& SettingsPanel::modelRows()
 {
-    const RealField& f = realField(key);
+    static const std::vector<Row> rows{
+        {.key = "model.kind", .value = &ModelConfig::kind, .label = QT_TR_NOOP("Family"), .tip = QT_TR_NOOP("The sequence model family"),
+         .choices = [] {
+             QList<Choice> c;
+             for (const ModelFamily& k : modelFamilies()) c.append({k.label, k.id, k.tip});
+             return c;
+         }},
+        {.key = "model.positions", .value = &ModelConfig::positions, .use = Use::Positions, .label = QT_TR_NOOP("Positions"),
+         .tip = QT_TR_NOOP("Transformer positional scheme (the hybrids fix theirs as in Park et al.)"),
+         .choices = [] {
+             QList<Choice> c;
+             for (const PositionScheme& p : positionSchemes()) c.append({p.label, p.id, p.tip});
+             return c;
+         }},
+        {.key = "model.layers", .value = &ModelConfig::layers},
+        {.key = "model.d_model", .value = &ModelConfig::dModel},
+        {.key = "matchSize", .beside = true, .widget = Widget::MatchButton},
+        {.key = "model.heads", .value = &ModelConfig::heads, .use = Use::Attention},
+        {.key = "model.num_masked_heads", .value = &ModelConfig::numMaskedHeads, .use = Use::HardAlibi},
+        {.key = "model.short_conv", .value = &ModelConfig::shortConv, .use = Use::FamilyOption, .special = QT_TR_NOOP("none")},
+        {.key = "model.d_state", .value = &ModelConfig::dState, .use = Use::FamilyOption},
+        {.key = "model.expand", .value = &ModelConfig::expand, .use = Use::FamilyOption},
+        {.key = "model.head_dim", .value = &ModelConfig::headDim, .use = Use::FamilyOption},
+        {.key = "model.n_groups", .value = &ModelConfig::nGroups, .use = Use::FamilyOption},
+        {.key = "model.chunk_size", .value = &ModelConfig::chunkSize, .use = Use::FamilyOption},
+        {.key = "model.forget_gate", .value = &ModelConfig::forgetGate, .use = Use::FamilyOption,
+         .tip = QT_TR_NOOP("Gated DeltaNet: the gate that decays the state each token. Off: the plain delta rule "
+                           "(DeltaNet), which keeps what a key holds until a write under a similar key replaces it"),
+         .text = QT_TR_NOOP("Decay gate")},
+        {.key = "model.init", .value = &ModelConfig::init, .use = Use::FamilyOption, .label = QT_TR_NOOP("Initialisation"),
+         .tip = QT_TR_NOOP("How Mamba's selective mixers are initialised (Mamba and the hybrids)"),
+         .choices = [] {
+             return QList<Choice>{
+                 {tr("default (mamba_ssm)"), "default",
+                  tr("mamba_ssm's initialisation: S4D-real decays A_n = -(n + 1), independent B and C projections")},
+                 {tr("mimetic"), "mimetic",
+                  tr("Trockman et al. 2024: state transitions near 1 and C's projection equal to B's, so the scan "
+                     "starts out like linear attention")}};
+         }},
+        {.key = "modelSize", .widget = Widget::SizeLabel},
+    };
+    return rows;
+}
+
+const std::vector<SettingsPanel::Row>& SettingsPanel::trainingRows()
+{
+    static const std::vector<Row> rows{
+        {.key = "train.steps", .value = &TrainConfig::steps},
+        {.key = "train.batch_size", .value = &TrainConfig::batchSize},
+        {.key = "train.lr", .value = &TrainConfig::lr},
+        {.key = "train.schedule", .value = &TrainConfig::schedule, .label = QT_TR_NOOP("Schedule"),
+         .choices = [] { return QList<Choice>{{tr("cosine"), "cosine", {}}, {tr("linear"), "linear", {}}, {tr("constant"), "constant", {}}}; }},
+        {.key = "train.warmup_steps", .value = &TrainConfig::warmupSteps},
+        {.key = "train.weight_decay", .value = &TrainConfig::weightDecay},
+        {.key = "train.grad_clip", .value = &TrainConfig::gradClip},
+        {.key = "train.precision", .value = &TrainConfig::precision, .label = QT_TR_NOOP("Precision"),
+         .tip = QT_TR_NOOP("bfloat16: matrix products in bfloat16 under Torch's autocast, the scan's state, norms and loss "
+                           "in float32; weights, optimiser and checkpoints stay float32. Pays off on a GPU with bf16 "
+                           "units; on a CPU it is no faster (the app's fused float32 kernels step aside)."),
+         .choices = [] { return QList<Choice>{{tr("float32"), "fp32", {}}, {tr("bfloat16 (autocast)"), "bf16", {}}}; }},
+        {.key = "train.eval_every", .value = &TrainConfig::evalEvery},
+        {.key = "train.checkpoint_every", .value = &TrainConfig::checkpointEvery},
+        {.key = "train.mechanism_every", .value = &TrainConfig::mechanismEvery, .use = Use::TokenTasks, .special = QT_TR_NOOP("off")},
+        {.key = "seed", .value = &ExperimentConfig::seed},
+        {.key = "train.curriculum_dims", .value = &TrainConfig::curriculumDims, .use = Use::VectorTasks,
+         .label = QT_TR_NOOP("Curriculum"), .special = QT_TR_NOOP("off")},
+        {.key = "train.curriculum_steps", .value = &TrainConfig::curriculumSteps, .use = Use::VectorTasks,
+         .suffix = QT_TR_NOOP(" steps"), .beside = true},
+    };
+    return rows;
+}
+
+template <class W> W* SettingsPanel::field(const char* key) const
+{
+    for (const Field& f : m_fields)
+        if (std::strcmp(f.row->key, key) == 0) return qobject_cast<W*>(f.widget);
+    return nullptr;
+}
+
+QString SettingsPanel::rowLabel(const Row& row) { return tr(row.label ? row.label : settingLabel(row.key)); }
+
+QSpinBox* SettingsPanel::spin(const Row& row)
+{
+    const IntField& f = intField(row.key);
+    auto* s = new QSpinBox(this);
+    s->setRange(int(std::max(f.lo, f.formMin)), int(std::min<long long>(f.formMax, std::numeric_limits<int>::max())));
+    s->setToolTip(tr(f.tip));
+    s->setKeyboardTracking(false);
+    if (row.special) s->setSpecialValueText(tr(row.special));
+    if (row.suffix) s->setSuffix(tr(row.suffix));
+    connect(s, &QSpinBox::valueChanged, this, [this, &row] { edited(row); });
+    return s;
+}
+
+QDoubleSpinBox* SettingsPanel::realSpin(const Row& row)
+{
+    const RealField& f = realField(row.key);
     auto* s = new QDoubleSpinBox(this);
-    s->setObjectName(QString(key).section('.', -1));
     s->setDecimals(f.decimals);
     s->setRange(f.formMin, f.formMax);
     s->setSingleStep(f.formStep);
-    s->setToolTip(f.tip);
+    s->setToolTip(tr(f.tip));
     s->setKeyboardTracking(false);
-    connect(s, &QDoubleSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
+    connect(s, &QDoubleSpinBox::valueChanged, this, [this, &row] { edited(row); });
     return s;
 }
 
-QString SettingsPanel::label(const char* key)
+QComboBox* SettingsPanel::comboBox(const Row& row)
 {
-    for (const IntField& f : intFieldTable())
-        if (std::strcmp(f.key, key) == 0) return f.label;
-    return realField(key).label;
+    auto* box = new QComboBox(this);
+    for (const Choice& c : row.choices()) {
+        box->addItem(c.label, c.id);
+        if (!c.tip.isEmpty()) box->setItemData(box->count() - 1, c.tip, Qt::ToolTipRole);
+    }
+    connect(box, &QComboBox::currentIndexChanged, this, [this, &row] { edited(row); });
+    return box;
 }
 
-QSpinBox* SettingsPanel::spin(int lo, int hi, const QString& objectName, const QString& tip)
+// The widget of one row, named after its key (tests and the window find it by that name).
+QWidget* SettingsPanel::makeField(const Row& row)
 {
-    auto* s = new QSpinBox(this);
-    s->setRange(lo, hi);
-    s->setObjectName(objectName);
-    s->setToolTip(tip);
-    s->setKeyboardTracking(false);
-    connect(s, &QSpinBox::valueChanged, this, [this] { if (!m_filling) showProblems(); });
-    return s;
+    QWidget* w = nullptr;
+    if (row.widget == Widget::MatchButton) {
+        w = m_match = makeMatchButton();
+    } else if (row.widget == Widget::SizeLabel) {
+        w = m_size = makeSizeLabel();
+    } else {
+        ExperimentConfig defaults;  // only the type of the value matters here
+        w = std::visit(
+            [&](auto* value) -> QWidget* {
+                using T = std::remove_pointer_t<decltype(value)>;
+                if constexpr (std::is_same_v<T, double>) {
+                    return realSpin(row);
+                } else if constexpr (std::is_same_v<T, bool>) {
+                    auto* check = new QCheckBox(tr(row.text), this);
+                    connect(check, &QCheckBox::toggled, this, [this, &row] { edited(row); });
+                    return check;
+                } else if constexpr (std::is_same_v<T, QString>) {
+                    return comboBox(row);
+                } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+                    auto* edit = new QLineEdit(this);
+                    connect(edit, &QLineEdit::textChanged, this, [this, &row] { edited(row); });
+                    return edit;
+                } else {
+                    return spin(row);
+                }
+            },
+            valueIn(defaults, row.value));
+        m_fields.push_back({&row, w});
+    }
+    w->setObjectName(row.name ? row.name : QString(row.key).section('.', -1));
+    if (row.tip) w->setToolTip(tr(row.tip));
+    return w;
 }
 
-SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
+// The rows into the form; a row marked `beside` shares the previous row's line.
+void SettingsPanel::addRows(QFormLayout* form, const std::vector<Row>& rows)
 {
-    auto* layout = new QVBoxLayout(this);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& row = rows[i];
+        QWidget* w = makeField(row);
+        if (row.widget == Widget::SizeLabel) {
+            form->addRow(w);
+        } else if (i + 1 < rows.size() && rows[i + 1].beside) {
+            auto* line = new QHBoxLayout;
+            line->setContentsMargins(0, 0, 0, 0);
+            line->addWidget(w, 1);
+            for (; i + 1 < rows.size() && rows[i + 1].beside; ++i)
+                line->addWidget(makeField(rows[i + 1]), rows[i + 1].widget == Widget::MatchButton ? 0 : 1);
+            form->addRow(rowLabel(row), line);
+        } else {
+            form->addRow(rowLabel(row), w);
+        }
+    }
+}
 
-    auto* presetBox = new QGroupBox(tr("Experiment"), this);
-    auto* pf = new QVBoxLayout(presetBox);
+QToolButton* SettingsPanel::makeMatchButton()
+{
+    auto* button = new QToolButton(this);
+    button->setText(tr("Match…"));
+    button->setToolTip(tr("Choose d_model so this family has as many parameters as another family with the same settings "
+                          "(to compare architectures at matched size)"));
+    button->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(button);
+    for (const ModelFamily& k : modelFamilies())
+        menu->addAction(k.label, this, [this, id = k.id] { matchSizeOf(id); })->setObjectName("match_" + k.id);
+    button->setMenu(menu);
+    return button;
+}
+
+QLabel* SettingsPanel::makeSizeLabel()
+{
+    auto* size = new QLabel(this);
+    size->setWordWrap(true);
+    size->setToolTip(tr("Parameters, and the state the model carries from one token to the next: the quantity in the copy paper's bound"));
+    return size;
+}
+
+QWidget* SettingsPanel::buildExperimentBox()
+{
+    auto* box = new QGroupBox(tr("Experiment"), this);
+    auto* layout = new QVBoxLayout(box);
     m_preset = new QComboBox(this);
     m_preset->setObjectName("preset");
     m_preset->addItems(presetNames());
@@ -123,73 +409,35 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_description->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_description->setForegroundRole(QPalette::PlaceholderText);  // quieter than the form, in either theme
     m_description->setObjectName("description");
-    pf->addWidget(m_preset);
-    pf->addWidget(m_description);
-    layout->addWidget(presetBox);
+    layout->addWidget(m_preset);
+    layout->addWidget(m_description);
+    connect(m_preset, &QComboBox::activated, this, [this](int i) {
+        if (m_preset->itemData(i).toString() != kOtherEntry) {
+            selectPreset(m_preset->itemText(i));
+            return;
+        }
+        setOrigin(i, m_other, m_otherText);
+        fillForm(m_other);
+    });
+    return box;
+}
 
+QWidget* SettingsPanel::buildTaskBox()
+{
     // The form holds no word-wrapped label: Qt 6.4's QFormLayout::heightForWidth writes past its
     // row array when rows are hidden (valgrind: "invalid write" in it; with the eleven optional
     // rows it corrupted the heap and the window crashed on showing). The wrapping example and
     // its button sit below the form instead.
-    auto* task = new QGroupBox(tr("Task"), this);
-    auto* taskLayout = new QVBoxLayout(task);
-    auto* taskForm = new QWidget(task);
-    auto* tf = new QFormLayout(taskForm);
-    tf->setContentsMargins(0, 0, 0, 0);
-    taskLayout->addWidget(taskForm);
-    m_task = new QComboBox(this);
-    m_task->setObjectName("task_kind");
-    for (const TaskInfo& t : taskCatalog()) {
-        m_task->addItem(t.label, t.id);
-        m_task->setItemData(m_task->count() - 1, t.description, Qt::ToolTipRole);
-    }
-    m_task->setToolTip(tr("What the model is trained and evaluated on; choosing one loads its laptop-scale settings"));
+    auto* box = new QGroupBox(tr("Task"), this);
+    auto* layout = new QVBoxLayout(box);
+    auto* formWidget = new QWidget(box);
+    auto* form = new QFormLayout(formWidget);
+    form->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(formWidget);
+    addRows(form, taskRows());
+    m_task = field<QComboBox>("task.kind");
     m_task->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_task->setMinimumContentsLength(12);
-    connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
-        if (m_filling) return;
-        setTaskFields(taskDefaults(m_task->currentData().toString()));
-        showProblems();
-    });
-    m_vocab = spin(2, 1024, "vocab_size", tr("Letters in the alphabet (the copy paper uses 26; MQAR splits them into keys and values)"));
-    m_minLen = spin("task.min_len");
-    m_maxLen = spin("task.max_len");
-    m_context = spin(5, 65536, "context_len", tr("Tokens per packed training row; must hold one example at the largest difficulty"));
-    m_ngram = spin("task.ngram");
-    m_answerLen = spin("task.answer_len");
-    m_dims = spin("task.dims");
-    m_sparsity = spin(1, 256, "sparsity", tr("Sparse regression: non-zero weights; sparse parity: the k coordinates multiplied"));
-    m_outlier = realSpin("task.outlier_prob");
-    m_noise = realSpin("task.noise_fraction");
-    m_noiseVocab = spin("task.noise_vocab");
-    m_motif = spin("task.motif");
-    m_copyTokens = spin("task.copy_tokens");
-    m_trainExamples = spin("task.train_examples");
-    m_shuffle = new QCheckBox(tr("Shuffle words"), this);
-    m_shuffle->setObjectName("shuffle_words");
-    m_shuffle->setToolTip(tr("Copy the span's words in a random order (no help from knowing English)"));
-    connect(m_shuffle, &QCheckBox::toggled, this, [this] { if (!m_filling) showProblems(); });
-    m_evalLengths = new QLineEdit(this);
-    m_evalLengths->setObjectName("eval_lengths");
-    m_evalLengths->setToolTip(tr("Lengths evaluated during training, comma-separated; the max length is always included"));
-    connect(m_evalLengths, &QLineEdit::textChanged, this, [this] { if (!m_filling) showProblems(); });
-    tf->addRow(tr("Task"), m_task);
-    tf->addRow(tr("Alphabet size"), m_vocab);
-    tf->addRow(label("task.min_len"), m_minLen);
-    tf->addRow(label("task.max_len"), m_maxLen);
-    tf->addRow(tr("Context length"), m_context);
-    tf->addRow(label("task.eval_lengths"), m_evalLengths);
-    tf->addRow(label("task.ngram"), m_ngram);
-    tf->addRow(label("task.answer_len"), m_answerLen);
-    tf->addRow(QString(), m_shuffle);
-    tf->addRow(label("task.dims"), m_dims);
-    tf->addRow(tr("Sparsity"), m_sparsity);
-    tf->addRow(label("task.outlier_prob"), m_outlier);
-    tf->addRow(label("task.noise_fraction"), m_noise);
-    tf->addRow(label("task.noise_vocab"), m_noiseVocab);
-    tf->addRow(label("task.motif"), m_motif);
-    tf->addRow(label("task.copy_tokens"), m_copyTokens);
-    tf->addRow(label("task.train_examples"), m_trainExamples);
     m_sample = new QLabel(this);
     m_sample->setObjectName("sample");
     m_sample->setWordWrap(true);
@@ -203,153 +451,32 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
         ++m_sampleSeed;
         showSample();
     });
-    taskLayout->addWidget(m_sample);
-    taskLayout->addWidget(m_newSample);
-    layout->addWidget(task);
+    layout->addWidget(m_sample);
+    layout->addWidget(m_newSample);
+    return box;
+}
 
-    auto* model = new QGroupBox(tr("Model"), this);
-    auto* mf = new QFormLayout(model);
-    m_kind = new QComboBox(this);
-    m_kind->setObjectName("kind");
-    for (const ModelFamily& k : modelFamilies()) {
-        m_kind->addItem(k.label, k.id);
-        m_kind->setItemData(m_kind->count() - 1, k.tip, Qt::ToolTipRole);
-    }
-    m_kind->setToolTip(tr("The sequence model family"));
-    m_positions = new QComboBox(this);
-    m_positions->setObjectName("positions");
-    for (const PositionScheme& p : positionSchemes()) {
-        m_positions->addItem(p.label, p.id);
-        m_positions->setItemData(m_positions->count() - 1, p.tip, Qt::ToolTipRole);
-    }
-    m_positions->setToolTip(tr("Transformer positional scheme (the hybrids fix theirs as in Park et al.)"));
-    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
-        updateModelFields();
-        if (!m_filling) showProblems();
-    });
-    connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
-        updateModelFields();
-        if (!m_filling) showProblems();
-    });
-    m_layers = spin("model.layers");
-    m_dModel = spin("model.d_model");
-    m_heads = spin("model.heads");
-    m_masked = spin("model.num_masked_heads");
-    m_dState = spin("model.d_state");
-    m_shortConv = spin("model.short_conv");
-    m_shortConv->setSpecialValueText(tr("none"));
-    m_expand = spin("model.expand");
-    m_headDim = spin("model.head_dim");
-    m_groups = spin("model.n_groups");
-    m_chunk = spin("model.chunk_size");
-    mf->addRow(tr("Family"), m_kind);
-    mf->addRow(tr("Positions"), m_positions);
-    mf->addRow(label("model.layers"), m_layers);
-    auto* widthRow = new QHBoxLayout;  // d_model, and the button that picks it for a matched size
-    widthRow->setContentsMargins(0, 0, 0, 0);
-    widthRow->addWidget(m_dModel, 1);
-    m_match = new QToolButton(this);
-    widthRow->addWidget(m_match);
-    mf->addRow(label("model.d_model"), widthRow);
-    mf->addRow(label("model.heads"), m_heads);
-    mf->addRow(label("model.num_masked_heads"), m_masked);
-    mf->addRow(label("model.short_conv"), m_shortConv);
-    mf->addRow(label("model.d_state"), m_dState);
-    mf->addRow(label("model.expand"), m_expand);
-    mf->addRow(label("model.head_dim"), m_headDim);
-    mf->addRow(label("model.n_groups"), m_groups);
-    mf->addRow(label("model.chunk_size"), m_chunk);
-    m_forgetGate = new QCheckBox(tr("Decay gate"), this);
-    m_forgetGate->setObjectName("forget_gate");
-    m_forgetGate->setToolTip(tr("Gated DeltaNet: the gate that decays the state each token. Off: the plain delta rule "
-                                "(DeltaNet), which keeps what a key holds until a write under a similar key replaces it"));
-    connect(m_forgetGate, &QCheckBox::toggled, this, [this] {
-        if (!m_filling) showProblems();
-    });
-    mf->addRow(QString(), m_forgetGate);
-    m_init = new QComboBox(this);
-    m_init->setObjectName("init");
-    m_init->addItem(tr("default (mamba_ssm)"), "default");
-    m_init->setItemData(0, tr("mamba_ssm's initialisation: S4D-real decays A_n = -(n + 1), independent B and C projections"),
-                        Qt::ToolTipRole);
-    m_init->addItem(tr("mimetic"), "mimetic");
-    m_init->setItemData(1, tr("Trockman et al. 2024: state transitions near 1 and C's projection equal to B's, so the scan "
-                              "starts out like linear attention"),
-                        Qt::ToolTipRole);
-    m_init->setToolTip(tr("How Mamba's selective mixers are initialised (Mamba and the hybrids)"));
-    connect(m_init, &QComboBox::currentIndexChanged, this, [this] {
-        if (!m_filling) showProblems();
-    });
-    mf->addRow(tr("Initialisation"), m_init);
-    m_size = new QLabel(this);
-    m_size->setObjectName("modelSize");
-    m_size->setWordWrap(true);
-    m_size->setToolTip(tr("Parameters, and the state the model carries from one token to the next: the quantity in the copy paper's bound"));
-    mf->addRow(m_size);
-    m_match->setObjectName("matchSize");
-    m_match->setText(tr("Match…"));
-    m_match->setToolTip(tr("Choose d_model so this family has as many parameters as another family with the same settings "
-                           "(to compare architectures at matched size)"));
-    m_match->setPopupMode(QToolButton::InstantPopup);
-    auto* matchMenu = new QMenu(m_match);
-    for (const ModelFamily& k : modelFamilies())
-        matchMenu->addAction(k.label, this, [this, id = k.id] { matchSizeOf(id); })->setObjectName("match_" + k.id);
-    m_match->setMenu(matchMenu);
-    layout->addWidget(model);
+QWidget* SettingsPanel::buildSection(const QString& title, const std::vector<Row>& rows)
+{
+    auto* box = new QGroupBox(title, this);
+    addRows(new QFormLayout(box), rows);
+    return box;
+}
+
+SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(buildExperimentBox());
+    layout->addWidget(buildTaskBox());
+    layout->addWidget(buildSection(tr("Model"), modelRows()));
+    m_kind = field<QComboBox>("model.kind");
+    m_positions = field<QComboBox>("model.positions");
     // Counting builds the model; coalesce bursts of edits (a spin box held down).
     m_sizeTimer = new QTimer(this);
     m_sizeTimer->setSingleShot(true);
     m_sizeTimer->setInterval(150);
     connect(m_sizeTimer, &QTimer::timeout, this, &SettingsPanel::updateSize);
-
-    auto* train = new QGroupBox(tr("Training"), this);
-    auto* rf = new QFormLayout(train);
-    m_steps = spin("train.steps");
-    m_batch = spin("train.batch_size");
-    m_lr = realSpin("train.lr");
-    m_schedule = new QComboBox(this);
-    m_schedule->setObjectName("schedule");
-    m_schedule->addItems({"cosine", "linear", "constant"});
-    m_precision = new QComboBox(this);
-    m_precision->setObjectName("precision");
-    m_precision->addItem(tr("float32"), "fp32");
-    m_precision->addItem(tr("bfloat16 (autocast)"), "bf16");
-    m_precision->setToolTip(tr("bfloat16: matrix products in bfloat16 under Torch's autocast, the scan's state, norms and loss "
-                               "in float32; weights, optimiser and checkpoints stay float32. Pays off on a GPU with bf16 "
-                               "units; on a CPU it is no faster (the app's fused float32 kernels step aside)."));
-    m_warmup = spin("train.warmup_steps");
-    m_weightDecay = realSpin("train.weight_decay");
-    m_gradClip = realSpin("train.grad_clip");
-    m_evalEvery = spin("train.eval_every");
-    m_checkpointEvery = spin("train.checkpoint_every");
-    m_mechanismEvery = spin("train.mechanism_every");
-    m_mechanismEvery->setSpecialValueText(tr("off"));
-    m_seed = spin("seed");
-    m_curriculumDims = spin(0, 256, "curriculum_dims",
-                            tr("In-context tasks (Garg et al. 2022): start training with x on this many coordinates and prompts of "
-                               "at most 2 x this + 1 examples, growing to the task's dims and max examples; 0 = no curriculum"));
-    m_curriculumSteps = spin("train.curriculum_steps");
-    m_curriculumDims->setSpecialValueText(tr("off"));
-    m_curriculumSteps->setSuffix(tr(" steps"));
-    connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] { if (!m_filling) showProblems(); });
-    rf->addRow(label("train.steps"), m_steps);
-    rf->addRow(label("train.batch_size"), m_batch);
-    rf->addRow(label("train.lr"), m_lr);
-    rf->addRow(tr("Schedule"), m_schedule);
-    rf->addRow(label("train.warmup_steps"), m_warmup);
-    rf->addRow(label("train.weight_decay"), m_weightDecay);
-    rf->addRow(label("train.grad_clip"), m_gradClip);
-    rf->addRow(tr("Precision"), m_precision);
-    rf->addRow(label("train.eval_every"), m_evalEvery);
-    rf->addRow(label("train.checkpoint_every"), m_checkpointEvery);
-    rf->addRow(label("train.mechanism_every"), m_mechanismEvery);
-    rf->addRow(label("seed"), m_seed);
-    auto* curriculumRow = new QHBoxLayout;  // from dims, over steps
-    curriculumRow->setContentsMargins(0, 0, 0, 0);
-    curriculumRow->addWidget(m_curriculumDims, 1);
-    curriculumRow->addWidget(m_curriculumSteps, 1);
-    rf->addRow(tr("Curriculum"), curriculumRow);
-    layout->addWidget(train);
+    layout->addWidget(buildSection(tr("Training"), trainingRows()));
 
     m_problems = new QLabel(this);
     m_problems->setObjectName("problems");
@@ -357,15 +484,13 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent)
     m_problems->setStyleSheet("color: #c0392b;");
     layout->addWidget(m_problems);
     layout->addStretch(1);
+}
 
-    connect(m_preset, &QComboBox::activated, this, [this](int i) {
-        if (m_preset->itemData(i).toString() != kOtherEntry) {
-            selectPreset(m_preset->itemText(i));
-            return;
-        }
-        setOrigin(i, m_other, m_otherText);
-        fillForm(m_other);
-    });
+void SettingsPanel::edited(const Row& row)
+{
+    if (m_filling) return;
+    if (row.value == Member(&TaskConfig::kind)) setTaskFields(taskDefaults(m_task->currentData().toString()));  // a task's own settings
+    showProblems();
 }
 
 bool SettingsPanel::selectPreset(const QString& name)
@@ -441,35 +566,8 @@ void SettingsPanel::fillForm(const ExperimentConfig& c)
     m_filling = true;
     m_base = c;
     setTaskFields(c.task);
-    m_kind->setCurrentIndex(std::max(0, m_kind->findData(c.model.kind)));
-    m_positions->setCurrentIndex(std::max(0, m_positions->findData(c.model.positions)));
-    m_layers->setValue(c.model.layers);
-    m_dModel->setValue(c.model.dModel);
-    m_heads->setValue(c.model.heads);
-    m_masked->setValue(c.model.numMaskedHeads);
-    m_dState->setValue(c.model.dState);
-    m_shortConv->setValue(c.model.shortConv);
-    m_expand->setValue(c.model.expand);
-    m_headDim->setValue(c.model.headDim);
-    m_groups->setValue(c.model.nGroups);
-    m_chunk->setValue(c.model.chunkSize);
-    m_forgetGate->setChecked(c.model.forgetGate);
-    m_init->setCurrentIndex(std::max(0, m_init->findData(c.model.init)));
-    updateModelFields();
-    m_steps->setValue(c.train.steps);
-    m_batch->setValue(c.train.batchSize);
-    m_lr->setValue(c.train.lr);
-    m_schedule->setCurrentText(c.train.schedule);
-    m_precision->setCurrentIndex(std::max(0, m_precision->findData(c.train.precision)));
-    m_warmup->setValue(c.train.warmupSteps);
-    m_weightDecay->setValue(c.train.weightDecay);
-    m_gradClip->setValue(c.train.gradClip);
-    m_evalEvery->setValue(c.train.evalEvery);
-    m_checkpointEvery->setValue(c.train.checkpointEvery);
-    m_mechanismEvery->setValue(c.train.mechanismEvery);
-    m_seed->setValue(int(c.seed));
-    m_curriculumDims->setValue(c.train.curriculumDims);
-    m_curriculumSteps->setValue(c.train.curriculumSteps);
+    for (const Field& f : m_fields)
+        if (!QString(f.row->key).startsWith("task.")) showValue(f, m_base);
     m_filling = false;
     showProblems();
 }
@@ -479,58 +577,94 @@ void SettingsPanel::setTaskFields(const TaskConfig& t)
     const bool filling = m_filling;
     m_filling = true;
     m_base.task = t;
-    m_task->setCurrentIndex(std::max(0, m_task->findData(t.kind)));
-    m_vocab->setValue(t.vocabSize);
-    m_minLen->setValue(t.minLen);
-    m_maxLen->setValue(t.maxLen);
-    m_context->setValue(t.contextLen);
-    QStringList lengths;
-    for (int l : t.evalLengths) lengths << QString::number(l);
-    m_evalLengths->setText(lengths.join(", "));
-    m_ngram->setValue(t.ngram);
-    m_answerLen->setValue(t.answerLen);
-    m_shuffle->setChecked(t.shuffleWords);
-    m_dims->setValue(t.dims);
-    m_sparsity->setValue(t.sparsity);
-    m_outlier->setValue(t.outlierProb);
-    m_noise->setValue(t.noiseFraction);
-    m_noiseVocab->setValue(t.noiseVocab);
-    m_motif->setValue(t.motif);
-    m_copyTokens->setValue(t.copyTokens);
-    m_trainExamples->setValue(t.trainExamples);
+    for (const Field& f : m_fields)
+        if (QString(f.row->key).startsWith("task.")) showValue(f, m_base);
     m_filling = filling;
-    updateTaskFields();
+    updateRows();
 }
 
-// Only the options the chosen task uses are editable; the range labels name what they count.
-void SettingsPanel::updateTaskFields()
+void SettingsPanel::showValue(const Field& f, ExperimentConfig& c)
 {
-    const TaskInfo* info = findTask(m_task->currentData().toString());
-    if (!info) return;
-    m_vocab->setEnabled(!info->characters && !info->vectors);
-    auto* form = static_cast<QFormLayout*>(m_minLen->parentWidget()->layout());
-    // The options a task does not use are disabled and hidden: the form stays short.
-    const std::pair<QWidget*, const char*> options[] = {{m_ngram, "ngram"}, {m_answerLen, "answer_len"},
-                                                        {m_shuffle, "shuffle_words"}, {m_dims, "dims"},
-                                                        {m_sparsity, "sparsity"}, {m_outlier, "outlier_prob"},
-                                                        {m_noise, "noise_fraction"}, {m_noiseVocab, "noise_vocab"},
-                                                        {m_motif, "motif"}, {m_copyTokens, "copy_tokens"},
-                                                        {m_trainExamples, "train_examples"}};
-    for (const auto& [widget, key] : options) {
-        const bool used = info->options.contains(key);
-        widget->setEnabled(used);
-        form->setRowVisible(widget, used);
+    std::visit(
+        [&](auto* value) {
+            using T = std::remove_pointer_t<decltype(value)>;
+            if constexpr (std::is_same_v<T, double>) {
+                static_cast<QDoubleSpinBox*>(f.widget)->setValue(*value);
+            } else if constexpr (std::is_same_v<T, bool>) {
+                static_cast<QCheckBox*>(f.widget)->setChecked(*value);
+            } else if constexpr (std::is_same_v<T, QString>) {
+                auto* box = static_cast<QComboBox*>(f.widget);
+                box->setCurrentIndex(std::max(0, box->findData(*value)));
+            } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+                static_cast<QLineEdit*>(f.widget)->setText(lengthsText(*value));
+            } else {
+                static_cast<QSpinBox*>(f.widget)->setValue(int(*value));  // the seed is 64 bits, the form's 31
+            }
+        },
+        valueIn(c, f.row->value));
+}
+
+void SettingsPanel::readValue(const Field& f, ExperimentConfig& c) const
+{
+    std::visit(
+        [&](auto* value) {
+            using T = std::remove_pointer_t<decltype(value)>;
+            if constexpr (std::is_same_v<T, double>) {
+                *value = static_cast<QDoubleSpinBox*>(f.widget)->value();
+            } else if constexpr (std::is_same_v<T, bool>) {
+                *value = static_cast<QCheckBox*>(f.widget)->isChecked();
+            } else if constexpr (std::is_same_v<T, QString>) {
+                *value = static_cast<QComboBox*>(f.widget)->currentData().toString();
+            } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+                try {
+                    *value = parseLengthList(static_cast<QLineEdit*>(f.widget)->text(), f.row->key);
+                } catch (const Error&) {
+                    *value = {-1};  // validate() names the field
+                }
+            } else {
+                *value = static_cast<QSpinBox*>(f.widget)->value();
+            }
+        },
+        valueIn(c, f.row->value));
+}
+
+bool SettingsPanel::uses(const Row& row, const TaskInfo* task, const ModelFamily* family) const
+{
+    const QString option = QString(row.key).section('.', -1);
+    switch (row.use) {
+    case Use::Always: return true;
+    case Use::TaskOption: return task && task->options.contains(option);
+    case Use::Letters: return task && !task->characters && !task->vectors;
+    case Use::TokenTasks: return task && !task->vectors;
+    case Use::VectorTasks: return task && task->vectors;
+    case Use::FamilyOption: return family && family->options.contains(option);
+    case Use::Positions: return family && family->positions;
+    case Use::Attention: return family && family->attention;
+    case Use::HardAlibi: return family && family->positions && m_positions->currentData().toString() == "hard_alibi";
     }
-    auto label = [&](QWidget* field, const QString& text) {
-        if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
-    };
-    const QString what = info->difficulty.section(' ', -1);  // "length", "entries", "pairs", "examples"
-    label(m_minLen, tr("Min %1").arg(what));
-    label(m_maxLen, tr("Max %1").arg(what));
-    label(m_evalLengths, tr("Eval %1").arg(what));
-    m_curriculumDims->setEnabled(info->vectors);
-    m_curriculumSteps->setEnabled(info->vectors);
-    m_mechanismEvery->setEnabled(!info->vectors);  // heads are scored on token tasks
+    return true;
+}
+
+// Only the settings the chosen task and family use are editable; a task's options it does not
+// use are hidden as well, so the form stays short. The range labels name what the task counts.
+void SettingsPanel::updateRows()
+{
+    const TaskInfo* task = findTask(m_task->currentData().toString());
+    const ModelFamily* family = findFamily(m_kind->currentData().toString());
+    for (const Field& f : m_fields) {
+        if (f.row->use == Use::Always) continue;
+        const bool used = uses(*f.row, task, family);
+        f.widget->setEnabled(used);
+        if (f.row->use == Use::TaskOption) static_cast<QFormLayout*>(f.widget->parentWidget()->layout())->setRowVisible(f.widget, used);
+    }
+    if (!task) return;
+    const QString what = task->difficulty.section(' ', -1);  // "length", "entries", "pairs", "examples"
+    const std::pair<const char*, QString> labels[] = {
+        {"task.min_len", tr("Min %1").arg(what)}, {"task.max_len", tr("Max %1").arg(what)}, {"task.eval_lengths", tr("Eval %1").arg(what)}};
+    for (const auto& [key, text] : labels) {
+        QWidget* w = field<QWidget>(key);
+        if (auto* l = qobject_cast<QLabel*>(static_cast<QFormLayout*>(w->parentWidget()->layout())->labelForField(w))) l->setText(text);
+    }
 }
 
 void SettingsPanel::changeEvent(QEvent* e)
@@ -612,78 +746,12 @@ void SettingsPanel::showVectorSample(const TaskConfig& t)
 ExperimentConfig SettingsPanel::config() const
 {
     ExperimentConfig c = m_base;
-    c.task.kind = m_task->currentData().toString();
-    c.task.ngram = m_ngram->value();
-    c.task.answerLen = m_answerLen->value();
-    c.task.shuffleWords = m_shuffle->isChecked();
-    c.task.dims = m_dims->value();
-    c.task.sparsity = m_sparsity->value();
-    c.task.outlierProb = m_outlier->value();
-    c.task.noiseFraction = m_noise->value();
-    c.task.noiseVocab = m_noiseVocab->value();
-    c.task.motif = m_motif->value();
-    c.task.copyTokens = m_copyTokens->value();
-    c.task.trainExamples = m_trainExamples->value();
-    c.task.vocabSize = m_vocab->value();
-    c.task.minLen = m_minLen->value();
-    c.task.maxLen = m_maxLen->value();
-    c.task.contextLen = m_context->value();
-    try {
-        c.task.evalLengths = parseLengthList(m_evalLengths->text(), "task.eval_lengths");
-    } catch (const Error&) {
-        c.task.evalLengths = {-1};  // validate() names the field
-    }
-    c.model.kind = m_kind->currentData().toString();
-    c.model.positions = m_positions->currentData().toString();
-    c.model.layers = m_layers->value();
-    c.model.dModel = m_dModel->value();
-    c.model.heads = m_heads->value();
-    c.model.numMaskedHeads = c.model.positions == "hard_alibi" ? m_masked->value() : 0;
-    c.model.dState = m_dState->value();
-    c.model.expand = m_expand->value();
-    c.model.headDim = m_headDim->value();
-    c.model.nGroups = m_groups->value();
-    c.model.chunkSize = m_chunk->value();
-    c.model.forgetGate = m_forgetGate->isChecked();
-    const ModelFamily* family = findFamily(c.model.kind);  // a family without the option keeps the default
-    c.model.shortConv = family && family->options.contains("short_conv") ? m_shortConv->value() : 0;
-    c.model.init = family && family->options.contains("init") ? m_init->currentData().toString() : QString("default");
-    c.train.steps = m_steps->value();
-    c.train.batchSize = m_batch->value();
-    c.train.lr = m_lr->value();
-    c.train.schedule = m_schedule->currentText();
-    c.train.precision = m_precision->currentData().toString();
-    c.train.warmupSteps = m_warmup->value();
-    c.train.weightDecay = m_weightDecay->value();
-    c.train.gradClip = m_gradClip->value();
-    c.train.evalEvery = m_evalEvery->value();
-    c.train.checkpointEvery = m_checkpointEvery->value();
-    c.train.mechanismEvery = m_mechanismEvery->value();
-    const bool inContext = isVectorTask(c.task.kind);  // a token task has no curriculum
-    c.train.curriculumDims = inContext ? m_curriculumDims->value() : 0;
-    c.train.curriculumSteps = inContext && c.train.curriculumDims > 0 ? m_curriculumSteps->value() : 0;
-    c.seed = m_seed->value();
+    for (const Field& f : m_fields) readValue(f, c);
+    dropUnusedOptions(c);
     return c;
 }
 
 QStringList SettingsPanel::problems() const { return validate(config()); }
-
-// Only the options the chosen family uses are editable.
-void SettingsPanel::updateModelFields()
-{
-    const ModelFamily* f = findFamily(m_kind->currentData().toString());
-    const bool schemes = f && f->positions;
-    m_positions->setEnabled(schemes);
-    m_heads->setEnabled(f && f->attention);
-    m_masked->setEnabled(schemes && m_positions->currentData().toString() == "hard_alibi");
-    m_dState->setEnabled(f && f->options.contains("d_state"));
-    m_shortConv->setEnabled(f && f->options.contains("short_conv"));
-    m_expand->setEnabled(f && f->options.contains("expand"));
-    for (auto [box, key] : {std::pair{m_headDim, "head_dim"}, std::pair{m_groups, "n_groups"}, std::pair{m_chunk, "chunk_size"}})
-        box->setEnabled(f && f->options.contains(key));
-    m_init->setEnabled(f && f->options.contains("init"));
-    m_forgetGate->setEnabled(f && f->options.contains("forget_gate"));
-}
 
 void SettingsPanel::updateSize()
 {
@@ -717,7 +785,7 @@ void SettingsPanel::matchSizeOf(const QString& kind)
         },
         [this, kind](const ExperimentConfig& sized) {
             m_match->setEnabled(true);
-            m_dModel->setValue(sized.model.dModel);
+            field<QSpinBox>("model.d_model")->setValue(sized.model.dModel);
             m_sizeTimer->stop();
             updateSize();
             m_size->setText(m_size->text() + tr(" (matched to %1)").arg(kind));
@@ -733,7 +801,7 @@ void SettingsPanel::matchSizeOf(const QString& kind)
 void SettingsPanel::showProblems()
 {
     if (m_sizeTimer) m_sizeTimer->start();
-    updateTaskFields();
+    updateRows();
     updateDescription();
     const QStringList p = problems();
     if (p.isEmpty()) showSample();

@@ -1,5 +1,8 @@
 // The experiment form: preset, task, model and training settings. Holds a whole
 // ExperimentConfig; fields without a widget keep the values of the preset or checkpoint.
+// The form is built from three tables of rows (taskRows, modelRows, trainingRows in
+// settingspanel.cpp): each names a setting, and the widget, its label, range and tooltip, how it
+// is filled from and read into the config, and when it is enabled follow from that one entry.
 #pragma once
 
 #include "ui/jobs/backgroundjob.h"
@@ -7,17 +10,21 @@
 
 #include <QWidget>
 
-class QCheckBox;
+#include <vector>
+
 class QComboBox;
-class QPushButton;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
-class QLineEdit;
+class QPushButton;
 class QSpinBox;
 class QTimer;
 class QToolButton;
 
 namespace parrot {
+
+struct ModelFamily;
+struct TaskInfo;
 
 class SettingsPanel : public QWidget {
     Q_OBJECT
@@ -50,22 +57,44 @@ protected:
     void changeEvent(QEvent* e) override;
 
 private:
+    struct Row;     // one row of the form: a setting, its widget and when the task or family uses it
+    struct Choice;  // an entry of a row's combo box
+    struct Field {
+        const Row* row;
+        QWidget* widget;
+    };
+    static const std::vector<Row>& taskRows();
+    static const std::vector<Row>& modelRows();
+    static const std::vector<Row>& trainingRows();
+
+    QWidget* buildExperimentBox();
+    QWidget* buildTaskBox();
+    QWidget* buildSection(const QString& title, const std::vector<Row>& rows);
+    void addRows(QFormLayout* form, const std::vector<Row>& rows);
+    QWidget* makeField(const Row& row);
+    QSpinBox* spin(const Row& row);
+    QDoubleSpinBox* realSpin(const Row& row);
+    QComboBox* comboBox(const Row& row);
+    QToolButton* makeMatchButton();
+    QLabel* makeSizeLabel();
+    static QString rowLabel(const Row& row);
+    template <class W> W* field(const char* key) const;  // the widget of a setting's row
+    void edited(const Row& row);
+    void showValue(const Field& f, ExperimentConfig& c);
+    void readValue(const Field& f, ExperimentConfig& c) const;
+    bool uses(const Row& row, const TaskInfo* task, const ModelFamily* family) const;
+    void updateRows();
+
     void showProblems();
     void fillForm(const ExperimentConfig& c);
     // The Experiment box's last entry, for a checkpoint's or a custom config.
     void setOther(const QString& label, const ExperimentConfig& c, const QString& text);
     void setOrigin(int index, const ExperimentConfig& c, const QString& text);
     void updateDescription();
-    void updateModelFields();
-    void updateTaskFields();
     void setTaskFields(const TaskConfig& t);
     void showSample();
     void showVectorSample(const TaskConfig& t);
     void updateSize();
-    QSpinBox* spin(int lo, int hi, const QString& objectName, const QString& tip);
-    QSpinBox* spin(const char* key);  // a setting of base/configfields.h: its range, name and tooltip
-    QDoubleSpinBox* realSpin(const char* key);  // the same for a real-valued one
-    static QString label(const char* key);       // the setting's label from the same tables
 
     ExperimentConfig m_base;
     // What the Experiment box describes (a preset, a checkpoint's settings), and in what words;
@@ -77,31 +106,17 @@ private:
     bool m_filling = false;
     QComboBox* m_preset;
     QLabel* m_description;
-    QComboBox* m_task;
-    QSpinBox *m_vocab, *m_minLen, *m_maxLen, *m_context, *m_ngram, *m_answerLen, *m_dims, *m_sparsity;
-    QDoubleSpinBox* m_outlier;
-    QDoubleSpinBox* m_noise;
-    QSpinBox *m_noiseVocab, *m_motif, *m_copyTokens, *m_trainExamples;
-    QCheckBox* m_shuffle;
+    std::vector<Field> m_fields;  // every setting's row, in the form's order
+    QComboBox* m_task = nullptr;       // task.kind: choosing one loads the task's settings
+    QComboBox* m_kind = nullptr;       // model.kind and model.positions: which model rows apply
+    QComboBox* m_positions = nullptr;
     QLabel* m_sample = nullptr;  // one generated example, coloured by role
     QPushButton* m_newSample;
     int m_sampleSeed = 1;
-    QLineEdit* m_evalLengths;
-    QComboBox* m_kind;
-    QComboBox* m_positions;
-    QSpinBox *m_dState, *m_expand, *m_shortConv, *m_headDim, *m_groups, *m_chunk;
-    QCheckBox* m_forgetGate;
-    QComboBox* m_init;  // model.init, for Mamba's selective mixers
-    QSpinBox *m_curriculumDims, *m_curriculumSteps;  // in-context tasks
-    QSpinBox *m_layers, *m_dModel, *m_heads, *m_masked;
-    QSpinBox *m_steps, *m_batch, *m_warmup, *m_evalEvery, *m_checkpointEvery, *m_mechanismEvery, *m_seed;
-    QDoubleSpinBox *m_lr, *m_weightDecay, *m_gradClip;
-    QComboBox* m_schedule;
-    QComboBox* m_precision;  // train.precision
-    QLabel* m_problems;
-    QLabel* m_size;     // parameters and state, updated as the options change
+    QLabel* m_problems = nullptr;
+    QLabel* m_size = nullptr;     // parameters and state, updated as the options change
     QTimer* m_sizeTimer = nullptr;
-    QToolButton* m_match;  // "Match size of" a family
+    QToolButton* m_match = nullptr;  // "Match size of" a family
     BackgroundJob m_matchJob;
 };
 

@@ -23,9 +23,9 @@ namespace {
 
 QString duration(double s)
 {
-    if (s >= 3600) return QString("%1 h %2 min").arg(int(s / 3600)).arg(int(s / 60) % 60);
-    if (s >= 60) return QString("%1 min %2 s").arg(int(s / 60)).arg(int(s) % 60);
-    return QString("%1 s").arg(int(s + 0.5));
+    if (s >= 3600) return QObject::tr("%1 h %2 min").arg(int(s / 3600)).arg(int(s / 60) % 60);
+    if (s >= 60) return QObject::tr("%1 min %2 s").arg(int(s / 60)).arg(int(s) % 60);
+    return QObject::tr("%1 s").arg(int(s + 0.5));
 }
 
 QString rates(const TrainProgress& p)
