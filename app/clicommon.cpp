@@ -1,9 +1,9 @@
 #include "clicommon.h"
 
-#include "args.h"
 #include "base/error.h"
 #include "base/presets.h"
 #include "core/model.h"
+#include "args.h"
 
 namespace parrot {
 
@@ -71,6 +71,12 @@ ExportOptions figureStyle(Args& a)
     o.fontPt = a.number("--font-size");
     o.lineWidth = a.number("--line-width");
     return o;
+}
+
+FigureOptions comparisonOptions(const QString& log, int precision)
+{
+    if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
+    return {log.contains('x'), log.contains('y'), precision, [](const ExperimentConfig& c) { return Model::measure(c); }};
 }
 
 }  // namespace parrot

@@ -5,6 +5,7 @@
 
 #include "base/config.h"
 #include "figures/export.h"
+#include "figures/figures.h"
 
 #include <QString>
 #include <QTextStream>
@@ -28,5 +29,9 @@ ExperimentConfig experimentFrom(Args& a);
 std::pair<int, int> parseSize(const QString& size);
 std::pair<int, int> parseSize(const QString& size, int width, int height);
 ExportOptions figureStyle(Args& a);
+// A comparison figure's options: --log (x, y, xy or empty; anything else is an Error) and
+// --precision, with the models' sizes measured by the core (Model::measure) for the capacity and
+// frontier figures.
+FigureOptions comparisonOptions(const QString& log = {}, int precision = 8);
 
 }  // namespace parrot

@@ -3,8 +3,6 @@
 // the look-inside figures.
 #include "cli.h"
 
-#include "args.h"
-#include "clicommon.h"
 #include "base/ablation.h"
 #include "base/analysis/lookup.h"
 #include "base/error.h"
@@ -19,6 +17,8 @@
 #include "figures/constructionfigure.h"
 #include "figures/figures.h"
 #include "figures/insidefigure.h"
+#include "args.h"
+#include "clicommon.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -299,7 +299,7 @@ int inspectCapacity(const InsideSubject& s, const InspectRequest& r)
     run.config = s.model().config();
     run.curves.push_back(s.model().evaluate(evaluationLengths(run.config.task), r.samples, r.seed));
     run.status = "finished";
-    renderComparison({run}, "capacity", r.outFile, r.width, r.height, {}, r.style);
+    renderComparison({run}, "capacity", r.outFile, r.width, r.height, comparisonOptions(), r.style);
     out() << s.name() << ": " << run.curves.back().summary() << "\n";
     out() << "wrote " << QFileInfo(r.outFile).absoluteFilePath() << "\n";
     return 0;

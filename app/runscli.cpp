@@ -2,8 +2,6 @@
 // overlaid as one figure) and `export` (a run's figures for a paper).
 #include "cli.h"
 
-#include "args.h"
-#include "clicommon.h"
 #include "base/error.h"
 #include "base/experiments/results.h"
 #include "base/figurecatalog.h"
@@ -13,6 +11,8 @@
 #include "base/modelcatalog.h"
 #include "figures/figures.h"
 #include "figures/mechanismplot.h"
+#include "args.h"
+#include "clicommon.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -80,8 +80,7 @@ int cmdCompare(Args& a)
     const int precision = a.integer("--precision");
     const ExportOptions style = figureStyle(a);
     a.done();
-    if (!log.isEmpty() && log != "x" && log != "y" && log != "xy")
-        throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
+    const FigureOptions options = comparisonOptions(log, precision);
     if (dirs.isEmpty() || figure.isEmpty() || outFile.isEmpty())
         throw Error("compare: --runs DIR..., --figure and --out FILE are required");
     const auto [width, height] = parseSize(size);
@@ -90,7 +89,7 @@ int cmdCompare(Args& a)
         if (!QFileInfo(d).isDir()) throw Error(QString("%1: no such run folder").arg(d));
         runs.push_back(loadRun(d));
     }
-    renderComparison(runs, figure, outFile, width, height, FigureOptions{log.contains('x'), log.contains('y'), precision}, style);
+    renderComparison(runs, figure, outFile, width, height, options, style);
     out() << "wrote " << QFileInfo(outFile).absoluteFilePath() << " (" << runs.size() << " runs)\n";
     return 0;
 }
@@ -107,7 +106,7 @@ int cmdExport(Args& a)
     ExportOptions style = figureStyle(a);
     a.done();
     if (dir.isEmpty() || figure.isEmpty() || outFile.isEmpty()) throw Error("export: --run DIR, --figure NAME and --out FILE are required");
-    if (!log.isEmpty() && log != "x" && log != "y" && log != "xy") throw Error(QString("--log: expected x, y or xy, got \"%1\"").arg(log));
+    const FigureOptions options = comparisonOptions(log, precision);
     checkFigure(figure, ExportFigure);
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
     int skipped = 0;
@@ -116,7 +115,6 @@ int cmdExport(Args& a)
     style.width = width;
     style.height = height;
     checkExport(outFile, style);
-    const FigureOptions options{log.contains('x'), log.contains('y'), precision};
     if (figure == "table") {
         if (!outFile.endsWith(".csv", Qt::CaseInsensitive)) throw Error(QString("%1: the results table exports as CSV (.csv)").arg(outFile));
         const ResultsTable t = tabulate(runs, ResultPoint::InRange);

@@ -1,12 +1,25 @@
 #include "base/types.h"
 
 #include <QJsonArray>
+#include <QLocale>
 #include <QStringList>
 
 #include <algorithm>
 #include <cmath>
 
 namespace parrot {
+
+QString ModelSize::describe() const
+{
+    const QLocale en(QLocale::English);
+    QString text = QString("%1 parameters").arg(en.toString(parameters));
+    if (stateFloats > 0)
+        text += QString("; state %1 floats = %2 bits at 32-bit").arg(en.toString(stateFloats)).arg(en.toString(stateFloats * 32));
+    if (stateFloatsPerToken > 0)
+        text += QString("; %1 %2 floats per token of context (KV cache)")
+                    .arg(stateFloats > 0 ? "plus" : "state grows by").arg(en.toString(stateFloatsPerToken));
+    return text;
+}
 
 QString HeadScore::name() const
 {

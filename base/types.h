@@ -14,6 +14,15 @@
 namespace parrot {
 
 // Accuracy against string length, from teacher-forced argmax over the answer.
+// Sizes the paper's bound talks about: parameters, and the state carried from token to token
+// (fixed for recurrent models; growing with the context for attention's KV cache).
+struct ModelSize {
+    long long parameters = 0;
+    long long stateFloats = 0;          // fixed-size recurrent state
+    long long stateFloatsPerToken = 0;  // KV cache added per token of context
+    QString describe() const;           // "404,480 parameters; state: 512 floats per token of context (KV cache)"
+};
+
 struct LengthCurve {
     std::vector<int> lengths;
     std::vector<double> stringAccuracy;  // fraction of strings copied exactly

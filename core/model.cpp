@@ -1,21 +1,21 @@
 #include "core/modelimpl.h"
 
+#include "base/error.h"
+#include "base/io/importers.h"
+#include "base/io/safetensors.h"
+#include "base/modelcatalog.h"
+#include "base/tasks/taskcatalog.h"
+#include "base/version.h"
 #include "core/device.h"
+#include "core/eval/evaluate.h"
+#include "core/eval/generate.h"
 #include "core/models/dense.h"
 #include "core/models/gateddeltanet.h"
 #include "core/models/mamba.h"
 #include "core/models/mamba2.h"
 #include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
-#include "base/error.h"
-#include "core/eval/evaluate.h"
-#include "core/eval/generate.h"
-#include "base/io/importers.h"
-#include "base/io/safetensors.h"
-#include "base/modelcatalog.h"
-#include "base/tasks/taskcatalog.h"
 #include "core/train/losses.h"
-#include "base/version.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -285,18 +285,6 @@ ExperimentConfig Model::matchParameters(const ExperimentConfig& config, long lon
                         .arg(describeModel(m)).arg(target).arg(std::isfinite(got) ? QString::number(got, 'f', 0) : "too large"));
     c.model.dModel = best * step;
     return c;
-}
-
-QString ModelSize::describe() const
-{
-    const QLocale en(QLocale::English);
-    QString text = QString("%1 parameters").arg(en.toString(parameters));
-    if (stateFloats > 0)
-        text += QString("; state %1 floats = %2 bits at 32-bit").arg(en.toString(stateFloats)).arg(en.toString(stateFloats * 32));
-    if (stateFloatsPerToken > 0)
-        text += QString("; %1 %2 floats per token of context (KV cache)")
-                    .arg(stateFloats > 0 ? "plus" : "state grows by").arg(en.toString(stateFloatsPerToken));
-    return text;
 }
 
 QString Model::summary() const

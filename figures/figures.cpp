@@ -1,17 +1,15 @@
 #include "figures/figures.h"
 
-#include "figures/export.h"
-#include "figures/plotkit.h"
-
 #include "base/analysis/capacity.h"
 #include "base/error.h"
-#include "base/figurecatalog.h"
 #include "base/experiments/results.h"
-#include "core/model.h"
+#include "base/figurecatalog.h"
+#include "base/io/textfile.h"
 #include "base/modelcatalog.h"
 #include "base/tasks/taskcatalog.h"
 #include "base/tasks/tokentask.h"
-#include "base/io/textfile.h"
+#include "figures/export.h"
+#include "figures/plotkit.h"
 
 #include <qcustomplot.h>
 
@@ -24,6 +22,7 @@
 #include <QSvgGenerator>
 
 #include <cmath>
+#include <stdexcept>
 #include <limits>
 #include <map>
 
@@ -165,6 +164,13 @@ void addTitle(QCustomPlot& plot, const QString& title)
     plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, title, QFont("sans", 11, QFont::Bold)));
 }
 
+// The size of the model `config` describes, measured by the caller's FigureOptions::measure.
+ModelSize sizeOf(const FigureOptions& options, const ExperimentConfig& config)
+{
+    if (!options.measure) throw std::logic_error("the capacity and frontier figures need FigureOptions::measure");
+    return options.measure(config);
+}
+
 // A series of the capacity view: its model's state and the longest length its runs copied
 // (seeds averaged; -1 when none was evaluated).
 struct CapacityRow {
@@ -175,11 +181,13 @@ struct CapacityRow {
 
 // The capacity view's rows; `maxLen` grows to the longest length evaluated and past the crossing
 // of each fixed state, `smallest` gets the smallest fixed state in bits at precision p.
-std::vector<CapacityRow> capacityRows(const std::vector<Series>& series, int p, int vocab, double& maxLen, double& smallest)
+std::vector<CapacityRow> capacityRows(const std::vector<Series>& series, const FigureOptions& options, int vocab, double& maxLen,
+                                      double& smallest)
 {
+    const int p = std::clamp(options.precision, 1, 64);  // as drawCapacity clamps it
     std::vector<CapacityRow> rows;
     for (const Series& s : series) {
-        const ModelSize size = Model::measure(s.runs.front()->config);
+        const ModelSize size = sizeOf(options, s.runs.front()->config);
         double copied = 0;
         int n = 0;
         for (const RunRecord* r : s.runs)
@@ -279,7 +287,7 @@ QString drawCapacity(QCustomPlot& plot, const std::vector<Series>& series, const
     QString csv = "series,kind,x,y\n";
     showLegend(plot);
     double maxLen = 8, smallest = std::numeric_limits<double>::infinity();
-    const std::vector<CapacityRow> rows = capacityRows(series, p, vocab, maxLen, smallest);
+    const std::vector<CapacityRow> rows = capacityRows(series, options, vocab, maxLen, smallest);
     QVector<double> xs;
     for (double L = 1; L <= maxLen * 1.0001; L *= 1.05) xs << L;
     CapacityLines lines(plot, csv);
@@ -345,7 +353,7 @@ QString drawFrontier(QCustomPlot& plot, const std::vector<Series>& series, const
         if (n == 0) continue;
         pairs = std::max(pairs, at);
         const RunRecord& r = *s.runs.front();
-        const ModelSize size = Model::measure(r.config);
+        const ModelSize size = sizeOf(options, r.config);
         const int tokens = TokenTask::create(evaluationTask(r.config.task))->maxTokens(at);
         const double bits = (double(size.stateFloats) + double(size.stateFloatsPerToken) * tokens) * 32;
         lo = std::min(lo, bits);

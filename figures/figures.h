@@ -13,12 +13,13 @@
 // Runs that differ only in their seed are one series; one colour per architecture.
 #pragma once
 
-#include "figures/export.h"
 #include "base/io/runfolder.h"
+#include "figures/export.h"
 
 #include <QColor>
 #include <QString>
 
+#include <functional>
 #include <vector>
 
 class QCustomPlot;
@@ -31,6 +32,9 @@ struct FigureOptions {
     bool logX = false;  // logarithmic axes, from just below the smallest positive value drawn
     bool logY = false;
     int precision = 8;  // capacity, frontier: the effective bits per state float of the dashed lines
+    // capacity, frontier: the size of the model a run's config describes, which the caller
+    // measures (Model::measure); the figures only draw it
+    std::function<ModelSize(const ExperimentConfig&)> measure;
 };
 
 // Draws the figure on `plot` (replacing what it showed) and returns the plotted data as CSV.

@@ -6,21 +6,21 @@
 // one figure and can be cancelled, File → Export drives the dialog and starts in a folder that
 // exists, `parrotscope export` writes every figure of a run, and window layouts survive a save /
 // restore round trip and a restart.
-#include "core/analysis/construction.h"
-#include "ui/panels/constructionview.h"
 #include "base/error.h"
-#include "figures/export.h"
-#include "ui/common/exportdialog.h"
-#include "figures/figures.h"
 #include "base/io/runfolder.h"
+#include "core/analysis/construction.h"
+#include "core/model.h"
+#include "figures/export.h"
+#include "figures/figures.h"
+#include "figures/plotkit.h"
+#include "figures/plots.h"
+#include "ui/common/exportdialog.h"
+#include "ui/panels/constructionview.h"
+#include "ui/panels/experimentspanel.h"
+#include "ui/panels/settingspanel.h"
 #include "ui/panels/trainpanel.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/theme.h"
-#include "core/model.h"
-#include "figures/plotkit.h"
-#include "figures/plots.h"
-#include "ui/panels/experimentspanel.h"
-#include "ui/panels/settingspanel.h"
 #include "guitest.h"
 #include "testutil.h"
 
@@ -888,7 +888,7 @@ private slots:
         for (const QString figure : {"length", "efficiency", "loss", "capacity"}) {
             QCustomPlot plot;
             plot.resize(layoutSize(600, 400));
-            drawComparison(plot, runs, figure);
+            drawComparison(plot, runs, figure, {.measure = [](const ExperimentConfig& c) { return Model::measure(c); }});
             plot.replot();
             if (figure != "capacity") QVERIFY2(integerTicks(*plot.xAxis), qPrintable(figure + ": " + tickText(*plot.xAxis)));
             QVERIFY2(pointsUnderLegend(plot).isEmpty(), qPrintable(figure + ": " + pointsUnderLegend(plot).join("; ")));

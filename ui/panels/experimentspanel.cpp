@@ -4,10 +4,11 @@
 #include "base/experiments/results.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweeprunner.h"
-#include "ui/common/exportdialog.h"
 #include "base/figurecatalog.h"
-#include "figures/figures.h"
 #include "base/io/runfolder.h"
+#include "core/model.h"
+#include "figures/figures.h"
+#include "ui/common/exportdialog.h"
 
 #include <qcustomplot.h>
 
@@ -750,8 +751,9 @@ void ExperimentsPanel::refreshResults()
         try {
             m_plot->xAxis->setVisible(true);
             m_plot->yAxis->setVisible(true);
-            m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(),
-                                         {m_logX->isChecked(), m_logY->isChecked(), m_precision->value()});
+            const FigureOptions options{m_logX->isChecked(), m_logY->isChecked(), m_precision->value(),
+                                        [](const ExperimentConfig& c) { return Model::measure(c); }};
+            m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(), options);
             applyPlotTheme(*m_plot, darkPlots());  // the figure draws itself for paper (white): the screen's theme again
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
