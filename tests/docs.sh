@@ -4,6 +4,10 @@
 #   - every image the README, the user guide, the other docs and the AppStream file show is in
 #     docs/images and was made again by the script, as a PNG;
 #   - every image the script makes is shown somewhere (none left behind under an old name);
+#   - every committed image is the size of the one made again, and nearly the same picture
+#     (tests/imagecompare.cpp): closely for the pictures no training run draws (the Explore tab on
+#     the bundled models, the Pretrained tab), loosely for those the shrunk runs draw, so that a
+#     missing panel, a blank view or another layout fails while a shorter curve does not;
 #   - the command reference in docs/guide/command-line.md is the app's `--help --markdown`.
 # A renamed option, figure or tab breaks this test rather than leaving a stale picture.
 #   bash tests/docs.sh BUILD_DIR
@@ -37,6 +41,21 @@ for committed in docs/images/*.png; do
     grep -qx "$name" <<< "$shown" || fail "docs/images/$name is shown by no doc"
 done
 echo "images: $(wc -w <<< "$shown") shown, each made by docs/make.sh"
+
+# The same pictures: the difference is 0-255 per grey cell (tests/imagecompare.cpp). Two different
+# tabs of the window differ by about 60; a picture no run draws, made again, by under 1; the
+# figures and tabs the shrunk runs draw by about 5.
+COMPARE="$BUILD/tests/imagecompare"
+[ -x "$COMPARE" ] || fail "$COMPARE is not built"
+for name in $shown; do
+    case "$name" in
+        explore.png|explore-dark.png|pretrained.png) most=3 ;;   # no run draws them: the same picture
+        *) most=15 ;;                                           # shrunk runs: the same figure, other curves
+    esac
+    result="$(QT_QPA_PLATFORM=offscreen "$COMPARE" "docs/images/$name" "$SCRATCH/out/$name" "$most" 2>/dev/null)" \
+        || fail "docs/images/$name is not the picture docs/make.sh makes ($result; at most $most): run bash docs/make.sh"
+    echo "  $name: $result (at most $most)"
+done
 
 # The AppStream file lists the screenshots, the first the default one.
 grep -q '<screenshot type="default">' packaging/io.github.parrotscope.Parrotscope.metainfo.xml || fail "the AppStream file lists no default screenshot"
