@@ -29,6 +29,15 @@ struct FigureKind {
 
 const std::vector<FigureKind>& figureCatalog();
 const FigureKind* findFigure(const QString& id);  // nullptr when there is none
+
+// The look-inside views' ids, as their catalogue entries spell them: code that picks a view
+// compares with these, never with a string of its own.
+namespace views {
+inline const QString attention = QStringLiteral("attention");  // attention heads (or effective attention)
+inline const QString implicit = QStringLiteral("implicit");    // a selective scan's implicit attention
+inline const QString state = QStringLiteral("state");          // hidden-state norms
+inline const QString delta = QStringLiteral("delta");          // selection step sizes
+}  // namespace views
 // The ids of the figures in `scope`, in catalogue order.
 QStringList figureIds(FigureScope scope);
 // Throws parrot::Error "<where>: expected one of ..., got "<id>"" unless `id` is a figure of `scope`.

@@ -14,10 +14,10 @@ namespace parrot {
 QStringList viewsOf(const ModelProbes& p)
 {
     QStringList v;
-    if (p.attention.layers > 0) v << "attention";
-    if (p.implicitAttention.layers > 0) v << "implicit";
-    if (!p.stateNorm.empty()) v << "state";
-    if (!p.delta.empty()) v << "delta";
+    if (p.attention.layers > 0) v << views::attention;
+    if (p.implicitAttention.layers > 0) v << views::implicit;
+    if (!p.stateNorm.empty()) v << views::state;
+    if (!p.delta.empty()) v << views::delta;
     return v;
 }
 
@@ -62,22 +62,22 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
     std::vector<int> wrongRows;
     for (size_t i = 0; i < wrong.size(); ++i)
         if (wrong[i]) wrongRows.push_back(int(i));
-    if (view == "attention" || view == "implicit") {
-        const AttentionMaps& a = view == "attention" ? p.attention : p.implicitAttention;
-        const std::vector<int>& blocks = view == "attention" ? p.attentionLayers : p.implicitLayers;
+    if (view == views::attention || view == views::implicit) {
+        const AttentionMaps& a = view == views::attention ? p.attention : p.implicitAttention;
+        const std::vector<int>& blocks = view == views::attention ? p.attentionLayers : p.implicitLayers;
         for (int l = 0; l < a.layers; ++l)
             for (int h = 0; h < a.heads; ++h) {
                 HeatmapData d = attentionMap(a, l, h, rows, cols, wrongRows);
                 if (std::all_of(d.values.begin(), d.values.end(), [](float x) { return x == 0; })) continue;  // an unused head
                 const int block = l < int(blocks.size()) ? blocks[size_t(l)] : l;
-                QString caption = view == "attention" ? QString("L%1 H%2").arg(block).arg(h) : QString("block %1").arg(block);
+                QString caption = view == views::attention ? QString("L%1 H%2").arg(block).arg(h) : QString("block %1").arg(block);
                 bool lookup = false;
-                if (analysis && view == "attention") {
+                if (analysis && view == views::attention) {
                     const HeadLookup& hl = analysis->heads[size_t(l) * a.heads + h];
                     caption += "\n" + hl.label;
                     lookup = hl.kind == HeadKind::NgramLookup;
                 }
-                d.title = view == "attention" ? QString(p.effectiveAttention ? "effective attention (|M|, rows scaled to 1), layer %1 head %2"
+                d.title = view == views::attention ? QString(p.effectiveAttention ? "effective attention (|M|, rows scaled to 1), layer %1 head %2"
                                                                              : "attention, layer %1 head %2").arg(block).arg(h)
                                               : QString("implicit attention of block %1 (mean |α| over channels)").arg(block);
                 v.maps.push_back(std::move(d));
@@ -88,7 +88,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
                 v.highlighted.push_back(lookup);
             }
     } else {
-        const std::vector<ProbeMatrix>& ms = view == "state" ? p.stateNorm : p.delta;
+        const std::vector<ProbeMatrix>& ms = view == views::state ? p.stateNorm : p.delta;
         for (size_t i = 0; i < ms.size(); ++i) {
             const ProbeMatrix& m = ms[i];
             HeatmapData d;
@@ -99,7 +99,7 @@ InsideView buildView(const ModelProbes& p, const QString& view, const LookupAnal
             d.markedRows = wrongRows;
             d.rowTitle = "position";
             d.colTitle = "channel";
-            d.title = QString("%1 of block %2").arg(view == "state" ? "hidden-state norm" : "step size Δ").arg(m.layer);
+            d.title = QString("%1 of block %2").arg(view == views::state ? "hidden-state norm" : "step size Δ").arg(m.layer);
             v.maps.push_back(std::move(d));
             v.captions.push_back(QString("block %1").arg(m.layer));
             v.layers.push_back(int(i));
@@ -118,7 +118,7 @@ int chosenMap(const InsideView& v, const InsideLook& look, const LookupAnalysis*
 {
     const ModelProbes& p = look.probes;
     if (r.layer >= 0 || r.head >= 0) {
-        const int heads = v.view == "attention" ? p.attention.heads : 1;
+        const int heads = v.view == views::attention ? p.attention.heads : 1;
         int index = -1;
         for (size_t i = 0; i < v.maps.size(); ++i)
             if (v.blocks[i] == std::max(0, r.layer) && v.heads[i] == std::max(0, r.head)) index = int(i);
@@ -154,15 +154,15 @@ QString renderInside(const InsideLook& look, const InsideFigureRequest& r, const
 {
     checkFigureFile(outFile, r.width, r.height);
     const ModelProbes& p = look.probes;
-    const QStringList views = viewsOf(p);
+    const QStringList has = viewsOf(p);
     QString view = r.figure, note;
-    if (view == "attention" && !views.contains("attention") && views.contains("implicit")) {
-        view = "implicit";
+    if (view == views::attention && !has.contains(views::attention) && has.contains(views::implicit)) {
+        view = views::implicit;
         note = QString(" (%1 has no attention heads: its implicit attention instead)").arg(look.architecture);
     }
-    if (!views.contains(view))
-        throw Error(QString("%1 has no %2 view (it has: %3)").arg(look.name, view, views.isEmpty() ? "none" : views.join(", ")));
-    const LookupAnalysis* analysis = view == "attention" && look.analysis ? &*look.analysis : nullptr;
+    if (!has.contains(view))
+        throw Error(QString("%1 has no %2 view (it has: %3)").arg(look.name, view, has.isEmpty() ? "none" : has.join(", ")));
+    const LookupAnalysis* analysis = view == views::attention && look.analysis ? &*look.analysis : nullptr;
     const InsideView v = buildView(p, view, analysis, look.score.wrong);
     const int index = chosenMap(v, look, analysis, r);
     HeatmapView heatmap;
@@ -178,7 +178,7 @@ QString renderInside(const InsideLook& look, const InsideFigureRequest& r, const
         order = h.order;
         match = h.kind == HeadKind::NgramMatch;
     }
-    if (view == "attention" || view == "implicit") {
+    if (view == views::attention || view == views::implicit) {
         // a task's keys are single tokens (MQAR, MAD's recall): marks of a 1-gram lookup, on its queries only
         std::vector<std::pair<int, int>> marks, warnings;
         const auto [begin, end] = look.queries;

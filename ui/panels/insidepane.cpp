@@ -1,12 +1,12 @@
 #include "ui/panels/insidepane.h"
 
+#include "base/error.h"
+#include "base/figurecatalog.h"
+#include "core/text/languagemodel.h"
 #include "ui/common/filefilters.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/insidetext.h"
 #include "ui/panels/thumbnailgrid.h"
-
-#include "base/error.h"
-#include "core/text/languagemodel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -75,7 +75,7 @@ void InsidePane::buildSourceRow(QVBoxLayout* layout)
     top->addWidget(m_letters);
     m_viewBox = new QComboBox(this);
     m_viewBox->setObjectName("view");
-    for (const char* v : {"attention", "implicit", "state", "delta"}) m_viewBox->addItem(viewTitle(v), v);
+    for (const QString& v : {views::attention, views::implicit, views::state, views::delta}) m_viewBox->addItem(viewTitle(v), v);
     m_viewBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "Effective attention" for a recurrent model's heads
     top->addWidget(m_viewBox);
     layout->addLayout(top);
@@ -265,7 +265,7 @@ void InsidePane::buildViews(QVBoxLayout* layout)
     scroll->viewport()->installEventFilter(this);
     views->installEventFilter(this);
     connect(m_thumbs, &ThumbnailGrid::clicked, this, [this](int map) {
-        if (m_ablateMode->isChecked() && m_view.view == "attention" && m_causal->isVisible()) toggleHead(size_t(map));
+        if (m_ablateMode->isChecked() && m_view.view == views::attention && m_causal->isVisible()) toggleHead(size_t(map));
         else selectMap(map);
     });
     connect(m_thumbs, &ThumbnailGrid::menuRequested, this, &InsidePane::headMenu);
@@ -515,8 +515,8 @@ void InsidePane::rebuild()
     const ModelProbes& probes = m_session.probes();
     const QStringList views = viewsOf(probes);
     // a recurrent layer's heads (Mamba-2, Gated DeltaNet) show their effective attention where attention heads show theirs
-    if (const int i = m_viewBox->findData("attention"); i >= 0)
-        m_viewBox->setItemText(i, probes.effectiveAttention ? tr("Effective attention") : viewTitle("attention"));
+    if (const int i = m_viewBox->findData(views::attention); i >= 0)
+        m_viewBox->setItemText(i, probes.effectiveAttention ? tr("Effective attention") : viewTitle(views::attention));
     for (int i = 0; i < m_viewBox->count(); ++i) {
         auto* model = qobject_cast<QStandardItemModel*>(m_viewBox->model());
         if (model) model->item(i)->setEnabled(views.contains(m_viewBox->itemData(i).toString()));
@@ -574,7 +574,7 @@ void InsidePane::updateCausalRow()
 {
     const bool heads = m_session.probes().attention.layers > 0 && m_session.hasSwitchableHeads();
     const bool states = m_session.hasShrinkableState();
-    const bool attention = heads && m_view.view == "attention";
+    const bool attention = heads && m_view.view == views::attention;
     m_ablateMode->setVisible(attention);
     m_ablationMethod->setVisible(attention);
     m_resetHeads->setVisible(attention);
@@ -586,12 +586,12 @@ void InsidePane::updateCausalRow()
 
 bool InsidePane::headOffAt(size_t map) const
 {
-    return m_view.view == "attention" && map < m_view.blocks.size() && m_session.ablation().contains(m_view.blocks[map], m_view.heads[map]);
+    return m_view.view == views::attention && map < m_view.blocks.size() && m_session.ablation().contains(m_view.blocks[map], m_view.heads[map]);
 }
 
 void InsidePane::toggleHead(size_t map)
 {
-    if (m_view.view != "attention" || map >= m_view.blocks.size()) return;
+    if (m_view.view != views::attention || map >= m_view.blocks.size()) return;
     m_keepSelected = m_selected;
     setHeadOff(m_view.blocks[map], m_view.heads[map], !headOffAt(map));
 }
@@ -655,7 +655,7 @@ void InsidePane::selectMap(int index)
 const HeadLookup* InsidePane::selectedHead() const
 {
     const LookupAnalysis* analysis = m_session.analysis();
-    if (m_view.view != "attention" || !analysis || m_selected >= int(m_view.maps.size())) return nullptr;
+    if (m_view.view != views::attention || !analysis || m_selected >= int(m_view.maps.size())) return nullptr;
     return &analysis->heads[size_t(m_view.layers[size_t(m_selected)]) * m_session.probes().attention.heads + size_t(m_view.heads[size_t(m_selected)])];
 }
 
@@ -717,7 +717,7 @@ void InsidePane::showMarks(bool match)
     std::vector<std::pair<int, int>> marks, warnings;
     const std::vector<int>& tokens = m_session.tokens();
     const auto queries = m_session.queries();
-    if (m_overlay->isChecked() && (m_view.view == "attention" || m_view.view == "implicit") && !tokens.empty() && queries) {
+    if (m_overlay->isChecked() && (m_view.view == views::attention || m_view.view == views::implicit) && !tokens.empty() && queries) {
         try {
             lookupMarksIn(tokens, queries->first, queries->second, m_overlayN->value(), match, marks, warnings);
             if (const TaskInput* task = m_session.shownTask()) {

@@ -1,5 +1,7 @@
 #include "ui/panels/insidetext.h"
 
+#include "base/figurecatalog.h"
+
 #include <QCoreApplication>
 #include <QFontMetrics>
 
@@ -51,15 +53,15 @@ InsideInfo headInfo(const HeadLookup& h, const LookupAnalysis& analysis)
 
 InsideInfo viewInfo(const QString& view)
 {
-    if (view == "implicit")
+    if (view == views::implicit)
         return {InsideText::tr("The selective scan is linear in its input: y_t = Σ_s α[t,s] u_s + D u_t per channel. Shown: |α| averaged over "
                    "the channels (the skip D and the gate are left out). Compare its rows with a lookup head's single bright cell."),
                 {InsideText::tr("|α| of y_t = Σ_s α[t,s] u_s + D u_t, averaged over the channels")}};
     QString text;
-    if (view == "state")
+    if (view == views::state)
         text = InsideText::tr("Per-channel norm of the hidden state after each token (LSTM: |h| then |c| channels; Mamba-2: a head's head_dim x "
                   "d_state state; Gated DeltaNet: a head's key x value state).");
-    else if (view == "delta")
+    else if (view == views::delta)
         text = InsideText::tr("The step size Δ after softplus (Mamba: per channel; Mamba-2: per head): large Δ lets a token in and forgets the "
                   "past; small Δ keeps the state.");
     return {text, {text}};

@@ -1,5 +1,7 @@
 #include "ui/panels/thumbnailgrid.h"
 
+#include "base/figurecatalog.h"
+
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -71,7 +73,7 @@ void ThumbnailGrid::clear()
 void ThumbnailGrid::build(const InsideView& view, bool shortPane, int room)
 {
     clear();
-    const bool attention = view.view == "attention";
+    const bool attention = view.view == views::attention;
     const bool many = view.maps.size() > size_t(kManyMaps);
     const bool flow = flows(shortPane, view.maps.size());
     const bool compact = many || flow;
@@ -95,7 +97,7 @@ void ThumbnailGrid::build(const InsideView& view, bool shortPane, int room)
 
 QLabel* ThumbnailGrid::rowLabel(const InsideView& view, size_t map, int row)
 {
-    const bool attention = view.view == "attention";
+    const bool attention = view.view == views::attention;
     const int lastInRow = attention ? -1 : int(std::min(view.maps.size(), size_t(row + 1) * 8)) - 1;
     auto* label = new QLabel(attention ? tr("L%1").arg(view.blocks[map]) : tr("%1–%2").arg(view.blocks[map]).arg(view.blocks[size_t(lastInRow)]),
                              this);
@@ -115,7 +117,7 @@ QToolButton* ThumbnailGrid::thumbnail(const InsideView& view, size_t map, bool c
     b->setAutoRaise(true);
     if (view.highlighted[map]) b->setStyleSheet(QString("QToolButton { border: %1px solid #ff7f0e; }").arg(compact ? 2 : 3));
     connect(b, &QToolButton::clicked, this, [this, map] { emit clicked(int(map)); });
-    if (view.view == "attention") {
+    if (view.view == views::attention) {
         b->setContextMenuPolicy(Qt::CustomContextMenu);
         connect(b, &QToolButton::customContextMenuRequested, this, [this, map, b](const QPoint& at) { emit menuRequested(int(map), b->mapToGlobal(at)); });
     }
