@@ -1,10 +1,9 @@
 #include "ui/panels/explorerpanel.h"
 
-#include "ui/panels/constructionview.h"
 #include "base/error.h"
-
-#include "core/eval/lmtests.h"
 #include "base/tasks/tokentask.h"
+#include "core/eval/lmtests.h"
+#include "ui/panels/constructionview.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -35,9 +34,33 @@ namespace parrot {
 ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
 {
     auto* layout = new QVBoxLayout(this);
-    auto* tabs = m_tabs = new QTabWidget(this);
-    auto* inside = new QWidget(tabs);
+    m_tabs = new QTabWidget(this);
+    auto* inside = new QWidget(m_tabs);
     auto* il = new QVBoxLayout(inside);
+    il->addLayout(buildInputBar(inside));
+    m_inputStatus = new QLabel(inside);
+    m_inputStatus->setObjectName("inputStatus");
+    m_inputStatus->setTextFormat(Qt::RichText);
+    il->addWidget(m_inputStatus);
+    auto* split = new QSplitter(Qt::Horizontal, inside);
+    m_left = new InsidePane(split);
+    m_right = new InsidePane(split);
+    split->addWidget(m_left);
+    split->addWidget(m_right);
+    il->addWidget(split, 1);
+    m_tabs->addTab(inside, tr("Inside two models"));
+    m_construction = new ConstructionView(m_tabs);
+    m_tabs->addTab(m_construction, tr("Copy construction"));
+    layout->addWidget(m_tabs);
+    connectInput();
+    m_left->chooseBundled("hard-alibi");
+    m_right->chooseBundled("mamba");
+    applyKind();
+    randomInput();
+}
+
+QHBoxLayout* ExplorerPanel::buildInputBar(QWidget* inside)
+{
     auto* bar = new QHBoxLayout;
     m_inputLabel = new QLabel(tr("Copy input:"), inside);
     bar->addWidget(m_inputLabel);
@@ -60,6 +83,26 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     m_apply->setObjectName("apply");
     m_apply->setToolTip(tr("Look inside both panes' models on this prompt (Ctrl+Enter)"));
     bar->addWidget(m_apply);
+    bar->addWidget(buildKindBox(inside));
+    m_length = new QSpinBox(inside);
+    m_length->setRange(1, 400);
+    m_length->setValue(16);
+    m_length->setPrefix(tr("L = "));
+    m_length->setToolTip(tr("Letters of a copy input; entries of a phone book; tokens of a passage"));
+    m_seed = new QSpinBox(inside);
+    m_seed->setRange(0, 1000000);
+    m_seed->setValue(1);
+    m_seed->setPrefix(tr("seed "));
+    m_random = new QPushButton(tr("Random"), inside);
+    m_random->setObjectName("random");
+    bar->addWidget(m_length);
+    bar->addWidget(m_seed);
+    bar->addWidget(m_random);
+    return bar;
+}
+
+QComboBox* ExplorerPanel::buildKindBox(QWidget* inside)
+{
     m_kind = new QComboBox(inside);
     m_kind->setObjectName("inputKind");
     m_kind->addItem(tr("random string"), "copy");
@@ -73,42 +116,16 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
                           "an n-gram lookup, MAD's tasks), drawn per pane; text prompts (the copy paper's zero-shot tests, or "
                           "your own) for pretrained language models. A repeated n-gram makes the lookup ambiguous: watch where "
                           "the crosses are and where copying fails"));
-    m_length = new QSpinBox(inside);
-    m_length->setRange(1, 400);
-    m_length->setValue(16);
-    m_length->setPrefix(tr("L = "));
-    m_length->setToolTip(tr("Letters of a copy input; entries of a phone book; tokens of a passage"));
-    m_seed = new QSpinBox(inside);
-    m_seed->setRange(0, 1000000);
-    m_seed->setValue(1);
-    m_seed->setPrefix(tr("seed "));
-    auto* random = new QPushButton(tr("Random"), inside);
-    random->setObjectName("random");
-    bar->addWidget(m_kind);
-    bar->addWidget(m_length);
-    bar->addWidget(m_seed);
-    bar->addWidget(random);
-    il->addLayout(bar);
-    m_inputStatus = new QLabel(inside);
-    m_inputStatus->setObjectName("inputStatus");
-    m_inputStatus->setTextFormat(Qt::RichText);
-    il->addWidget(m_inputStatus);
-    auto* split = new QSplitter(Qt::Horizontal, inside);
-    m_left = new InsidePane(split);
-    m_right = new InsidePane(split);
-    split->addWidget(m_left);
-    split->addWidget(m_right);
-    il->addWidget(split, 1);
-    tabs->addTab(inside, tr("Inside two models"));
-    m_construction = new ConstructionView(tabs);
-    tabs->addTab(m_construction, tr("Copy construction"));
-    layout->addWidget(tabs);
+    return m_kind;
+}
 
+void ExplorerPanel::connectInput()
+{
     connect(m_input, &QLineEdit::returnPressed, this, [this] { setInputText(m_input->text()); });
     connect(m_apply, &QPushButton::clicked, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
     auto* submit = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), m_promptBox, nullptr, nullptr, Qt::WidgetShortcut);
     connect(submit, &QShortcut::activated, this, [this] { setTextPrompt(m_promptBox->toPlainText()); });
-    connect(random, &QPushButton::clicked, this, [this] {
+    connect(m_random, &QPushButton::clicked, this, [this] {
         m_seed->setValue(m_seed->value() + 1);
         randomInput();
     });
@@ -118,10 +135,6 @@ ExplorerPanel::ExplorerPanel(QWidget* parent) : QWidget(parent)
     });
     for (InsidePane* pane : {m_left, m_right})
         connect(&pane->session(), &InsideSession::opened, this, [this, pane] { followTask(pane); });
-    m_left->chooseBundled("hard-alibi");
-    m_right->chooseBundled("mamba");
-    applyKind();
-    randomInput();
 }
 
 void ExplorerPanel::showCheckpoint(const QString& path)

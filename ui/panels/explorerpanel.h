@@ -15,6 +15,7 @@ class QLineEdit;
 class QPushButton;
 class QSpinBox;
 class QComboBox;
+class QHBoxLayout;
 class QCheckBox;
 class QLabel;
 class QPlainTextEdit;
@@ -58,6 +59,9 @@ public:
                             const QString& prompt);
 
 private:
+    QHBoxLayout* buildInputBar(QWidget* inside);  // the input, its kind, length and seed
+    QComboBox* buildKindBox(QWidget* inside);
+    void connectInput();
     void applyInput(const std::vector<int>& tokens);
     void applyKind();
     static bool isCopyKind(const QString& kind);  // a copy input's kinds; the others are text prompts
@@ -77,6 +81,7 @@ private:
     QComboBox* m_kind = nullptr;
     QSpinBox* m_length = nullptr;
     QSpinBox* m_seed = nullptr;
+    QPushButton* m_random = nullptr;
     QLabel* m_inputStatus = nullptr;
     InsidePane* m_left = nullptr;
     InsidePane* m_right = nullptr;
