@@ -1,23 +1,23 @@
 // The Explore tab and `parrotscope inspect`: the bundled models at start-up, the heatmap's hover,
 // locked rows and colour scale, the construction as a subject and measured, bad input kept out,
 // and the views rendered without a window.
-#include "core/analysis/inside.h"
-#include "base/error.h"
 #include "base/analysis/mechanisms.h"
+#include "base/error.h"
+#include "base/io/runfolder.h"
+#include "base/tasks/tokentask.h"
+#include "core/analysis/inside.h"
 #include "core/eval/lmtests.h"
+#include "core/text/languagemodel.h"
+#include "core/train/trainer.h"
+#include "figures/heatmap.h"
+#include "figures/insidefigure.h"
 #include "ui/panels/causaldialog.h"
 #include "ui/panels/constructionview.h"
 #include "ui/panels/explorerpanel.h"
-#include "figures/heatmap.h"
-#include "figures/insidefigure.h"
-#include "ui/panels/inspectorpanel.h"
 #include "ui/panels/insidetext.h"
+#include "ui/panels/inspectorpanel.h"
 #include "ui/panels/thumbnailgrid.h"
 #include "ui/window/mainwindow.h"
-#include "base/tasks/tokentask.h"
-#include "base/io/runfolder.h"
-#include "core/text/languagemodel.h"
-#include "core/train/trainer.h"
 #include "guitest.h"
 #include "testutil.h"
 
@@ -68,6 +68,17 @@ int argmax(const QJsonArray& values)
 QPoint cellCentre(HeatmapView* h, int row, int col)
 {
     return QPoint(int(h->plot()->xAxis->coordToPixel(col)), int(h->plot()->yAxis->coordToPixel(row)));
+}
+
+// A config's task made a small MQAR: up to 6 key-value pairs of a 24-token alphabet.
+void asSmallMqar(ExperimentConfig& c)
+{
+    c.task.kind = "mqar";
+    c.task.vocabSize = 24;
+    c.task.minLen = 2;
+    c.task.maxLen = 6;
+    c.task.contextLen = 64;
+    c.task.evalLengths = {6};
 }
 
 }  // namespace
@@ -338,12 +349,7 @@ private slots:
     {
         ExperimentConfig c = test::smallConfig("gated_deltanet", 20);
         c.model.headDim = 8;
-        c.task.kind = "mqar";
-        c.task.vocabSize = 24;
-        c.task.minLen = 2;
-        c.task.maxLen = 6;
-        c.task.contextLen = 64;
-        c.task.evalLengths = {6};
+        asSmallMqar(c);
         const QString file = m_dir.filePath("mqar-gdn.safetensors");
         Model::create(c).save(file);
 
@@ -1004,12 +1010,7 @@ private slots:
     void subjectChoosesTaskOrCopyQueries()
     {
         ExperimentConfig c = test::tinyConfig();
-        c.task.kind = "mqar";
-        c.task.vocabSize = 24;
-        c.task.minLen = 2;
-        c.task.maxLen = 6;
-        c.task.contextLen = 64;
-        c.task.evalLengths = {6};
+        asSmallMqar(c);
         const InsideSubject mqar(Model::create(c), "mqar");
         const TaskInput in = mqar.taskInput(4, 2);
         QCOMPARE(mqar.lookupQueries(in.tokens, &in), scoredQueries(in.example));
