@@ -3,8 +3,6 @@
 // and `info` (what a checkpoint file is).
 #include "cli.h"
 
-#include "args.h"
-#include "clicommon.h"
 #include "base/configfields.h"
 #include "base/error.h"
 #include "base/experiments/sweep.h"
@@ -15,6 +13,8 @@
 #include "base/tasks/icltask.h"
 #include "base/tasks/tokentask.h"
 #include "core/model.h"
+#include "args.h"
+#include "clicommon.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

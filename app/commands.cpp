@@ -6,15 +6,15 @@
 
 #include <QFileInfo>
 
-#include "args.h"
-#include "cli.h"
-#include "core/device.h"
-#include "core/diagnostics.h"
-#include "figures/export.h"
-#include "base/weightdtype.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"
 #include "base/version.h"
+#include "base/weightdtype.h"
+#include "core/device.h"
+#include "core/diagnostics.h"
+#include "figures/export.h"
+#include "args.h"
+#include "cli.h"
 
 #include <QTextStream>
 

@@ -1,18 +1,17 @@
 // The pretrained-language-model commands: `generate` (a greedy continuation) and `lm-eval` (the
 // copy paper's zero-shot tests on one or several model folders, with figure 1's plot).
-#include "cli.h"
-#include "clicommon.h"
-
-#include "args.h"
 #include "base/config.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"
 #include "base/io/textfile.h"
 #include "base/text/squad.h"
 #include "core/eval/lmtests.h"
+#include "core/text/languagemodel.h"
 #include "figures/figures.h"
 #include "figures/lmfigure.h"
-#include "core/text/languagemodel.h"
+#include "args.h"
+#include "cli.h"
+#include "clicommon.h"
 
 #include <QDir>
 #include <QElapsedTimer>

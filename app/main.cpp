@@ -2,26 +2,26 @@
 // --version / --diagnostics / --help. The commands, the window among them, are the entries of
 // the command table (app/commands.cpp), which main() dispatches through and `--help` is written
 // from; this file holds the window's entry.
-#include "ui/common/appsettings.h"
-#include "args.h"
-#include "cli.h"
-#include "commands.h"
+#include "base/error.h"
+#include "base/experiments/sweep.h"
+#include "base/presets.h"
+#include "base/version.h"
+#include "base/weightdtype.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
-#include "base/weightdtype.h"
-#include "base/error.h"
-#include "ui/panels/settingspanel.h"
-#include "base/experiments/sweep.h"
+#include "ui/common/appsettings.h"
+#include "ui/jobs/latencyprobe.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/explorerpanel.h"
 #include "ui/panels/insidepane.h"
 #include "ui/panels/inspectorpanel.h"
-#include "ui/jobs/latencyprobe.h"
+#include "ui/panels/pretrainedpanel.h"
+#include "ui/panels/settingspanel.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/theme.h"
-#include "ui/panels/pretrainedpanel.h"
-#include "base/presets.h"
-#include "base/version.h"
+#include "args.h"
+#include "cli.h"
+#include "commands.h"
 
 #include <QApplication>
 

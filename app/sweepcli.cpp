@@ -2,15 +2,15 @@
 // one job array, or its status and cancellation; and the array task a Slurm node runs.
 #include "cli.h"
 
-#include "args.h"
-#include "clicommon.h"
-#include "commands.h"
 #include "base/error.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweep.h"
 #include "base/experiments/sweeprunner.h"
-#include "base/io/textfile.h"
 #include "base/io/runfolder.h"
+#include "base/io/textfile.h"
+#include "args.h"
+#include "clicommon.h"
+#include "commands.h"
 
 #include <QCoreApplication>
 #include <QDir>

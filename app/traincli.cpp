@@ -1,13 +1,13 @@
 // `train` (a run folder, fresh or resumed) and `eval` (a checkpoint's accuracy against length).
 #include "cli.h"
 
-#include "args.h"
-#include "clicommon.h"
 #include "base/error.h"
 #include "base/io/runfolder.h"
 #include "base/tasks/taskcatalog.h"
 #include "core/model.h"
 #include "core/train/trainer.h"
+#include "args.h"
+#include "clicommon.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,13 +1,11 @@
 #include "base/config.h"
 
-#include "base/modelcatalog.h"
-
-#include "base/tasks/icltask.h"
-#include "base/tasks/tokentask.h"
-
 #include "base/configfields.h"
 #include "base/error.h"
 #include "base/io/jsonfile.h"
+#include "base/modelcatalog.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
 
 #include <QFile>
 #include <QJsonArray>

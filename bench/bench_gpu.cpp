@@ -12,11 +12,11 @@
 // Without a CUDA LibTorch or a GPU it says which is missing and exits with 2.
 #include "benchutil.h"
 
+#include "base/error.h"
+#include "base/presets.h"
 #include "core/device.h"
 #include "core/diagnostics.h"
-#include "base/error.h"
 #include "core/model.h"
-#include "base/presets.h"
 #include "core/train/trainer.h"
 
 #include <torch/cuda.h>

@@ -9,16 +9,16 @@
 // up as scheduling jitter), and compare runs with each other, not with another machine's.
 //
 // Usage: bench_gui_latency [--steps N] [--threads N] [--app PATH] [--keep DIR] [--trace MS]
+#include "base/presets.h"
 #include "core/diagnostics.h"
-#include "ui/panels/experimentspanel.h"
 #include "ui/common/exportdialog.h"
+#include "ui/jobs/latencyprobe.h"
 #include "ui/panels/causaldialog.h"
+#include "ui/panels/experimentspanel.h"
 #include "ui/panels/explorerpanel.h"
 #include "ui/panels/insidepane.h"
-#include "ui/jobs/latencyprobe.h"
-#include "ui/window/mainwindow.h"
-#include "base/presets.h"
 #include "ui/panels/settingspanel.h"
+#include "ui/window/mainwindow.h"
 
 #include <QApplication>
 #include <QDir>

@@ -20,12 +20,12 @@
 //
 // Usage: bench_lm pythia|mamba forward|generate|perplexity|probe [--repeats N] [--tokens T]
 //        [--prompt-tokens P] [--new N] [--threads N] [--size 160m|410m] [--dtype float32|float16|bfloat16]
+#include "base/tasks/taskcatalog.h"
+#include "base/weightdtype.h"
 #include "core/blockcache.h"
 #include "core/diagnostics.h"
 #include "core/model.h"
 #include "core/modelimpl.h"
-#include "base/tasks/taskcatalog.h"
-#include "base/weightdtype.h"
 
 #include <QTemporaryDir>
 

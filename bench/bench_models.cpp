@@ -10,22 +10,20 @@
 //   --step KIND: `repeats` training steps of one family (for perf), their median time;
 //   --profile KIND: `repeats` training steps of one family under Torch's profiler, its ops by
 //   self time (where a training step goes); --profile-shapes KIND: the same by op and input shapes.
-#include "core/kernels/fastpaths.h"
 #include "base/modelcatalog.h"
-#include "core/kernels/selectivescan.h"
+#include "core/blockcache.h"
+#include "core/diagnostics.h"
 #include "core/kernels/deltarule.h"
+#include "core/kernels/fastpaths.h"
+#include "core/kernels/selectivescan.h"
+#include "core/modelimpl.h"
 #include "core/models/gateddeltanet.h"
 #include "core/models/mamba2.h"
-#include "core/modelimpl.h"
 #include "core/train/adamw.h"
 #include "core/train/mechanismprobe.h"
 #include "core/train/splitbackward.h"
 #include "core/train/trainer.h"
-
 #include "benchutil.h"
-
-#include "core/blockcache.h"
-#include "core/diagnostics.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 

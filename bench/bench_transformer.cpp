@@ -7,14 +7,13 @@
 //  - the fast paths (fused attention, fused AdamW; kernels/fastpaths.h) against their explicit
 //    twins: the attention alone forward + backward, and a whole training step.
 // Usage: bench_transformer [repeats]
-#include "core/modelimpl.h"
-#include "core/train/losses.h"
-
 #include "core/diagnostics.h"
 #include "core/kernels/attention.h"
 #include "core/kernels/fastpaths.h"
+#include "core/modelimpl.h"
 #include "core/models/transformer.h"
 #include "core/train/adamw.h"
+#include "core/train/losses.h"
 
 #include <chrono>
 #include <cstdio>

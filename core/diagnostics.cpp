@@ -1,8 +1,8 @@
 #include "core/diagnostics.h"
 
+#include "base/version.h"
 #include "core/blockcache.h"
 #include "core/device.h"
-#include "base/version.h"
 #include "core/kernels/attnkernel.h"
 #include "core/kernels/dense16kernel.h"
 #include "core/kernels/fastpaths.h"

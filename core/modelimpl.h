@@ -3,11 +3,11 @@
 #pragma once
 
 #include "base/io/safetensors.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
 #include "core/model.h"
 #include "core/models/factory.h"
 #include "core/models/sequencemodel.h"
-#include "base/tasks/icltask.h"
-#include "base/tasks/tokentask.h"
 
 #include <mutex>
 

@@ -4,11 +4,10 @@
 // figures.h.
 #pragma once
 
+#include "base/analysis/lookup.h"
+#include "core/analysis/inside.h"
 #include "figures/export.h"
 #include "figures/heatmap.h"
-
-#include "core/analysis/inside.h"
-#include "base/analysis/lookup.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,12 +1,10 @@
 #include "figures/lmfigure.h"
 
 #include "base/io/textfile.h"
-
 #include "core/eval/lmtests.h"
 #include "figures/export.h"
 #include "figures/figures.h"
 #include "figures/plotkit.h"
-
 #include "qcustomplot.h"
 
 #include <map>

@@ -3,8 +3,8 @@
 // `parrotscope lm-eval --out` and the Pretrained tab alike.
 #pragma once
 
-#include "figures/export.h"
 #include "base/types.h"
+#include "figures/export.h"
 
 #include <QString>
 

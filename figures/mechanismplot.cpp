@@ -1,10 +1,9 @@
 #include "figures/mechanismplot.h"
 
+#include "base/error.h"
 #include "figures/figures.h"
 #include "figures/plotkit.h"
 #include "figures/plots.h"
-
-#include "base/error.h"
 
 #include <qcustomplot.h>
 

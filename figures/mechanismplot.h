@@ -9,9 +9,9 @@
 // figure of a run folder without a window (`parrotscope export --figure mechanisms`).
 #pragma once
 
-#include "figures/export.h"
-#include "base/types.h"
 #include "base/io/runfolder.h"
+#include "base/types.h"
+#include "figures/export.h"
 
 #include <QTimer>
 #include <QWidget>

@@ -3,11 +3,11 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"
-#include "core/model.h"
 #include "base/modelcatalog.h"
 #include "base/tasks/icltask.h"
 #include "base/tasks/taskcatalog.h"
 #include "base/tasks/tokentask.h"
+#include "core/model.h"
 #include "testutil.h"
 
 #include <QDirIterator>

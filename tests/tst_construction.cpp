@@ -1,10 +1,10 @@
 // The copy paper's two-layer construction: hand-set weights that copy by n-gram lookup, and
 // fail only where the bound says they may.
-#include "core/analysis/causal.h"
-#include "core/analysis/construction.h"
 #include "base/analysis/lookup.h"
 #include "base/error.h"
 #include "base/tasks/tokentask.h"
+#include "core/analysis/causal.h"
+#include "core/analysis/construction.h"
 
 #include <QtTest>
 

@@ -4,12 +4,12 @@
 #include "testutil.h"
 
 #include "base/error.h"
-#include "ui/panels/experimentspanel.h"
 #include "base/experiments/results.h"
 #include "base/experiments/sweep.h"
 #include "base/experiments/sweeprunner.h"
 #include "base/io/runfolder.h"
 #include "core/model.h"
+#include "ui/panels/experimentspanel.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -8,13 +8,12 @@
 #include "core/blockcache.h"
 #include "core/kernels/attention.h"
 #include "core/kernels/fastpaths.h"
+#include "core/model.h"
 #include "core/models/factory.h"
 #include "core/models/transformer.h"
 #include "core/train/adamw.h"
 #include "core/train/splitbackward.h"
 #include "core/train/trainer.h"
-
-#include "core/model.h"
 #include "testutil.h"
 
 #include <QTemporaryDir>

@@ -2,11 +2,11 @@
 // baselines against closed forms, the batch layout, and every family reading vectors.
 #include "base/error.h"
 #include "base/modelcatalog.h"
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
 #include "core/model.h"
 #include "core/models/factory.h"
 #include "core/tasks/iclbaselines.h"
-#include "base/tasks/icltask.h"
-#include "base/tasks/tokentask.h"
 #include "testutil.h"
 
 #include <QtTest>

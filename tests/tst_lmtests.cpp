@@ -4,13 +4,13 @@
 // `lm-eval` commands, on the tiny GPT-NeoX and Mamba folders that tests/data/make_hf_refs.py
 // wrote with HuggingFace's own libraries.
 #include "base/error.h"
-#include "base/text/squad.h"
-#include "core/eval/lmtests.h"
 #include "base/io/safetensors.h"
 #include "base/tasks/taskcatalog.h"
-#include "testutil.h"
+#include "base/text/squad.h"
+#include "core/eval/lmtests.h"
 #include "core/text/languagemodel.h"
 #include "core/train/trainer.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QJsonArray>

@@ -1,10 +1,10 @@
 // The n-gram lookup analysis on constructed attention patterns with known answers, the head
 // kinds, the head a figure shows, the expected lookup positions, and a copy scored.
 #include "base/analysis/capacity.h"
-#include "core/analysis/inside.h"
 #include "base/analysis/lookup.h"
 #include "base/error.h"
 #include "base/tasks/tokentask.h"
+#include "core/analysis/inside.h"
 
 #include <QtTest>
 

@@ -3,15 +3,15 @@
 // same weights bit for bit with it on and off), Mamba's implicit attention scored, the timeline
 // continuous across a resume, old and damaged run folders read with clear messages, and the
 // lookup score of a copying Transformer rising as it learns to copy.
-#include "core/analysis/inside.h"
 #include "base/analysis/mechanisms.h"
 #include "base/error.h"
 #include "base/io/runfolder.h"
 #include "base/io/safetensors.h"
+#include "core/analysis/inside.h"
 #include "core/model.h"
-#include "testutil.h"
 #include "core/train/mechanismprobe.h"
 #include "core/train/trainer.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QTemporaryDir>

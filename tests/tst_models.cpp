@@ -2,17 +2,17 @@
 // schemes' definitions, and that each one learns a tiny copy task above chance.
 #include "base/error.h"
 #include "base/modelcatalog.h"
-#include "core/modelimpl.h"
-#include "core/train/losses.h"
+#include "base/tasks/taskcatalog.h"
 #include "core/kernels/fastpaths.h"
+#include "core/modelimpl.h"
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
 #include "core/models/stateshrink.h"
 #include "core/models/transformer.h"
-#include "base/tasks/taskcatalog.h"
-#include "testutil.h"
+#include "core/train/losses.h"
 #include "core/train/trainer.h"
+#include "testutil.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -4,14 +4,13 @@
 #include "base/weightdtype.h"
 #include "core/eval/lmtests.h"
 #include "core/text/languagemodel.h"
+#include "figures/export.h"
 #include "ui/common/appsettings.h"
 #include "ui/panels/explorerpanel.h"
-#include "figures/export.h"
-#include "ui/window/mainwindow.h"
 #include "ui/panels/pretrainedpanel.h"
-#include "testutil.h"
-
+#include "ui/window/mainwindow.h"
 #include "qcustomplot.h"
+#include "testutil.h"
 
 #include <QApplication>
 #include <QSettings>

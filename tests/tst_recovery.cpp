@@ -6,18 +6,18 @@
 // are never half-written: a write that fails on a full disk, a folder removed meanwhile or (not as
 // root) a read-only one gives one message naming the file and leaves the earlier file as it was.
 #include "base/error.h"
+#include "base/experiments/sweep.h"
 #include "base/io/runfolder.h"
 #include "base/io/safetensors.h"
-#include "base/experiments/sweep.h"
 #include "core/diagnostics.h"
 #include "core/model.h"
-#include "testutil.h"
+#include "ui/common/appsettings.h"
+#include "ui/common/exportdialog.h"
 #include "ui/jobs/trainingsession.h"
 #include "ui/panels/experimentspanel.h"
-#include "ui/common/exportdialog.h"
-#include "ui/common/appsettings.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/recoverybar.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -7,8 +7,8 @@
 #include "base/io/runfolder.h"
 #include "base/io/safetensors.h"
 #include "core/model.h"
-#include "testutil.h"
 #include "core/train/trainer.h"
+#include "testutil.h"
 
 #include <QDateTime>
 #include <QDir>

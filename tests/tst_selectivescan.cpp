@@ -9,7 +9,6 @@
 #include "core/kernels/selectivescan.h"
 #include "core/models/factory.h"
 #include "core/models/mamba.h"
-
 #include "testutil.h"
 
 #include <ATen/Parallel.h>

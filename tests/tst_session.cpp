@@ -2,8 +2,8 @@
 // opens and saves as the window's buttons ask it to, and refuses what cannot go ahead.
 #include "base/error.h"
 #include "base/io/runfolder.h"
-#include "testutil.h"
 #include "ui/jobs/trainingsession.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QFileInfo>

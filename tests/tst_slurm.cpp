@@ -2,11 +2,11 @@
 // machine (Debian's packages, installed by packaging/setup.sh with the tests), and the sweeps go
 // through sbatch, squeue/scontrol and scancel as a user's would. Where the daemons cannot start
 // the test is skipped with the reason, except under CI (CI=true), where that is a failure.
+#include "base/experiments/sweep.h"
 #include "base/io/jsonfile.h"
 #include "base/io/runfolder.h"
-#include "base/experiments/sweep.h"
-#include "testutil.h"
 #include "ui/panels/experimentspanel.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -3,8 +3,8 @@
 #include "base/error.h"
 #include "base/io/safetensors.h"
 #include "core/model.h"
-#include "testutil.h"
 #include "core/train/trainer.h"
+#include "testutil.h"
 
 #include <QDir>
 #include <QJsonArray>

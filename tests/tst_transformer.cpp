@@ -1,9 +1,9 @@
 // The Transformer through the core's facade: causality, attention maps, Hard-ALiBi windows.
-#include "base/error.h"
-#include "core/model.h"
 #include "base/ablation.h"
+#include "base/error.h"
 #include "base/io/safetensors.h"
 #include "base/tasks/tokentask.h"
+#include "core/model.h"
 #include "testutil.h"
 
 #include <QtTest>

@@ -1,8 +1,8 @@
 #include "base/experiments/results.h"
 
+#include "base/io/textfile.h"
 #include "base/modelcatalog.h"
 #include "base/tasks/tokentask.h"
-#include "base/io/textfile.h"
 
 #include <algorithm>
 #include <map>

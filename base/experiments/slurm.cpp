@@ -1,8 +1,7 @@
 #include "base/experiments/slurm.h"
 
-#include "base/experiments/sweeprunner.h"
-
 #include "base/error.h"
+#include "base/experiments/sweeprunner.h"
 #include "base/io/jsonfile.h"
 #include "base/io/runfolder.h"
 #include "base/io/textfile.h"

@@ -1,6 +1,5 @@
 #include "base/experiments/sweep.h"
 
-
 #include "base/devicechoice.h"
 #include "base/error.h"
 #include "base/figurecatalog.h"

@@ -1,10 +1,9 @@
 #include "base/io/importers.h"
 
-#include "base/tasks/taskcatalog.h"
-
 #include "base/error.h"
 #include "base/io/jsonfile.h"
 #include "base/io/torchzip.h"
+#include "base/tasks/taskcatalog.h"
 
 #include <QDir>
 #include <QFile>

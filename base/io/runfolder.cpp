@@ -1,12 +1,11 @@
 #include "base/io/runfolder.h"
 
+#include "base/error.h"
+#include "base/io/jsonfile.h"
+#include "base/io/safetensors.h"
+#include "base/io/textfile.h"
 #include "base/modelcatalog.h"
 #include "base/tasks/icltask.h"
-
-#include "base/error.h"
-#include "base/io/safetensors.h"
-#include "base/io/jsonfile.h"
-#include "base/io/textfile.h"
 
 #include <QDateTime>
 #include <QDir>

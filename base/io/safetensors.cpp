@@ -1,7 +1,7 @@
 #include "base/io/safetensors.h"
-#include "base/io/textfile.h"
 
 #include "base/error.h"
+#include "base/io/textfile.h"
 
 #include <QFile>
 #include <QFileInfo>

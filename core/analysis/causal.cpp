@@ -4,8 +4,8 @@
 #include "base/analysis/lookup.h"
 #include "base/error.h"
 #include "base/modelcatalog.h"
-#include "base/tasks/tokentask.h"
 #include "base/tasks/taskcatalog.h"
+#include "base/tasks/tokentask.h"
 #include "core/eval/lmtests.h"
 
 #include <algorithm>

@@ -1,11 +1,11 @@
 #include "core/analysis/inside.h"
-#include "core/models/transformer.h"
 
-#include "base/modelcatalog.h"
-#include "base/error.h"
 #include "base/analysis/lookup.h"
 #include "base/analysis/mechanisms.h"
+#include "base/error.h"
+#include "base/modelcatalog.h"
 #include "base/tasks/tokentask.h"
+#include "core/models/transformer.h"
 #include "core/text/languagemodel.h"
 
 #include <QFileInfo>

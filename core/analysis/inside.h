@@ -6,10 +6,10 @@
 // of those the predictions get right.
 #pragma once
 
-#include "core/analysis/construction.h"
-#include "core/model.h"
 #include "base/analysis/lookup.h"
 #include "base/tasks/tokentask.h"
+#include "core/analysis/construction.h"
+#include "core/model.h"
 
 #include <functional>
 #include <memory>

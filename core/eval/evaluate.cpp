@@ -1,8 +1,8 @@
 #include "core/eval/evaluate.h"
 
+#include "base/error.h"
 #include "core/blockcache.h"
 #include "core/diagnostics.h"
-#include "base/error.h"
 #include "core/tasks/iclbaselines.h"
 #include "core/train/losses.h"
 

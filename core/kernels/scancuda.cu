@@ -2,6 +2,7 @@
 // code of scanchannel.h (the same code the host tests run). The state lives in registers for
 // d_state <= 16 and in local memory above.
 #include "core/kernels/scancuda.h"
+
 #include "core/kernels/scanchannel.h"
 
 #include <cuda_runtime.h>

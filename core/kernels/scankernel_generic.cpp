@@ -1,7 +1,7 @@
 #define PARROT_SCAN_SUFFIX Generic
 #define PARROT_SCAN_DOUBLE
-#include "core/kernels/scankernel.inc"
 #include "core/kernels/cpulevel.h"
+#include "core/kernels/scankernel.inc"
 
 namespace parrot::scan {
 

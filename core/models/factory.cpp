@@ -1,19 +1,17 @@
 #include "core/models/factory.h"
 
-#include "core/model.h"
-
 #include "base/error.h"
 #include "base/modelcatalog.h"
-
+#include "base/tasks/icltask.h"
+#include "base/tasks/tokentask.h"
+#include "core/model.h"
+#include "core/models/gateddeltanet.h"
 #include "core/models/hybrid.h"
 #include "core/models/lstm.h"
 #include "core/models/mamba.h"
-#include "core/models/gateddeltanet.h"
 #include "core/models/mamba2.h"
 #include "core/models/s4d.h"
 #include "core/models/transformer.h"
-#include "base/tasks/icltask.h"
-#include "base/tasks/tokentask.h"
 
 #include <map>
 

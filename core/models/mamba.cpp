@@ -1,11 +1,10 @@
 #include "core/models/mamba.h"
-#include "core/models/stateshrink.h"
 
-#include "core/models/dense.h"
-
+#include "base/error.h"
 #include "core/kernels/fastpaths.h"
 #include "core/kernels/selectivescan.h"
-#include "base/error.h"
+#include "core/models/dense.h"
+#include "core/models/stateshrink.h"
 
 #include <ATen/Parallel.h>
 

@@ -4,10 +4,8 @@
 #pragma once
 
 #include "base/ablation.h"
-
-#include "core/models/sequencemodel.h"
-
 #include "core/kernels/attention.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

@@ -1,8 +1,7 @@
 #include "core/text/languagemodel.h"
 
-#include "base/io/hfcache.h"
-
 #include "base/error.h"
+#include "base/io/hfcache.h"
 #include "base/tasks/taskcatalog.h"
 
 #include <QDir>

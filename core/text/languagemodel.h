@@ -5,8 +5,8 @@
 // Pretrained tab run on it.
 #pragma once
 
-#include "core/model.h"
 #include "base/text/tokenizer.h"
+#include "core/model.h"
 
 #include <QString>
 

@@ -3,9 +3,9 @@
 // the evaluators include this, the UI never does.
 #pragma once
 
-#include "core/models/sequencemodel.h"
 #include "base/tasks/icltask.h"
 #include "base/tasks/tokentask.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

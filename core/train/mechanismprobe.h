@@ -6,8 +6,8 @@
 // Torch-free header: the model is reached through Model::Impl (modelimpl.h) by the trainer.
 #pragma once
 
-#include "core/model.h"
 #include "base/types.h"
+#include "core/model.h"
 
 #include <utility>
 #include <vector>

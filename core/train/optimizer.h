@@ -3,10 +3,10 @@
 // own header.
 #pragma once
 
-#include "core/models/sequencemodel.h"
-#include "core/train/adamw.h"
 #include "base/config.h"
 #include "base/io/safetensors.h"
+#include "core/models/sequencemodel.h"
+#include "core/train/adamw.h"
 
 #include <QJsonObject>
 

@@ -9,8 +9,8 @@
 // reordering (tests/tst_fastpaths.cpp compares them with the unsplit batch).
 #pragma once
 
-#include "core/models/sequencemodel.h"
 #include "base/tasks/tokentask.h"
+#include "core/models/sequencemodel.h"
 
 namespace parrot {
 

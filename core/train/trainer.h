@@ -2,9 +2,9 @@
 // Plain types at its edges: no torch in this header.
 #pragma once
 
-#include "core/model.h"
 #include "base/io/runfolder.h"
 #include "base/types.h"
+#include "core/model.h"
 
 #include <atomic>
 #include <functional>

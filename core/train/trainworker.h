@@ -3,9 +3,9 @@
 // thread-safe pause/resume/cancel from the GUI thread.
 #pragma once
 
+#include "base/types.h"
 #include "core/model.h"
 #include "core/train/trainer.h"
-#include "base/types.h"
 
 #include <QObject>
 

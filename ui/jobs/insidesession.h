@@ -12,11 +12,10 @@
 // or what went wrong.
 #pragma once
 
-#include "ui/jobs/backgroundjob.h"
-
 #include "base/analysis/lookup.h"
 #include "base/io/runfolder.h"
 #include "core/analysis/inside.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QObject>
 #include <QString>

@@ -13,9 +13,9 @@
 // Failures of work already running arrive as openFailed() and evaluationFailed().
 #pragma once
 
+#include "base/types.h"
 #include "core/model.h"
 #include "core/train/trainer.h"
-#include "base/types.h"
 #include "ui/jobs/backgroundjob.h"
 
 #include <QObject>

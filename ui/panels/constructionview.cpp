@@ -1,10 +1,9 @@
 #include "ui/panels/constructionview.h"
 
-#include "figures/constructionfigure.h"
-
-#include "core/analysis/construction.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "core/analysis/construction.h"
+#include "figures/constructionfigure.h"
 #include "figures/plotkit.h"
 
 #include <QFormLayout>

@@ -3,8 +3,8 @@
 // runs off the GUI thread with progress and a Stop button.
 #pragma once
 
-#include "ui/jobs/backgroundjob.h"
 #include "figures/constructionfigure.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QWidget>
 

@@ -1,10 +1,9 @@
 #include "ui/panels/inspectorpanel.h"
 
-#include "ui/common/filefilters.h"
-#include "ui/common/appsettings.h"
-
 #include "base/error.h"
 #include "figures/heatmap.h"
+#include "ui/common/appsettings.h"
+#include "ui/common/filefilters.h"
 
 #include <QComboBox>
 #include <QDragEnterEvent>

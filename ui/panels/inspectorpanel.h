@@ -5,8 +5,8 @@
 // GUI thread; a file that cannot be read says why in the panel and changes nothing else.
 #pragma once
 
-#include "ui/jobs/backgroundjob.h"
 #include "base/io/checkpointinfo.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QWidget>
 

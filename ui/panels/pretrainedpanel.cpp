@@ -1,14 +1,12 @@
 #include "ui/panels/pretrainedpanel.h"
 
-#include "base/io/hfcache.h"
-
 #include "base/config.h"
 #include "base/error.h"
+#include "base/io/hfcache.h"
 #include "core/eval/lmtests.h"
 #include "figures/export.h"
-#include "ui/common/exportdialog.h"
 #include "figures/figures.h"
-
+#include "ui/common/exportdialog.h"
 #include "qcustomplot.h"
 
 #include <QComboBox>

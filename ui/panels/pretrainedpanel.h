@@ -5,9 +5,9 @@
 // why in the tab and the models already loaded stay.
 #pragma once
 
-#include "ui/jobs/backgroundjob.h"
-#include "figures/lmfigure.h"
 #include "core/text/languagemodel.h"
+#include "figures/lmfigure.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QWidget>
 

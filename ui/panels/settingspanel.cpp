@@ -2,11 +2,11 @@
 
 #include "base/configfields.h"
 #include "base/error.h"
-#include "core/model.h"
 #include "base/modelcatalog.h"
 #include "base/presets.h"
 #include "base/tasks/icltask.h"
 #include "base/tasks/tokentask.h"
+#include "core/model.h"
 
 #include <QCheckBox>
 #include <QComboBox>

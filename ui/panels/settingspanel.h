@@ -5,8 +5,8 @@
 // is filled from and read into the config, and when it is enabled follow from that one entry.
 #pragma once
 
-#include "ui/jobs/backgroundjob.h"
 #include "base/config.h"
+#include "ui/jobs/backgroundjob.h"
 
 #include <QWidget>
 

@@ -1,17 +1,17 @@
 #include "ui/panels/traincontroller.h"
 
-#include "ui/common/appsettings.h"
-#include "ui/common/filefilters.h"
-#include "ui/jobs/trainingsession.h"
-#include "ui/panels/runbrowser.h"
-#include "ui/panels/settingspanel.h"
-#include "ui/panels/trainpanel.h"
 #include "base/analysis/mechanisms.h"
 #include "base/config.h"
 #include "base/error.h"
 #include "base/io/runfolder.h"
 #include "base/tasks/taskcatalog.h"
 #include "figures/plots.h"
+#include "ui/common/appsettings.h"
+#include "ui/common/filefilters.h"
+#include "ui/jobs/trainingsession.h"
+#include "ui/panels/runbrowser.h"
+#include "ui/panels/settingspanel.h"
+#include "ui/panels/trainpanel.h"
 
 #include <QDir>
 #include <QFileDialog>

@@ -5,8 +5,8 @@
 // status-bar messages) and enables its menu actions on controlsChanged().
 #pragma once
 
-#include "core/model.h"
 #include "base/types.h"
+#include "core/model.h"
 
 #include <QObject>
 #include <QPointer>

@@ -2,9 +2,9 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "base/tasks/taskcatalog.h"
 #include "figures/mechanismplot.h"
 #include "figures/plots.h"
-#include "base/tasks/taskcatalog.h"
 
 #include <QEvent>
 #include <QGroupBox>

@@ -5,8 +5,8 @@
 // model, the training worker and the jobs, and connects the buttons to them.
 #pragma once
 
-#include "core/model.h"
 #include "base/types.h"
+#include "core/model.h"
 
 #include <QWidget>
 

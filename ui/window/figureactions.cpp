@@ -1,10 +1,10 @@
 #include "ui/window/figureactions.h"
 
-#include "ui/common/exportdialog.h"
-#include "ui/window/docklayout.h"
 #include "base/error.h"
 #include "base/io/textfile.h"
 #include "figures/export.h"
+#include "ui/common/exportdialog.h"
+#include "ui/window/docklayout.h"
 
 #include <QApplication>
 #include <QClipboard>

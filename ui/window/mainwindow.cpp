@@ -1,5 +1,11 @@
 #include "ui/window/mainwindow.h"
 
+#include "base/io/runfolder.h"
+#include "base/presets.h"
+#include "base/version.h"
+#include "base/weightdtype.h"
+#include "core/device.h"
+#include "core/diagnostics.h"
 #include "ui/common/appsettings.h"
 #include "ui/common/filefilters.h"
 #include "ui/jobs/backgroundjob.h"
@@ -18,12 +24,6 @@
 #include "ui/window/recoverybar.h"
 #include "ui/window/theme.h"
 #include "ui/window/welcomedialog.h"
-#include "base/io/runfolder.h"
-#include "base/presets.h"
-#include "base/version.h"
-#include "base/weightdtype.h"
-#include "core/device.h"
-#include "core/diagnostics.h"
 
 #include <QCloseEvent>
 #include <QDataStream>
