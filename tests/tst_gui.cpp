@@ -134,6 +134,11 @@ private slots:
         // the Experiment form beside the Train tab, in front at first; the log folded into the
         // status bar's line, which opens it
         inView(w.findChild<QDockWidget*>("settingsDock"));
+        // the form whole beside its scroll bar: no spin box cut at its right edge
+        auto* formScroll = qobject_cast<QScrollArea*>(w.findChild<QDockWidget*>("settingsDock")->widget());
+        QVERIFY(formScroll);
+        QTRY_VERIFY2(formScroll->widget()->minimumSizeHint().width() <= formScroll->viewport()->width(),
+                     qPrintable(QString("the form: %1 wide in %2").arg(formScroll->widget()->minimumSizeHint().width()).arg(formScroll->viewport()->width())));
         auto* logDock = w.findChild<QDockWidget*>("logDock");
         QVERIFY(!logDock->isVisible());
         auto* logLine = w.findChild<QPushButton*>("logLine");

@@ -299,7 +299,10 @@ void DockLayout::fitDocks()
     // screen (a laptop's 768 lines) the log folds into its line in the status bar, so that each
     // tab's main view is whole.
     const int width = m_window->width();
-    const int form = std::clamp(width / 5, m_form->minimumWidth(), 400);
+    // wide enough for the form's rows beside its scroll bar (their spin boxes whole), at most 400
+    const int formNeeds = pageOf(m_form)->minimumSizeHint().width() + m_window->style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                          2 * m_form->widget()->contentsMargins().left() + 4;
+    const int form = std::clamp(std::max(width / 5, formNeeds), m_form->minimumWidth(), 400);
     const bool shortWindow = m_window->height() < kFoldLogBelow;
     m_log->setVisible(!shortWindow);
     m_runs->setVisible(!shortWindow);
