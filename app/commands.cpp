@@ -234,6 +234,8 @@ const std::vector<Option> kWindowOptions{
 
 }  // namespace
 
+// One entry a command, in the order --help lists them: a table written as data, longer than a
+// screen because there are that many commands.
 const std::vector<Command>& commands()
 {
     static const std::vector<Command> table{

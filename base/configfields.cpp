@@ -12,8 +12,9 @@ namespace parrot {
 
 namespace {
 
-// A field left out of a row takes the struct's default (configfields.h): hi no limit, the
-// settings form's range absent.
+// One row a whole-number setting: a table written as data, longer than a screen because there
+// are that many settings. A field left out of a row takes the struct's default (configfields.h):
+// hi no limit, the settings form's range absent.
 const std::vector<IntField>& intFields()
 {
     static const std::vector<IntField> fields{
