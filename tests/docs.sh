@@ -53,7 +53,7 @@ for name in $shown; do
         *) most=15 ;;                                           # shrunk runs: the same figure, other curves
     esac
     result="$(QT_QPA_PLATFORM=offscreen "$COMPARE" "docs/images/$name" "$SCRATCH/out/$name" "$most" 2>/dev/null)" \
-        || fail "docs/images/$name is not the picture docs/make.sh makes ($result; at most $most): run bash docs/make.sh"
+        || fail "docs/images/$name is not the picture docs/make.sh makes ($result; at most $most): run bash docs/make.sh (the pictures are made with DejaVu Sans as the default font, which packaging/setup.sh installs, as the tests that measure pixels assume)"
     echo "  $name: $result (at most $most)"
 done
 
