@@ -379,8 +379,8 @@ void TrainController::overlayRuns(const QStringList& dirs, const QString& runsFo
 void TrainController::updateControls()
 {
     const bool isBusy = busy();
-    const bool trainable = m_settings->problems().isEmpty();
-    m_panel->setAvailable(!isBusy && trainable, isTraining(), isBusy, !isBusy && !model().isNull(), isEvaluating());
+    m_trainable = m_settings->problems().isEmpty();
+    m_panel->setAvailable(!isBusy && m_trainable, isTraining(), isBusy, !isBusy && !model().isNull(), isEvaluating());
     m_panel->continueButton()->setEnabled(!isBusy && m_session->resumable());
     m_settings->setEnabled(!isBusy);
     emit controlsChanged();

@@ -70,6 +70,9 @@ public:
     void overlayRuns(const QStringList& dirs, const QString& runsFolder);
     // The panels' buttons and the form enabled as the session's state allows.
     void updateControls();
+    // Whether the form's settings train, as updateControls() last found them (they are validated
+    // there, once a change).
+    bool trainable() const { return m_trainable; }
 
 signals:
     void logMessage(const QString& text);
@@ -99,6 +102,7 @@ private:
     QPointer<QMessageBox> m_trainChoice;
     std::function<void()> m_afterOpen;  // what openCheckpointInBackground runs once the model is open
     int m_evaluationSamples = 0;        // of the evaluation running, for its log line
+    bool m_trainable = false;
 };
 
 }  // namespace parrot

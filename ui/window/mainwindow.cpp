@@ -422,8 +422,7 @@ void MainWindow::log(const QString& text)
 void MainWindow::updateActions()
 {
     const bool busy = m_train->busy();
-    const bool trainable = m_settings->problems().isEmpty();
-    m_trainAction->setEnabled(!busy && trainable);
+    m_trainAction->setEnabled(!busy && m_train->trainable());
     m_stopAction->setEnabled(busy);
     m_saveAction->setEnabled(!m_train->isTraining() && !m_train->model().isNull());
     m_openAction->setEnabled(!busy);
