@@ -33,9 +33,7 @@ struct Option {
     }
     static Option integer(QString name, QString valueName, int fallback, int lo, int hi, QString help, QString defaultText = {})
     {
-        Option o = text(std::move(name), std::move(valueName), std::move(help), std::move(defaultText));
-        o.fallback = fallback, o.lo = lo, o.hi = hi;
-        return o;
+        return number(std::move(name), std::move(valueName), fallback, lo, hi, std::move(help), std::move(defaultText));
     }
     static Option number(QString name, QString valueName, double fallback, double lo, double hi, QString help, QString defaultText = {})
     {
