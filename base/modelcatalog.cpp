@@ -13,7 +13,7 @@ namespace {
 
 // Per-layer parameters at width C: attention 4 C^2 (c_attn, c_proj), an MLP 2 r C^2, a Mamba
 // mixer about 3 expand C^2 (in_proj 2 expand C^2, out_proj expand C^2).
-double attentionParameters(const ModelConfig& m, double C) { return 4 * C * C + (m.kind == "transformer" ? m.shortConv * C : 0); }
+double attentionParameters(const ModelConfig& m, double C) { return 4 * C * C + m.shortConv * C; }
 double mambaMixerParameters(const ModelConfig& m, double C) { return 3 * m.expand * C * C; }
 
 QString ssmText(const ModelConfig& m)
@@ -74,7 +74,9 @@ QString describeStateSpace(const ModelConfig& m)
 QString describeHybrid(const ModelConfig& m)
 {
     const QString name = familyOf(m).learnedPositions ? "Hybrid (attention + Mamba, learned positions)" : familyOf(m).label;
-    return QString("%1, %2 layer pairs, d_model %3, %4 heads, %5").arg(name).arg(m.layers).arg(m.dModel).arg(m.heads).arg(ssmText(m));
+    return QString("%1, %2 layer pairs, d_model %3, %4 heads%5, %6")
+        .arg(name).arg(m.layers).arg(m.dModel).arg(m.heads)
+        .arg(m.shortConv > 0 ? QString(", short conv %1 before attention").arg(m.shortConv) : QString(), ssmText(m));
 }
 
 double transformerLayerParameters(const ModelConfig& m, double C) { return attentionParameters(m, C) + 2 * m.mlpRatio * C * C; }
@@ -157,7 +159,7 @@ const std::vector<ModelFamily>& modelFamilies()
         {.id = "hybrid",
          .label = "Hybrid",
          .tip = "Attention and Mamba blocks alternating, learned absolute positions (Park et al., standard hybrid).",
-         .options = common + ssm + QStringList{"heads", "max_positions", "init"},
+         .options = common + ssm + QStringList{"heads", "max_positions", "init", "short_conv"},
          .attention = true,
          .learnedPositions = true,
          .stateSpace = true,
@@ -168,7 +170,7 @@ const std::vector<ModelFamily>& modelFamilies()
         {.id = "mambaformer",
          .label = "MambaFormer",
          .tip = "One Mamba block first, then attention and Mamba alternating, no positional encoding (Park et al.).",
-         .options = common + ssm + QStringList{"heads", "init"},
+         .options = common + ssm + QStringList{"heads", "init", "short_conv"},
          .attention = true,
          .stateSpace = true,
          .selectiveScan = true,

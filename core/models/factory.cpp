@@ -139,6 +139,7 @@ SequenceModel buildHybrid(const ExperimentConfig& c)
     o.heads = m.heads;
     o.layers = m.layers;
     o.maxPositions = m.maxPositions;
+    o.shortConv = m.shortConv;
     o.mambaFormer = !familyOf(m).learnedPositions;
     o.tieEmbeddings = m.tieEmbeddings;
     o.mamba = mixerOptions(m);

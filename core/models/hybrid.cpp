@@ -48,6 +48,7 @@ HybridLMImpl::HybridLMImpl(const HybridOptions& o) : m_o(o)
     m_attention.layers = o.layers;
     m_attention.positions = o.mambaFormer ? Positions::NoPE : Positions::Learned;
     m_attention.numMaskedHeads = 0;
+    m_attention.shortConv = o.shortConv;
     MambaOptions mamba = o.mamba;
     mamba.dModel = o.dModel;
 
@@ -114,7 +115,8 @@ StateSize HybridLMImpl::stateSize() const
     for (bool a : m_isAttention) (a ? attentionLayers : mambaLayers) += 1;
     MambaOptions m = m_o.mamba;
     m.dModel = m_o.dModel;
-    return {mambaLayers * m.dInner() * (m.dState + m.dConv - 1), 2 * attentionLayers * m_o.dModel};
+    const long long conv = m_o.shortConv > 0 ? attentionLayers * m_o.dModel * (m_o.shortConv - 1) : 0;
+    return {mambaLayers * m.dInner() * (m.dState + m.dConv - 1) + conv, 2 * attentionLayers * m_o.dModel};
 }
 
 }  // namespace parrot

@@ -16,6 +16,7 @@ struct HybridOptions {
     int64_t heads = 8;
     int64_t layers = 2;          // (attention, Mamba) pairs
     int64_t maxPositions = 1024;
+    int64_t shortConv = 0;       // width of the causal convolution before each attention sub-block; 0: none
     bool mambaFormer = false;
     bool tieEmbeddings = false;
     MambaOptions mamba;
