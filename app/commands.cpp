@@ -123,6 +123,7 @@ const std::vector<Option> kSweepOptions{
     Option::text("--out", "DIR", "the sweep folder (resumed when it exists)"),
     Option::integer("--jobs", "N", 1, 1, 256, "runs at a time"),
     Option::flag("--print-commands", "print one command per unfinished run instead of running them"),
+    Option::flag("--thorough", "every model at each learning rate of a grid and 3 seeds, shown at its best rate on held-out prompts"),
     kSet,
 };
 
@@ -264,10 +265,11 @@ const std::vector<Command>& commands()
            {"accuracy (or in-context error) of a checkpoint"}}},
          Widgets::None, cmdEval, kEvalOptions},
         {"sweep",
-         {{{"sweep ({--config} | {--preset}) {--out} [{--jobs}] [{--print-commands}]", "      [{--set}]..."},
+         {{{"sweep ({--config} | {--preset}) {--out} [{--jobs}] [{--print-commands}]", "      [{--thorough}] [{--set}]..."},
            {"run a grid of experiments, resumable; or print one", "independent command per unfinished run; --set",
-            "changes every run (e.g. train.steps=100 for a quick look)"}},
-          {{"sweep ({--config} | {--preset}) {--out} {--slurm} [{--cluster}]",
+            "changes every run (e.g. train.steps=100 for a quick look);", "--thorough trains each model at every learning rate",
+            "of a grid (Zoology's, or the file's \"thorough\") and 3 seeds", "and shows it at the rate best on held-out prompts"}},
+          {{"sweep ({--config} | {--preset}) {--out} {--slurm} [{--cluster}] [{--thorough}]",
             "      [{--partition}] [{--account}] [{--time}] [{--cpus-per-task}] [{--mem}] [{--gres}]",
             "      [{--sbatch-lines}] [{--executable}] [{--save-cluster}] [{--set}]..."},
            {"submit the unfinished runs (not queued or running) as", "one Slurm job array; prints its job id; each task",

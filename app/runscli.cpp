@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "base/experiments/bestrate.h"
 #include "base/experiments/results.h"
 #include "base/figurecatalog.h"
 #include "base/io/jsonfile.h"
@@ -36,9 +37,12 @@ int cmdRuns(Args& a)
     if (dir.isEmpty()) throw Error("runs: --dir DIR is required");
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such folder").arg(dir));
     if (table) {
-        const ResultsTable t = tabulate(loadRunsUnder(dir), at == "longest" ? ResultPoint::Longest : ResultPoint::InRange);
+        BestRates rates;
+        const std::vector<RunRecord> runs = loadResultRuns(dir, &rates);
+        const ResultsTable t = tabulate(runs, at == "longest" ? ResultPoint::Longest : ResultPoint::InRange, rates.rateOfRunDir);
         if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
         out() << t.toText() << "\n" << gradeRules() << "\n";
+        if (!rates.choices.empty()) out() << "\n" << rates.toText();
         return 0;
     }
     int skipped = 0;
@@ -110,14 +114,15 @@ int cmdExport(Args& a)
     checkFigure(figure, ExportFigure);
     if (!QFileInfo(dir).isDir()) throw Error(QString("%1: no such run folder").arg(dir));
     int skipped = 0;
-    const std::vector<RunRecord> runs = loadRunsUnder(dir, &skipped);
+    BestRates rates;  // a thorough sweep's folder: each model at its best rate
+    const std::vector<RunRecord> runs = loadResultRuns(dir, &rates, &skipped);
     if (runs.empty()) throw Error(QString("%1: no run folders (config.json and metrics.csv) under it").arg(dir));
     style.width = width;
     style.height = height;
     checkExport(outFile, style);
     if (figure == "table") {
         if (!outFile.endsWith(".csv", Qt::CaseInsensitive)) throw Error(QString("%1: the results table exports as CSV (.csv)").arg(outFile));
-        const ResultsTable t = tabulate(runs, ResultPoint::InRange);
+        const ResultsTable t = tabulate(runs, ResultPoint::InRange, rates.rateOfRunDir);
         if (t.tasks.isEmpty()) throw Error(QString("%1: no evaluated runs to tabulate").arg(dir));
         writeTextFile(outFile, t.toCsv(), "the table");
     } else if (figure == "mechanisms") {

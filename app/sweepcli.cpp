@@ -3,6 +3,8 @@
 #include "cli.h"
 
 #include "base/error.h"
+#include "base/experiments/bestrate.h"
+#include "base/experiments/results.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweep.h"
 #include "base/experiments/sweeprunner.h"
@@ -141,6 +143,16 @@ int printRunCommands(const SweepPlan& plan, int todo)
     return 0;
 }
 
+// A thorough sweep's outcome: each model at its best rate, graded, and the rate each model got.
+void printBestRates(const QString& dir)
+{
+    BestRates rates;
+    const std::vector<RunRecord> runs = loadResultRuns(dir, &rates);
+    const ResultsTable t = tabulate(runs, ResultPoint::InRange, rates.rateOfRunDir);
+    if (!t.tasks.isEmpty()) out() << "\n" << t.toText();
+    out() << "\n" << rates.toText();
+}
+
 // The unfinished runs here, `jobs` at a time, a line as each ends; exit code 2 when one failed.
 int runHere(SweepRunner& runner, int todo, int jobs)
 {
@@ -148,6 +160,7 @@ int runHere(SweepRunner& runner, int todo, int jobs)
     if (!plan.description.isEmpty()) out() << describeChanged(plan.description, plan.overrides) << "\n";
     out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
           << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
+    if (plan.thorough) out() << "thorough: each model at " << plan.thorough->describe() << "\n";
     out().flush();
     QEventLoop loop;
     QObject::connect(&runner, &SweepRunner::runFinished, [&](const QString& name, const QString& status, double seconds) {
@@ -163,6 +176,7 @@ int runHere(SweepRunner& runner, int todo, int jobs)
     out() << "sweep " << plan.name << ": " << (plan.runs.size() - size_t(runner.failedCount())) << " of " << plan.runs.size()
           << " runs finished in " << QString::number(runner.elapsedSeconds(), 'f', 1) << " s; index: "
           << QDir(plan.outDir).filePath("index.json") << "\n";
+    if (plan.thorough) printBestRates(plan.outDir);
     return runner.failedCount() == 0 ? 0 : 2;
 }
 
@@ -208,6 +222,7 @@ int cmdSweep(Args& a)
     const int jobs = a.integer("--jobs");
     const bool print = a.flag("--print-commands");
     const QStringList sets = a.values("--set");
+    const bool thorough = a.flag("--thorough");
     a.done();
     if (!saveAs.isNull()) {
         profile.name = saveAs;
@@ -216,7 +231,7 @@ int cmdSweep(Args& a)
         if (!slurm && file.isEmpty() && outDir.isEmpty()) return 0;
     }
     if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json (or --preset NAME) and --out DIR are required");
-    SweepPlan plan = loadSweep(file, outDir);
+    SweepPlan plan = loadSweep(file, outDir, thorough);
     overrideSweep(plan, sets);
     if (slurm) {
         if (print || jobs != 1) throw Error("sweep --slurm: Slurm schedules the runs; leave out --jobs and --print-commands");

@@ -74,6 +74,9 @@ struct TrainOutcome {
     QString message;      // for the user: what happened and what was kept
     QString checkpoint;   // the last good checkpoint written, if any
     LengthCurve finalCurve;
+    // The held-out check a learning rate is chosen by (sweep --thorough): fresh prompts at the
+    // longest training length, drawn apart from the training data and the test prompts.
+    LengthCurve validation;
     bool targetReached = false;  // stopped early at train.target_accuracy
 };
 

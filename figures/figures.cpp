@@ -60,6 +60,8 @@ std::vector<Series> group(const std::vector<RunRecord>& runs)
             if (!run.isEmpty() && run != "run") {
                 QStringList parts = run.split('_');
                 parts.removeIf([](const QString& p) { return p.startsWith("seed-"); });
+                for (QString& p : parts)  // a thorough sweep's rate: "mamba lr 0.01"
+                    if (p.startsWith("lr-")) p = "lr " + p.mid(3);
                 if (!parts.isEmpty()) label = parts.join(' ');
             }
             out.push_back({label, r.architecture(), {}});

@@ -138,7 +138,7 @@ QString examplesToText(const ResultCell& c)
     return each.join(", ");
 }
 
-ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
+ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point, const std::map<QString, QString>& rateOfRunDir)
 {
     // One architecture that comes in several sizes is one column per size.
     std::map<QString, std::set<QString>> sizes;
@@ -148,6 +148,7 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
     struct Acc {
         std::vector<double> values;
         std::vector<long long> to90;
+        QStringList rates;
         long long seen = 0;
         int evaluatedDuringTraining = 0;
         Measured m;
@@ -163,6 +164,7 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
         if (a.values.empty()) a.m = m;
         a.values.push_back(m.value);
         a.to90.push_back(examplesToReach(r));
+        if (const auto rate = rateOfRunDir.find(r.dir); rate != rateOfRunDir.end() && !a.rates.contains(rate->second)) a.rates << rate->second;
         const auto evaluated = std::count_if(r.metrics.begin(), r.metrics.end(), [](const RunRecord::Row& row) { return row.target >= 0; });
         a.evaluatedDuringTraining += evaluated > 1;
         if (!r.metrics.empty()) a.seen = std::max(a.seen, r.metrics.back().examples);
@@ -191,6 +193,8 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
             rule = QString("\u2713 >= 90%, \u25B2 >= %1%").arg(100 * (a.m.chance + 0.5 * (1 - a.m.chance)), 0, 'f', 0);
         cell.detail = QString("%1 %2 (%3 run%4: %5); %6").arg(value, a.m.where).arg(cell.runs).arg(cell.runs == 1 ? "" : "s")
                           .arg(each.join(", "), rule);
+        cell.rate = a.rates.join(", ");
+        if (!cell.rate.isEmpty()) cell.detail += QString("; learning rate %1, the best on held-out prompts").arg(cell.rate);
         if (!a.m.error && a.evaluatedDuringTraining == cell.runs) {
             cell.examplesTo90 = a.to90;
             cell.examplesSeen = a.seen;
@@ -202,29 +206,37 @@ ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point)
     return t;
 }
 
+namespace {
+
+// "✓ 93.8%", "▲ 0.412", with " lr 0.01" in a thorough sweep ("!" at the grid's edge); "-" for no run.
+QString cellText(const ResultCell& c)
+{
+    if (c.runs == 0) return "-";
+    const bool isAccuracy = c.detail.startsWith("accuracy");
+    QString s = (c.grade == Grade::None ? QString("?") : gradeSymbol(c.grade)) + " " +
+                (isAccuracy ? QString::number(100 * c.value, 'f', 1) + "%" : QString::number(c.value, 'f', 3));
+    if (!c.rate.isEmpty()) s += " lr " + c.rate.section(' ', 0, 0) + (c.rate.contains("of the grid") ? "!" : "");
+    return s;
+}
+
+}  // namespace
+
 QString ResultsTable::toText() const
 {
     int w0 = 4;
     for (const QString& s : tasks) w0 = std::max(w0, int(s.size()));
     std::vector<int> w;
-    for (const QString& m : models) w.push_back(std::max(9, int(m.size())));
+    for (int j = 0; j < models.size(); ++j) {
+        int width = std::max(9, int(models[j].size()));
+        for (const auto& row : cells) width = std::max(width, int(cellText(row[size_t(j)]).size()));
+        w.push_back(width);
+    }
     QString out = QString("%1").arg("task", -w0);
     for (int j = 0; j < models.size(); ++j) out += "  " + QString("%1").arg(models[j], -w[size_t(j)]);
     out += "\n";
     for (int i = 0; i < tasks.size(); ++i) {
         out += QString("%1").arg(tasks[i], -w0);
-        for (int j = 0; j < models.size(); ++j) {
-            const ResultCell& c = cells[size_t(i)][size_t(j)];
-            QString s;
-            if (c.runs > 0) {
-                const bool isAccuracy = c.detail.startsWith("accuracy");
-                s = (c.grade == Grade::None ? QString("?") : gradeSymbol(c.grade)) + " " +
-                    (isAccuracy ? QString::number(100 * c.value, 'f', 1) + "%" : QString::number(c.value, 'f', 3));
-            } else {
-                s = "-";
-            }
-            out += "  " + QString("%1").arg(s, -w[size_t(j)]);
-        }
+        for (int j = 0; j < models.size(); ++j) out += "  " + QString("%1").arg(cellText(cells[size_t(i)][size_t(j)]), -w[size_t(j)]);
         out += "\n";
     }
     // Training efficiency: the examples each model needed, per run, where it was evaluated during training.
@@ -235,6 +247,10 @@ QString ResultsTable::toText() const
             if (!c.examplesTo90.empty()) speed << QString("  %1, %2: %3").arg(tasks[i], models[j], examplesToText(c));
         }
     if (!speed.isEmpty()) out += "\nexamples seen when accuracy first reached 90% (per run):\n" + speed.join("\n") + "\n";
+    if (std::any_of(cells.begin(), cells.end(), [](const auto& row) {
+            return std::any_of(row.begin(), row.end(), [](const ResultCell& c) { return c.rate.contains("of the grid"); });
+        }))
+        out += "\nlr X!: the best rate is at the edge of the grid; a rate beyond it may do better\n";
     return out;
 }
 

@@ -21,6 +21,7 @@
 #include <QStringList>
 
 #include <cmath>
+#include <map>
 #include <vector>
 
 namespace parrot {
@@ -40,6 +41,7 @@ struct ResultCell {
     // seen when its accuracy at task.max_len first reached 90%, or -1 when it never did.
     std::vector<long long> examplesTo90;
     long long examplesSeen = 0;  // the most any of its runs saw
+    QString rate;                // a thorough sweep's: the learning rate its runs were chosen at (bestrate.h)
 };
 
 // The accuracy a run is graded and drawn by at point i of curve c: per answer token for the tasks
@@ -64,7 +66,9 @@ struct ResultsTable {
     QString toCsv() const;
 };
 
-// Runs without an evaluation are left out.
-ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point = ResultPoint::InRange);
+// Runs without an evaluation are left out. `rateOfRunDir` (a thorough sweep's BestRates): the
+// rate each run was chosen at, named in its cell.
+ResultsTable tabulate(const std::vector<RunRecord>& runs, ResultPoint point = ResultPoint::InRange,
+                      const std::map<QString, QString>& rateOfRunDir = {});
 
 }  // namespace parrot

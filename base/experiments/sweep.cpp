@@ -6,6 +6,7 @@
 #include "base/io/jsonfile.h"
 #include "base/io/runfolder.h"
 #include "base/io/textfile.h"
+#include "base/modelcatalog.h"
 #include "base/presets.h"
 
 #include <QDir>
@@ -17,6 +18,7 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <algorithm>
 #include <cmath>
 
 namespace parrot {
@@ -48,7 +50,7 @@ using Axes = std::vector<std::pair<QString, std::vector<QString>>>;   // key, va
 // The experiment a sweep file's runs start from: its one "preset", "experiment" or "config".
 ExperimentConfig sweepBase(const QJsonObject& o, const QString& file)
 {
-    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure"};
+    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure", "thorough"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
     const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
@@ -76,11 +78,13 @@ Variants variantsOf(const QJsonObject& o, const QString& file)
     return variants;
 }
 
-Axes gridAxes(const QJsonObject& o, const QString& file)
+// A thorough sweep's own axes replace the file's seed and learning-rate ones.
+Axes gridAxes(const QJsonObject& o, const QString& file, bool thorough)
 {
     Axes axes;
     const QJsonObject grid = o["grid"].toObject();
     for (auto it = grid.begin(); it != grid.end(); ++it) {
+        if (thorough && (it.key() == "seed" || it.key() == "train.lr")) continue;
         if (!it.value().isArray() || it.value().toArray().isEmpty())
             throw Error(QString("%1: grid.%2: expected a non-empty list of values").arg(file, it.key()));
         std::vector<QString> values;
@@ -124,15 +128,110 @@ void placeRun(SweepRun& run, const SweepPlan& plan, const ExperimentConfig& base
     run.runDir = QDir(plan.outDir).filePath("runs/" + run.name);
 }
 
+std::vector<double> ratesOf(const QJsonValue& v, const QString& where)
+{
+    std::vector<double> rates;
+    for (const auto r : v.toArray()) {
+        if (!r.isDouble() || !(r.toDouble() > 0) || r.toDouble() > 10)
+            throw Error(QString("%1: expected learning rates in (0, 10], got %2").arg(where, overrideText(r)));
+        rates.push_back(r.toDouble());
+    }
+    if (!v.isArray() || rates.empty()) throw Error(QString("%1: expected a non-empty list of learning rates").arg(where));
+    std::sort(rates.begin(), rates.end());
+    rates.erase(std::unique(rates.begin(), rates.end()), rates.end());
+    return rates;
+}
+
+// The file's "thorough" grid over zoologyGrid()'s defaults.
+ThoroughGrid thoroughGridOf(const QJsonObject& o, const QString& file)
+{
+    ThoroughGrid g = zoologyGrid();
+    const QJsonObject t = o["thorough"].toObject();
+    if (o.contains("thorough") && !o["thorough"].isObject()) throw Error(QString("%1: thorough: expected an object").arg(file));
+    for (const QString& k : t.keys())
+        if (k != "lr" && k != "lr_by_kind" && k != "seeds")
+            throw Error(QString("%1: thorough.%2: unknown key (expected lr, lr_by_kind, seeds)").arg(file, k));
+    if (t.contains("lr")) g.lr = ratesOf(t["lr"], file + ": thorough.lr");
+    const QJsonObject byKind = t["lr_by_kind"].toObject();
+    for (auto it = byKind.begin(); it != byKind.end(); ++it) {
+        if (!findFamily(it.key())) throw Error(QString("%1: thorough.lr_by_kind.%2: no such model family").arg(file, it.key()));
+        g.lrByKind[it.key()] = ratesOf(it.value(), file + ": thorough.lr_by_kind." + it.key());
+    }
+    if (t.contains("seeds")) {
+        g.seeds.clear();
+        for (const auto s : t["seeds"].toArray()) {
+            if (!s.isDouble() || s.toDouble() < 0 || s.toDouble() != std::floor(s.toDouble()))
+                throw Error(QString("%1: thorough.seeds: expected whole numbers >= 0, got %2").arg(file, overrideText(s)));
+            if (std::find(g.seeds.begin(), g.seeds.end(), s.toInt()) == g.seeds.end()) g.seeds.push_back(s.toInt());
+        }
+        if (g.seeds.empty()) throw Error(QString("%1: thorough.seeds: expected a non-empty list").arg(file));
+    }
+    return g;
+}
+
+// A thorough sweep's runs of one model (`run`, placed): one per rate and seed.
+std::vector<SweepRun> thoroughRuns(const SweepRun& run, const ThoroughGrid& g)
+{
+    std::vector<SweepRun> out;
+    for (double lr : g.ratesFor(run.config.model.kind))
+        for (int seed : g.seeds) {
+            SweepRun r = run;
+            r.model = run.name;
+            const QString rate = overrideText(QJsonValue(lr));
+            r.name = QString("%1_lr-%2_seed-%3").arg(run.name, token(rate)).arg(seed);
+            r.overrides << "train.lr=" + rate << QString("seed=%1").arg(seed);
+            out.push_back(r);
+        }
+    return out;
+}
+
+QJsonObject thoroughJson(const ThoroughGrid& g)
+{
+    auto list = [](const std::vector<double>& v) {
+        QJsonArray a;
+        for (double x : v) a.append(x);
+        return a;
+    };
+    QJsonObject byKind;
+    for (const auto& [kind, rates] : g.lrByKind) byKind[kind] = list(rates);
+    QJsonArray seeds;
+    for (int s : g.seeds) seeds.append(s);
+    return QJsonObject{{"lr", list(g.lr)}, {"lr_by_kind", byKind}, {"seeds", seeds}};
+}
+
 }  // namespace
 
-SweepPlan loadSweep(const QString& file, const QString& outDir)
+const std::vector<double>& ThoroughGrid::ratesFor(const QString& kind) const
+{
+    const auto it = lrByKind.find(kind);
+    return it != lrByKind.end() ? it->second : lr;
+}
+
+QString ThoroughGrid::describe() const
+{
+    auto list = [](const std::vector<double>& v) {
+        QStringList s;
+        for (double x : v) s << QString::number(x, 'g', 3);
+        return s.join(", ");
+    };
+    QStringList kinds;
+    for (const auto& [kind, rates] : lrByKind) kinds << QString("%1: %2").arg(kind, list(rates));
+    QStringList seedList;
+    for (int s : seeds) seedList << QString::number(s);
+    return QString("learning rates %1%2 x seeds %3")
+        .arg(list(lr), kinds.isEmpty() ? QString() : " (" + kinds.join("; ") + ")", seedList.join(", "));
+}
+
+ThoroughGrid zoologyGrid() { return ThoroughGrid{{0.001, 0.003, 0.01, 0.03}, {}, {1, 2, 3}}; }
+
+SweepPlan loadSweep(const QString& file, const QString& outDir, bool thorough)
 {
     const QJsonObject o = readJsonObject(file, "the sweep file");
     const ExperimentConfig base = sweepBase(o, file);
     const QStringList common = overridesOf(o["set"].toObject(), "set");
     const Variants variants = variantsOf(o, file);
-    const Axes axes = gridAxes(o, file);
+    const Axes axes = gridAxes(o, file, thorough);
+    const ThoroughGrid grid = thoroughGridOf(o, file);  // read, so a bad one is named, in either mode
 
     SweepPlan plan;
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
@@ -141,6 +240,7 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
     plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
     checkFigure(plan.figure, SweepFigure, file + ": figure");
     plan.outDir = QDir(outDir).absolutePath();
+    if (thorough) plan.thorough = grid;
     QSet<QString> names;
     for (const auto& [label, variantSets] : variants) {
         std::vector<size_t> index(axes.size(), 0);
@@ -149,7 +249,14 @@ SweepPlan loadSweep(const QString& file, const QString& outDir)
             if (names.contains(run.name)) throw Error(QString("%1: two runs would both be named %2").arg(file, run.name));
             names.insert(run.name);
             placeRun(run, plan, base, file);
-            plan.runs.push_back(run);
+            if (!thorough) {
+                plan.runs.push_back(run);
+            } else {
+                for (SweepRun& r : thoroughRuns(run, grid)) {
+                    placeRun(r, plan, base, file);
+                    plan.runs.push_back(r);
+                }
+            }
             // next grid point
             size_t a = 0;
             while (a < axes.size() && ++index[a] == axes[a].second.size()) index[a++] = 0;
@@ -181,12 +288,15 @@ void writeSweepIndex(const SweepPlan& plan)
     for (const SweepRun& r : plan.runs) {
         QJsonArray overrides;
         for (const QString& s : r.overrides) overrides.append(s);
-        runs.append(QJsonObject{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
-                                {"overrides", overrides}, {"status", runStatus(r.runDir)}});
+        QJsonObject run{{"name", r.name}, {"dir", "runs/" + r.name}, {"config", "configs/" + r.name + ".json"},
+                        {"overrides", overrides}, {"status", runStatus(r.runDir)}};
+        if (!r.model.isEmpty()) run["model"] = r.model;
+        runs.append(run);
     }
     QJsonObject doc{{"parrotscope_sweep", 1}, {"name", plan.name}, {"description", plan.description},
                     {"figure", plan.figure}, {"source", plan.source},
                     {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
+    if (plan.thorough) doc["thorough"] = thoroughJson(*plan.thorough);
     // a submitted sweep's Slurm jobs (experiments/slurm.h) stay recorded
     if (const auto before = readJsonObjectIfValid(out.filePath("index.json")); before && before->contains("slurm"))
         doc["slurm"] = before->value("slurm");
@@ -243,9 +353,18 @@ std::optional<SweepPlan> readSweepIndex(const QString& outDir)
     plan.source = o["source"].toString();
     plan.outDir = QDir(outDir).absolutePath();
     for (const auto v : o["set"].toArray()) plan.overrides << v.toString();
+    if (o["thorough"].isObject()) {
+        try {
+            plan.thorough = thoroughGridOf(o, path);
+        } catch (const Error&) {  // a damaged grid: the runs still name their models
+            plan.thorough = zoologyGrid();
+        }
+    }
     for (const auto v : o["runs"].toArray()) {
         SweepRun r;
         r.name = v.toObject()["name"].toString();
+        r.model = v.toObject()["model"].toString();
+        for (const auto s : v.toObject()["overrides"].toArray()) r.overrides << s.toString();
         if (r.name.isEmpty() || r.name.contains('/') || r.name.startsWith('.')) continue;  // only folders under runs/
         r.runDir = QDir(plan.outDir).filePath("runs/" + r.name);
         r.configPath = QDir(plan.outDir).filePath("configs/" + r.name + ".json");

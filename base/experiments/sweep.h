@@ -10,8 +10,9 @@
 //       {"label": "mamba", "set": {"model.kind": "mamba"}}
 //     ],
 //     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]},  // optional: every combination
-//     "figure": "length"                          // optional: the comparison figure that shows it
-//   }
+//     "figure": "length",                         // optional: the comparison figure that shows it
+//     "thorough": {"lr": [0.001, 0.003, 0.01, 0.03], "lr_by_kind": {"lstm": [...]}, "seeds": [1, 2, 3]}
+//   }                                             // optional: sweep --thorough's grid (else Zoology's)
 //
 // Runs are variants x grid points, named "<label>[_key-value...]"; each gets <out>/configs/NAME.json
 // (the resolved experiment) and the run folder <out>/runs/NAME. <out>/index.json lists them.
@@ -22,13 +23,30 @@
 #include <QString>
 #include <QStringList>
 
+#include <map>
 #include <optional>
 #include <vector>
 
 namespace parrot {
 
+// sweep --thorough: each model (a run of the plain sweep, its seed and learning rate left out)
+// trains at every rate of a grid and every seed, and is shown at the rate that does best on
+// held-out prompts (experiments/bestrate.h).
+struct ThoroughGrid {
+    std::vector<double> lr;                           // every model's rates, unless its family has its own
+    std::map<QString, std::vector<double>> lrByKind;  // model.kind -> its rates
+    std::vector<int> seeds;
+    const std::vector<double>& ratesFor(const QString& kind) const;
+    int runsPerModel(const QString& kind) const { return int(ratesFor(kind).size() * seeds.size()); }
+    // "learning rates 0.001, 0.003, 0.01, 0.03 (lstm: 0.003, 0.01) x seeds 1, 2, 3"
+    QString describe() const;
+};
+// Zoology's grid (Arora et al. 2023: 4 log-spaced rates from 1e-3 to 3e-2, every model) and seeds 1, 2 and 3.
+ThoroughGrid zoologyGrid();
+
 struct SweepRun {
     QString name;
+    QString model;          // thorough sweeps: the run's model, named as in the plain sweep; else empty
     QStringList overrides;  // KEY=VALUE, in order, over the base
     ExperimentConfig config;
     QString configPath;     // <out>/configs/NAME.json
@@ -45,11 +63,15 @@ struct SweepPlan {
     // so the folder resumes with the settings it was made with.
     QStringList overrides;
     std::vector<SweepRun> runs;
+    std::optional<ThoroughGrid> thorough;  // set for a thorough sweep (recorded in index.json)
 };
 
 // Reads and expands a sweep file; every run's config is validated. Throws parrot::Error
 // naming the file and field (unknown keys, bad values, an empty grid axis, duplicate names).
-SweepPlan loadSweep(const QString& file, const QString& outDir);
+// `thorough`: every run becomes one per learning rate and seed of the file's "thorough" grid
+// (zoologyGrid() without one), named "<run>_lr-<rate>_seed-<seed>"; the file's own seed and
+// train.lr axes give way to it.
+SweepPlan loadSweep(const QString& file, const QString& outDir, bool thorough = false);
 
 // Adds KEY=VALUE overrides to every run of a loaded plan (e.g. a shrunken preset:
 // train.steps=40) and to plan.overrides. Throws parrot::Error naming the run and the override.

@@ -302,10 +302,11 @@ void RunFolder::finish(const TrainOutcome& o, double wallSeconds)
         lengths.append(o.finalCurve.lengths[i]);
         values.append(o.finalCurve.valueAt(i));
     }
-    const QJsonObject doc{{"status", statusName(o.status).toLower()}, {"step", o.step}, {"wall_time_s", wallSeconds},
+    QJsonObject doc{{"status", statusName(o.status).toLower()}, {"step", o.step}, {"wall_time_s", wallSeconds},
                           {"message", o.message}, {"checkpoint", o.checkpoint},
                           {"final", QJsonObject{{"metric", o.finalCurve.metric}, {"lengths", lengths}, {"values", values},
                                                 {"summary", o.finalCurve.summary()}}}};
+    if (!o.validation.empty()) doc["validation"] = lengthCurveJson(o.validation);
     writeFileAtomically(QDir(m_dir).filePath("result.json"), QJsonDocument(doc).toJson(), "the run's result");
 }
 
@@ -340,6 +341,8 @@ RunRecord loadRun(const QString& dir)
     r.dir = QDir(dir).absolutePath();
     r.config = loadConfigFile(QDir(dir).filePath("config.json"));
     r.status = runStatus(dir);
+    if (const auto result = readJsonObjectIfValid(QDir(dir).filePath("result.json")); result && result->contains("validation"))
+        if (auto v = lengthCurveFromJson(result->value("validation").toObject())) r.validation = std::move(*v);
     if (const auto curves = readJsonObjectIfValid(QDir(dir).filePath("curves.json")))
         for (const auto v : curves->value("length_curves").toArray())
             if (auto c = lengthCurveFromJson(v.toObject())) r.curves.push_back(std::move(*c));

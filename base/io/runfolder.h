@@ -77,6 +77,7 @@ struct RunRecord {
     ExperimentConfig config;
     QString status;                  // result.json's, or "" for an unfinished run
     std::vector<LengthCurve> curves;  // every evaluation, in order (curves.json)
+    LengthCurve validation;           // result.json's held-out check (TrainOutcome::validation); empty if none
     struct Row {
         long long step = 0, examples = 0;
         double wallSeconds = 0, loss = 0;

@@ -1,6 +1,7 @@
 #include "ui/panels/experimentspanel.h"
 
 #include "base/error.h"
+#include "base/experiments/bestrate.h"
 #include "base/experiments/results.h"
 #include "base/experiments/slurm.h"
 #include "base/experiments/sweeprunner.h"
@@ -139,6 +140,12 @@ QHBoxLayout* ExperimentsPanel::buildRunRow()
     m_steps->setToolTip(tr("Every run's training steps: the full sweep, or a quick look with a quarter or a tenth of them "
                            "(warm-up, evaluations and autosaves scaled alike), in its own folder; its figure is a preview, "
                            "not the measured outcome"));
+    m_thorough = new QCheckBox(tr("Thorough"), this);
+    m_thorough->setObjectName("sweepThorough");
+    m_thorough->setToolTip(tr("Train every model at each learning rate of a grid (Zoology's: 0.001, 0.003, 0.01, 0.03, or the "
+                              "sweep file's own) with 3 seeds, and show each at the rate that does best on held-out prompts, "
+                              "with its seed band; the results table names the rate. In a folder of its own; 12 times the runs "
+                              "or more"));
     m_runOn = new QComboBox(this);
     m_runOn->setObjectName("runOn");
     m_runOn->setToolTip(tr("Where the runs train: as processes on this machine, or as a Slurm job array on a cluster profile "
@@ -148,6 +155,7 @@ QHBoxLayout* ExperimentsPanel::buildRunRow()
     runRow->addWidget(m_runOn);
     runRow->addWidget(new QLabel(tr("Steps"), this));
     runRow->addWidget(m_steps);
+    runRow->addWidget(m_thorough);
     runRow->addWidget(new QLabel(tr("Jobs"), this));
     runRow->addWidget(m_jobs);
     runRow->addWidget(m_run);
@@ -212,6 +220,16 @@ QWidget* ExperimentsPanel::buildTablePage()
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setToolTip(gradeRules());
     tv->addWidget(m_table, 1);
+    m_rates = new QLabel(this);  // a thorough sweep's: the rate each model got, and every rate's held-out score
+    m_rates->setObjectName("sweepRates");
+    m_rates->setWordWrap(true);
+    m_rates->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_rates->setToolTip(tr("Each model's learning rate is chosen on held-out prompts at the longest training length, "
+                           "never the test prompts or lengths: the mean over seeds at each rate; a run that diverged "
+                           "counts as the worst. ⚠ in the table: the best rate is at the grid's edge, and one beyond it "
+                           "may do better."));
+    m_rates->setVisible(false);
+    tv->addWidget(m_rates);
     return tablePage;
 }
 
@@ -275,6 +293,7 @@ void ExperimentsPanel::connectActions()
         adoptFolderOverrides();
         refreshResults();
     });
+    connect(m_thorough, &QCheckBox::toggled, this, &ExperimentsPanel::setThorough);
     connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
     connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
     connect(m_figure, &QComboBox::currentIndexChanged, this, [this] {
@@ -304,7 +323,7 @@ QString ExperimentsPanel::defaultOutDir() const
 {
     const int divisor = m_steps->currentData().toInt();
     const QString suffix = divisor > 1 ? QString("-quick%1").arg(divisor) : divisor == 0 ? QString("-custom") : QString();
-    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + suffix);
+    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + (m_thorough->isChecked() ? "-thorough" : "") + suffix);
 }
 
 void ExperimentsPanel::setExtraOverrides(const QStringList& sets)
@@ -426,7 +445,7 @@ bool ExperimentsPanel::selectPreset(const QString& name)
             m_preset->setCurrentIndex(i);  // comes back here
             return m_plan.name == name;
         }
-        setPlan(loadSweep(sweepPresetFile(name), "."), sweepPresetFile(name));
+        setPlan(loadPlan(sweepPresetFile(name), "."), sweepPresetFile(name));
         return true;
     } catch (const Error& e) {
         emit errorMessage(e.message());
@@ -437,7 +456,7 @@ bool ExperimentsPanel::selectPreset(const QString& name)
 bool ExperimentsPanel::openSweepFile(const QString& file)
 {
     try {
-        setPlan(loadSweep(file, "."), file);
+        setPlan(loadPlan(file, "."), file);
         showOtherSource(tr("File: %1").arg(QFileInfo(file).fileName()), file);
         return true;
     } catch (const Error& e) {
@@ -462,9 +481,13 @@ bool ExperimentsPanel::openSweepFolder(const QString& dir)
     }
     SweepPlan plan = *index;
     QString source = plan.source;
+    {
+        const QSignalBlocker block(m_thorough);  // the folder says which it is
+        m_thorough->setChecked(plan.thorough.has_value());
+    }
     if (!source.isEmpty() && QFileInfo::exists(source)) {
         try {
-            plan = loadSweep(source, dir);  // Run resumes it
+            plan = loadPlan(source, dir);  // Run resumes it
         } catch (const Error& e) {
             emit message(tr("%1 no longer reads (%2); showing the folder's runs only").arg(source, e.message()));
             source.clear();
@@ -519,6 +542,29 @@ void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)
 
 bool ExperimentsPanel::isRunning() const { return m_runner && m_runner->isRunning(); }
 
+SweepPlan ExperimentsPanel::loadPlan(const QString& source, const QString& outDir) const
+{
+    return loadSweep(source, outDir, m_thorough->isChecked());
+}
+
+// The same experiment, thorough or plain, in a folder of its own (the Steps choice kept).
+void ExperimentsPanel::setThorough(bool thorough)
+{
+    if (isRunning() || m_source.isEmpty()) return;
+    const QSignalBlocker block(m_thorough);
+    m_thorough->setChecked(thorough);
+    try {
+        setPlan(loadPlan(m_source, "."), m_source);
+    } catch (const Error& e) {
+        emit errorMessage(e.message());
+        m_thorough->setChecked(!thorough);
+        return;
+    }
+    emit message(thorough ? tr("Thorough: %1 runs, each model at %2").arg(m_plan.runs.size()).arg(m_plan.thorough->describe())
+                          : tr("%1 runs, each model at the sweep file's learning rate").arg(m_plan.runs.size()));
+    updateState();
+}
+
 bool ExperimentsPanel::run()
 {
     if (isRunning() || m_source.isEmpty()) return false;
@@ -532,7 +578,7 @@ bool ExperimentsPanel::run()
         return true;
     }
     try {
-        SweepPlan plan = loadSweep(m_source, m_out->text().trimmed());
+        SweepPlan plan = loadPlan(m_source, m_out->text().trimmed());
         overrideSweep(plan, overrides());
         m_runner = std::make_unique<SweepRunner>(std::move(plan), m_exe, m_jobs->value());
         const int todo = m_runner->prepare();
@@ -621,7 +667,7 @@ void ExperimentsPanel::submitToCluster(const QString& profileName)
     SweepPlan plan;
     ClusterProfile profile;
     try {
-        plan = loadSweep(m_source, m_out->text().trimmed());
+        plan = loadPlan(m_source, m_out->text().trimmed());
         overrideSweep(plan, overrides());
         profile = findClusterProfile(profileName);
     } catch (const Error& e) {
@@ -718,6 +764,7 @@ void ExperimentsPanel::updateState()
     m_runOn->setEnabled(!running);
     m_preset->setEnabled(!running);
     m_steps->setEnabled(!running);
+    m_thorough->setEnabled(!running && !m_source.isEmpty());
     m_out->setEnabled(!running);
     m_jobs->setEnabled(!running && m_runOn->currentData().toString().isEmpty());  // Slurm schedules a cluster's runs
 }
@@ -740,9 +787,18 @@ std::vector<RunRecord> ExperimentsPanel::finishedRuns(int* finished) const
 void ExperimentsPanel::refreshResults()
 {
     int finished = 0;
-    const std::vector<RunRecord> runs = finishedRuns(&finished);
+    std::vector<RunRecord> runs = finishedRuns(&finished);
+    BestRates rates;
+    if (m_plan.thorough) {  // each model at its best rate
+        rates = chooseBestRates(m_plan, runs);
+        runs = rates.runs;
+    }
+    m_rates->setText(rates.toText().trimmed());
+    m_rates->setVisible(m_plan.thorough.has_value());
     m_resultRuns = int(runs.size());
-    m_summary->setText(tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
+    m_summary->setText(m_plan.thorough ? tr("%1 runs (thorough: each model at %2); %3 finished in this folder")
+                                             .arg(m_plan.runs.size()).arg(m_plan.thorough->describe()).arg(finished)
+                                       : tr("%1 runs; %2 finished in this folder").arg(m_plan.runs.size()).arg(finished));
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_figureNote->clear();
@@ -754,6 +810,7 @@ void ExperimentsPanel::refreshResults()
             const FigureOptions options{m_logX->isChecked(), m_logY->isChecked(), m_precision->value(),
                                         [](const ExperimentConfig& c) { return Model::measure(c); }};
             m_figureCsv = drawComparison(*m_plot, runs, m_figure->currentData().toString(), options);
+            if (m_plan.thorough) m_figureNote->setText(tr("each model at its best learning rate (Results table)"));
             applyPlotTheme(*m_plot, darkPlots());  // the figure draws itself for paper (white): the screen's theme again
         } catch (const Error& e) {
             m_figureNote->setText(e.message());
@@ -766,7 +823,7 @@ void ExperimentsPanel::refreshResults()
     m_plot->replot();
     m_export->setEnabled(!runs.empty());
 
-    const ResultsTable t = tabulate(runs, ResultPoint(m_point->currentData().toInt()));
+    const ResultsTable t = tabulate(runs, ResultPoint(m_point->currentData().toInt()), rates.rateOfRunDir);
     m_table->clear();
     m_table->setRowCount(int(t.tasks.size()));
     m_table->setColumnCount(int(t.models.size()));
@@ -775,7 +832,9 @@ void ExperimentsPanel::refreshResults()
     for (int i = 0; i < t.tasks.size(); ++i)
         for (int j = 0; j < t.models.size(); ++j) {
             const ResultCell& c = t.cells[size_t(i)][size_t(j)];
-            auto* item = new QTableWidgetItem(c.runs == 0 ? QString("–") : gradeSymbol(c.grade).isEmpty() ? QString("?") : gradeSymbol(c.grade));
+            QString text = c.runs == 0 ? QString("–") : gradeSymbol(c.grade).isEmpty() ? QString("?") : gradeSymbol(c.grade);
+            if (!c.rate.isEmpty()) text += "  lr " + c.rate.section(' ', 0, 0) + (c.rate.contains("of the grid") ? " \u26A0" : "");
+            auto* item = new QTableWidgetItem(text);
             item->setTextAlignment(Qt::AlignCenter);
             item->setToolTip(c.runs == 0 ? tr("no finished run") : c.detail);
             item->setData(Qt::UserRole, c.value);

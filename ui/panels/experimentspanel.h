@@ -83,6 +83,10 @@ public:
     QComboBox* presetBox() const { return m_preset; }
     QComboBox* figureBox() const { return m_figure; }
     QComboBox* stepsBox() const { return m_steps; }
+    // Thorough: every model at each learning rate of the sweep's grid and 3 seeds, shown at its best
+    // rate (a folder of its own, "-thorough").
+    QCheckBox* thoroughBox() const { return m_thorough; }
+    QLabel* ratesLabel() const { return m_rates; }
     QSpinBox* precisionBox() const { return m_precision; }
     QPushButton* runButton() const { return m_run; }
     QPushButton* stopButton() const { return m_stop; }
@@ -126,6 +130,9 @@ private:
     // The plan's runs that finished in the sweep folder, loaded (unreadable ones left out);
     // `finished` counts the finished folders.
     std::vector<RunRecord> finishedRuns(int* finished = nullptr) const;
+    // The sweep file `source` as the Thorough box asks, its runs in `outDir`.
+    SweepPlan loadPlan(const QString& source, const QString& outDir) const;
+    void setThorough(bool thorough);
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
     QString m_figureCsv;  // the figure's own table, as drawn last
@@ -134,7 +141,8 @@ private:
     int m_resultRuns = 0;
 
     QComboBox *m_preset, *m_figure, *m_point, *m_steps;
-    QLabel *m_description, *m_summary, *m_progressText, *m_figureNote;
+    QLabel *m_description, *m_summary, *m_progressText, *m_figureNote, *m_rates;
+    QCheckBox* m_thorough;
     QLineEdit* m_out;
     QSpinBox* m_jobs;
     QPushButton *m_run, *m_stop, *m_export;
