@@ -100,6 +100,7 @@ private:
     bool evaluateReachesTarget();
 
     LengthCurve evaluateNow(int samples);
+    void validate();
     void checkpoint(bool quiet = false);
     void scoreMechanisms();
     void keepSnapshot(const SafetensorsFile& file, long long step);
@@ -358,6 +359,17 @@ LengthCurve TrainingRun::evaluateNow(int samples)
     return c;
 }
 
+// The held-out check of a finished run: task.eval_samples prompts at the longest training length
+// from a seed of their own, so a learning rate chosen by it is never chosen on the test prompts
+// (evaluateNow's, from seed + 777) or the test lengths. Not written to metrics.csv or curves.json.
+void TrainingRun::validate()
+{
+    constexpr unsigned long long kValidationSeed = 0x5EEDF00DULL;
+    m_out.validation = m_model.evaluate({m_cfg.task.maxLen}, m_cfg.task.evalSamples, uint64_t(m_cfg.seed) * 7919 + kValidationSeed,
+                                        [&](int, int) { return !m_control.cancel.load(); });
+    stamp();
+}
+
 // The resume file first, then the plain checkpoint: each is replaced atomically, so a kill
 // between or during them leaves a resume file that agrees with itself.
 void TrainingRun::checkpoint(bool quiet)
@@ -437,6 +449,7 @@ void TrainingRun::finish()
         m_out.message = QString("Stopped at step %1 of %2, as asked; resume the run to go on.").arg(p.step).arg(p.totalSteps);
     } else if (m_out.status == TrainOutcome::Status::Finished) {
         if (!m_out.targetReached) m_out.finalCurve = evaluateNow(m_cfg.task.evalSamples);
+        validate();
         if (m_probe && m_lastScored != m_impl.step) scoreMechanisms();
         m_out.message = m_out.targetReached
                             ? QString("Reached the target accuracy at step %1 of %2 in %3 s.").arg(p.step).arg(p.totalSteps).arg(p.wallSeconds, 0, 'f', 1)
