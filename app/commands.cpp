@@ -124,6 +124,7 @@ const std::vector<Option> kSweepOptions{
     Option::integer("--jobs", "N", 1, 1, 256, "runs at a time"),
     Option::flag("--print-commands", "print one command per unfinished run instead of running them"),
     Option::flag("--thorough", "every model at each learning rate of a grid and 3 seeds, shown at its best rate on held-out prompts"),
+    Option::text("--scale", "NAME", "one of the sweep's scales (paper: the paper's sizes, for a GPU)", "laptop"),
     kSet,
 };
 
@@ -265,11 +266,12 @@ const std::vector<Command>& commands()
            {"accuracy (or in-context error) of a checkpoint"}}},
          Widgets::None, cmdEval, kEvalOptions},
         {"sweep",
-         {{{"sweep ({--config} | {--preset}) {--out} [{--jobs}] [{--print-commands}]", "      [{--thorough}] [{--set}]..."},
+         {{{"sweep ({--config} | {--preset}) {--out} [{--jobs}] [{--print-commands}]", "      [{--thorough}] [{--scale}] [{--set}]..."},
            {"run a grid of experiments, resumable; or print one", "independent command per unfinished run; --set",
             "changes every run (e.g. train.steps=100 for a quick look);", "--thorough trains each model at every learning rate",
-            "of a grid (Zoology's, or the file's \"thorough\") and 3 seeds", "and shows it at the rate best on held-out prompts"}},
-          {{"sweep ({--config} | {--preset}) {--out} {--slurm} [{--cluster}] [{--thorough}]",
+            "of a grid (Zoology's, or the file's \"thorough\") and 3 seeds", "and shows it at the rate best on held-out prompts;",
+            "--scale paper: the paper's string lengths and model", "sizes, sized for one GPU"}},
+          {{"sweep ({--config} | {--preset}) {--out} {--slurm} [{--cluster}] [{--thorough}] [{--scale}]",
             "      [{--partition}] [{--account}] [{--time}] [{--cpus-per-task}] [{--mem}] [{--gres}]",
             "      [{--sbatch-lines}] [{--executable}] [{--save-cluster}] [{--set}]..."},
            {"submit the unfinished runs (not queued or running) as", "one Slurm job array; prints its job id; each task",

@@ -156,7 +156,16 @@ void openRequested(MainWindow& window, WindowRequest r, const ExperimentConfig& 
     if (!r.experiment.isEmpty()) {
         window.docks()->showTab(Tab::Experiments);
         window.experiments()->selectPreset(r.experiment);
-        if (!r.sweepDir.isEmpty()) window.experiments()->setOutDir(r.sweepDir);
+        if (!r.sweepDir.isEmpty()) {
+            // a thorough or paper-scale folder is opened as what it is (the Thorough and Scale boxes follow it)
+            std::optional<SweepPlan> index;
+            try {
+                index = readSweepIndex(r.sweepDir);
+            } catch (const Error&) {  // the tab says what is wrong with it
+            }
+            if (index && (index->thorough || !index->scale.isEmpty())) window.experiments()->openSweepFolder(r.sweepDir);
+            else window.experiments()->setOutDir(r.sweepDir);
+        }
         window.experiments()->showResultsTable(r.resultsTable);
         if (r.runSweep) QTimer::singleShot(0, window.experiments(), &parrot::ExperimentsPanel::run);
     }

@@ -10,6 +10,7 @@
 #include "base/experiments/sweeprunner.h"
 #include "base/io/runfolder.h"
 #include "base/io/textfile.h"
+#include "core/device.h"
 #include "args.h"
 #include "clicommon.h"
 #include "commands.h"
@@ -161,6 +162,9 @@ int runHere(SweepRunner& runner, int todo, int jobs)
     out() << "sweep " << plan.name << ": " << plan.runs.size() << " runs, " << (plan.runs.size() - size_t(todo))
           << " already finished; " << jobs << " at a time, " << runner.threadsPerJob() << " threads each\n";
     if (plan.thorough) out() << "thorough: each model at " << plan.thorough->describe() << "\n";
+    if (!plan.scale.isEmpty() && deviceDescription().startsWith("CPU"))
+        out() << "note: the " << plan.scale << " scale is sized for a GPU and this machine trains on its CPU: "
+              << "the description above says how long that takes\n";
     out().flush();
     QEventLoop loop;
     QObject::connect(&runner, &SweepRunner::runFinished, [&](const QString& name, const QString& status, double seconds) {
@@ -223,6 +227,7 @@ int cmdSweep(Args& a)
     const bool print = a.flag("--print-commands");
     const QStringList sets = a.values("--set");
     const bool thorough = a.flag("--thorough");
+    const QString scale = a.value("--scale");
     a.done();
     if (!saveAs.isNull()) {
         profile.name = saveAs;
@@ -231,7 +236,7 @@ int cmdSweep(Args& a)
         if (!slurm && file.isEmpty() && outDir.isEmpty()) return 0;
     }
     if (file.isEmpty() || outDir.isEmpty()) throw Error("sweep: --config SWEEP.json (or --preset NAME) and --out DIR are required");
-    SweepPlan plan = loadSweep(file, outDir, thorough);
+    SweepPlan plan = loadSweep(file, outDir, {.thorough = thorough, .scale = scale});
     overrideSweep(plan, sets);
     if (slurm) {
         if (print || jobs != 1) throw Error("sweep --slurm: Slurm schedules the runs; leave out --jobs and --print-commands");

@@ -6,7 +6,10 @@
 #   - the CUDA selective scan against the reference scan (forward + backward, on the GPU);
 #   - a training step on the GPU against the same step on that machine's CPU, for the default
 #     Transformer, for Mamba at about 1M and 50M parameters and for Mamba-2 and Gated DeltaNet at
-#     about 1M, and bf16 autocast against float32.
+#     about 1M, and bf16 autocast against float32;
+#   - the paper scale of training-efficiency and length-generalisation (sweep --scale paper, run by
+#     bench/paper_scale in one process): the copy paper's efficiency gap, examples to 90% of Mamba
+#     and the LSTM against the Transformer's, and how far each model copies past its training lengths.
 #
 # Usage:
 #   bash packaging/gpu-check.sh --prepare   on a Debian 12 machine with apt (this project's): puts
@@ -17,7 +20,7 @@
 #                                           the tests and bench_gpu; exits non-zero when a test
 #                                           fails or when there is no GPU (said at once)
 # Options: --build-anyway (build and test even without a GPU: to check the script elsewhere),
-#          --quick (bench_gpu without the 50M model)
+#          --quick (bench_gpu without the 50M model), --no-paper (leave the paper scale out)
 # Environment: PARROT_PYTHON (the Python whose torch to build against; default python3),
 #              PARROT_GPU_BUILD (default ./build-gpu), OUT (a folder for gpu-check.log, if set),
 #              PARROT_GPU_QT=carried (use .gpu-carry/'s Qt even where the machine has its own),
@@ -28,11 +31,13 @@ CARRY="$ROOT/.gpu-carry"
 MODE=check
 ANYWAY=0
 QUICK=()
+PAPER=1
 for a in "$@"; do
     case "$a" in
         --prepare) MODE=prepare ;;
         --build-anyway) ANYWAY=1 ;;
         --quick) QUICK=(--quick) ;;
+        --no-paper) PAPER=0 ;;
         -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "gpu-check.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
@@ -120,7 +125,7 @@ cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPARROT_GUI
       > "$BUILD/configure.log" 2>&1 || { tail -40 "$BUILD/configure.log"; fail "cmake could not configure (log above)"; }
 grep -E "Parrotscope: (CUDA|no CUDA)" "$BUILD/configure.log" | sed 's/^-- /   /'
 grep -Eq "^Torch_DIR:[A-Z]+=$TORCH_PREFIX/Torch\$" "$BUILD/CMakeCache.txt" || fail "cmake took another LibTorch: $(grep ^Torch_DIR "$BUILD/CMakeCache.txt")"
-TARGETS=(tst_selectivescan tst_models tst_training tst_mamba2 tst_gated_deltanet bench_gpu)
+TARGETS=(tst_selectivescan tst_models tst_training tst_mamba2 tst_gated_deltanet bench_gpu paper_scale)
 say "building ${TARGETS[*]} with $(nproc) jobs"
 cmake --build "$BUILD" --parallel "$(nproc)" --target "${TARGETS[@]}" > "$BUILD/build.log" 2>&1 \
     || { grep -E "error|Error" "$BUILD/build.log" | head -30; fail "the build failed (first errors above; $BUILD/build.log)"; }
@@ -147,5 +152,14 @@ say "bench_gpu"
 "$BUILD/bench/bench_gpu" 10 "${QUICK[@]}"
 rc=$?
 [ $rc -eq 0 ] || { echo "   bench_gpu exited with $rc"; status=1; }
+
+# 6. The paper scale (only on a GPU: on a CPU it takes hours; paper_scale --estimate says how many).
+if [ "$PAPER" -eq 1 ] && [ -n "$GPU_NAME" ]; then
+    for sweep in training-efficiency length-generalisation; do
+        say "paper scale: $sweep"
+        rm -rf "$BUILD/paper/$sweep"
+        "$BUILD/bench/paper_scale" "$sweep" "$BUILD/paper/$sweep" || { echo "   paper_scale $sweep failed"; status=1; }
+    done
+fi
 say "done in $(( $(date +%s) - started )) s: $([ $status -eq 0 ] && echo "every test passed" || echo "FAILED (see above)")"
 exit $status

@@ -61,6 +61,8 @@ private slots:
         QTest::newRow("transformer alibi") << "transformer:alibi";
         QTest::newRow("transformer learned") << "transformer:learned";
         QTest::newRow("transformer nope, short conv") << "transformer:nope:conv";
+        QTest::newRow("hybrid, short conv") << "hybrid:learned:conv";
+        QTest::newRow("mambaformer, short conv") << "mambaformer:nope:conv";
     }
     void everyFamilyIsCausal()
     {
@@ -591,6 +593,14 @@ private slots:
         QCOMPARE(conv.floatsPerToken, t.floatsPerToken);
         QCOMPARE(Model::measure(c).parameters, Model::measure([&] { auto p = c; p.model.shortConv = 0; return p; }()).parameters +
                                                    c.model.layers * c.model.dModel * (3 + 1));  // depthwise weights and a bias
+        // the hybrid's attention layers take the convolution too: its window joins the Mamba blocks' state
+        c.model.kind = "hybrid";
+        const StateSize hybrid = buildModel(c)->stateSize();
+        c.model.shortConv = 0;
+        QCOMPARE(hybrid.floats - buildModel(c)->stateSize().floats, 2LL * c.model.dModel * c.model.layers);
+        c.model.shortConv = 3;
+        QCOMPARE(Model::create(c).parameterCount(), Model::measure([&] { auto p = c; p.model.shortConv = 0; return p; }()).parameters +
+                                                        c.model.layers * c.model.dModel * (3 + 1));
     }
 
     void sizesAreDescribedForPeople()

@@ -12,6 +12,7 @@
 #include "ui/panels/experimentspanel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,7 +26,7 @@ using namespace parrot;
 
 namespace {
 
-const char* kSweep = R"({"name": "rates", "preset": "copy-tiny",
+const char* kSweep = R"({"name": "rates", "preset": "copy-tiny", "minutes": 2,
   "set": {"train.steps": 12, "train.warmup_steps": 2, "train.eval_every": 6, "train.eval_samples": 8, "task.eval_samples": 8,
           "task.eval_lengths": [8, 12], "train.checkpoint_every": 0, "model.d_model": 32, "model.heads": 4, "model.num_masked_heads": 2},
   "variants": [{"label": "attn", "set": {}}, {"label": "lstm", "set": {"model.kind": "lstm"}}],
@@ -79,7 +80,7 @@ private slots:
         const SweepPlan plain = loadSweep(file, m_dir.filePath("plain"));
         QCOMPARE(plain.runs.size(), size_t(4));  // 2 variants x 2 seeds
         QVERIFY(!plain.thorough);
-        const SweepPlan plan = loadSweep(file, m_dir.filePath("thorough"), true);
+        const SweepPlan plan = loadSweep(file, m_dir.filePath("thorough"), {.thorough = true});
         QVERIFY(plan.thorough);
         QCOMPARE(plan.runs.size(), size_t(3 * 2 + 2 * 2));
         QStringList names;
@@ -93,6 +94,10 @@ private slots:
             QCOMPARE(r.config.train.steps, 12);  // the file's "set" still applies
         }
         QVERIFY(plan.thorough->describe().contains("lstm: 0.003, 0.03"));
+        // the description ends with the cost, from the plain sweep's minutes on 2 cores
+        QVERIFY2(plan.description.endsWith("10 runs, 2.5x the plain sweep's 4: about 5 min on 2 cores with 2 jobs (the plain sweep took 2 min)."),
+                 qPrintable(plan.description));
+        QVERIFY(!plain.description.contains("Thorough"));
 
         // index.json keeps the grid and each run's model, so a folder reopened knows it is thorough
         writeSweepFiles(plan);
@@ -107,7 +112,7 @@ private slots:
     void zoologysGridWithoutOne()
     {
         const QString file = sweepFile("zoo.json", R"({"name": "zoo", "preset": "copy-tiny"})");
-        const SweepPlan plan = loadSweep(file, m_dir.filePath("zoo"), true);
+        const SweepPlan plan = loadSweep(file, m_dir.filePath("zoo"), {.thorough = true});
         QCOMPARE(plan.runs.size(), size_t(4 * 3));
         QCOMPARE(plan.thorough->lr, (std::vector<double>{0.001, 0.003, 0.01, 0.03}));
     }
@@ -131,7 +136,7 @@ private slots:
         const QString file = sweepFile("bad.json", QString(R"({"name": "bad", "preset": "copy-tiny", "thorough": %1})").arg(thorough));
         for (bool mode : {false, true}) {  // named whichever way the file is run
             try {
-                loadSweep(file, m_dir.filePath("bad"), mode);
+                loadSweep(file, m_dir.filePath("bad"), {.thorough = mode});
                 QFAIL("a bad thorough grid was accepted");
             } catch (const Error& e) {
                 QVERIFY2(e.message().contains(named), qPrintable(e.message()));
@@ -139,11 +144,56 @@ private slots:
         }
     }
 
+    // A sweep's scale: its overrides over every run and over each variant's own, the variants it
+    // keeps, its axes in place of the file's, its description; an unknown one is named.
+    void aScaleOverridesTheSweep()
+    {
+        const QString file = sweepFile("scaled.json", QString(kSweep).replace(R"("thorough":)", R"("scales": {"paper": {
+            "description": "Bigger.", "set": {"model.d_model": 64, "train.steps": 20}, "variants": {"lstm": {"model.d_model": 48}},
+            "only": ["lstm"], "grid": {"seed": [3]}}}, "thorough":)"));
+        const SweepPlan plain = loadSweep(file, m_dir.filePath("plain"));
+        QCOMPARE(plain.scales, QStringList{"paper"});
+        QVERIFY(plain.scale.isEmpty());
+        const SweepPlan paper = loadSweep(file, m_dir.filePath("paper"), {.scale = "paper"});
+        QCOMPARE(paper.scale, QString("paper"));
+        QCOMPARE(paper.description, QString("Bigger."));
+        QCOMPARE(paper.runs.size(), size_t(1));  // the lstm alone, at seed 3 alone
+        QCOMPARE(paper.runs[0].config.model.dModel, 48);
+        QCOMPARE(paper.runs[0].config.train.steps, 20);
+        QCOMPARE(paper.runs[0].config.seed, 3);
+        QCOMPARE(loadSweep(file, m_dir.filePath("laptop"), {.scale = "laptop"}).runs.size(), plain.runs.size());
+        writeSweepFiles(paper);
+        QCOMPARE(readSweepIndex(paper.outDir)->scale, QString("paper"));
+        try {
+            loadSweep(file, m_dir.filePath("x"), {.scale = "huge"});
+            QFAIL("an unknown scale was accepted");
+        } catch (const Error& e) {
+            QVERIFY2(e.message().contains("no scale \"huge\"") && e.message().contains("laptop, paper"), qPrintable(e.message()));
+        }
+        // the bundled paper scales read, and name the GPU they are sized for
+        for (const QString& bundled : {"training-efficiency", "length-generalisation"}) {
+            const SweepPlan p = loadSweep(sweepPresetFile(bundled), m_dir.filePath(bundled), {.scale = "paper"});
+            QVERIFY2(p.description.contains("GPU") && p.description.contains("CPU cores it would take"), qPrintable(p.description));
+            QCOMPARE(p.runs.size(), size_t(3));
+        }
+
+        ExperimentsPanel panel;
+        QVERIFY(panel.selectPreset("training-efficiency"));
+        QVERIFY(!panel.scaleBox()->isHidden());
+        panel.scaleBox()->setCurrentIndex(panel.scaleBox()->findData("paper"));
+        QCOMPARE(panel.plan().scale, QString("paper"));
+        QVERIFY(panel.outDir().endsWith("training-efficiency-paper"));
+        QVERIFY2(panel.descriptionLabel()->text().startsWith("No GPU here"), qPrintable(panel.descriptionLabel()->text()));
+        QVERIFY(panel.selectPreset("mad-suite"));  // another experiment starts at its own scale, and has no other
+        QVERIFY(panel.plan().scale.isEmpty());
+        QVERIFY(panel.scaleBox()->isHidden());
+    }
+
     // The rate is chosen on the held-out check, not on the test evaluation: here the test prompts
     // favour 0.001 and the held-out ones 0.01.
     void theRateIsChosenOnHeldOutPrompts()
     {
-        const SweepPlan plan = loadSweep(sweepFile("rates.json", kSweep), m_dir.filePath("choose"), true);
+        const SweepPlan plan = loadSweep(sweepFile("rates.json", kSweep), m_dir.filePath("choose"), {.thorough = true});
         std::vector<RunRecord> runs;
         for (const SweepRun& r : plan.runs) {
             if (r.model != "attn") continue;
@@ -177,7 +227,7 @@ private slots:
     // worst, so it is not chosen on its other seeds alone; runs still to come are said.
     void edgesDivergenceAndPendingRunsAreSaid()
     {
-        const SweepPlan plan = loadSweep(sweepFile("rates.json", kSweep), m_dir.filePath("edges"), true);
+        const SweepPlan plan = loadSweep(sweepFile("rates.json", kSweep), m_dir.filePath("edges"), {.thorough = true});
         std::vector<RunRecord> runs;
         for (const SweepRun& r : plan.runs) {
             if (r.model != "attn") continue;

@@ -15,6 +15,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QRegularExpression>
 #include <QSet>
 
@@ -50,7 +51,7 @@ using Axes = std::vector<std::pair<QString, std::vector<QString>>>;   // key, va
 // The experiment a sweep file's runs start from: its one "preset", "experiment" or "config".
 ExperimentConfig sweepBase(const QJsonObject& o, const QString& file)
 {
-    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure", "thorough"};
+    static const QSet<QString> known = {"name", "description", "preset", "experiment", "config", "set", "variants", "grid", "figure", "thorough", "scales", "minutes"};
     for (const QString& k : o.keys())
         if (!known.contains(k)) throw Error(QString("%1: %2: unknown key (expected one of %3)").arg(file, k, QStringList(known.values()).join(", ")));
     const int bases = int(o.contains("preset")) + int(o.contains("experiment")) + int(o.contains("config"));
@@ -169,6 +170,36 @@ ThoroughGrid thoroughGridOf(const QJsonObject& o, const QString& file)
     return g;
 }
 
+struct Scale {
+    QString name, description;
+    QStringList set;                    // over every run
+    QMap<QString, QStringList> variants;  // variant token -> over its own
+    QStringList only;                   // the variants (tokens) it keeps; empty: all
+    QJsonObject grid;                   // axes that replace the file's of the same key
+};
+
+// The file's scale `name` ("" or "laptop": none). Throws parrot::Error naming an unknown scale or a bad key.
+Scale scaleOf(const QJsonObject& o, const QString& file, const QString& name)
+{
+    const QJsonObject scales = o["scales"].toObject();
+    for (auto it = scales.begin(); it != scales.end(); ++it) {
+        for (const QString& k : it.value().toObject().keys())
+            if (k != "description" && k != "set" && k != "variants" && k != "only" && k != "grid")
+                throw Error(QString("%1: scales.%2.%3: unknown key (expected description, set, variants, only, grid)").arg(file, it.key(), k));
+    }
+    if (name.isEmpty() || name == "laptop") return {};
+    if (!scales.contains(name))
+        throw Error(QString("%1: no scale \"%2\" (%3)").arg(file, name,
+                        scales.isEmpty() ? QString("this sweep has only its own") : "it has laptop, " + scales.keys().join(", ")));
+    const QJsonObject s = scales[name].toObject();
+    Scale out{name, s["description"].toString(), overridesOf(s["set"].toObject(), "scales." + name + ".set"), {}, {}, s["grid"].toObject()};
+    const QJsonObject variants = s["variants"].toObject();
+    for (auto it = variants.begin(); it != variants.end(); ++it)
+        out.variants[token(it.key())] = overridesOf(it.value().toObject(), "scales." + name + ".variants." + it.key());
+    for (const auto v : s["only"].toArray()) out.only << token(v.toString());
+    return out;
+}
+
 // A thorough sweep's runs of one model (`run`, placed): one per rate and seed.
 std::vector<SweepRun> thoroughRuns(const SweepRun& run, const ThoroughGrid& g)
 {
@@ -183,6 +214,21 @@ std::vector<SweepRun> thoroughRuns(const SweepRun& run, const ThoroughGrid& g)
             out.push_back(r);
         }
     return out;
+}
+
+// The line a thorough sweep's description ends with: its runs and, from the file's "minutes", its time.
+QString thoroughCost(const SweepPlan& plan, int plainRuns)
+{
+    const double factor = double(plan.runs.size()) / plainRuns;
+    QString s = QString("\n\nThorough: each model at %1, %2 runs, %3x the plain sweep's %4")
+                    .arg(plan.thorough->describe()).arg(plan.runs.size()).arg(factor, 0, 'g', 3).arg(plainRuns);
+    if (plan.minutes > 0) {
+        const double minutes = plan.minutes * factor;
+        s += QString(": about %1 on 2 cores with 2 jobs (the plain sweep took %2 min)")
+                 .arg(minutes >= 90 ? QString("%1 h").arg(minutes / 60, 0, 'f', 1) : QString("%1 min").arg(minutes, 0, 'f', 0))
+                 .arg(plan.minutes, 0, 'g', 3);
+    }
+    return s + ".";
 }
 
 QJsonObject thoroughJson(const ThoroughGrid& g)
@@ -224,23 +270,40 @@ QString ThoroughGrid::describe() const
 
 ThoroughGrid zoologyGrid() { return ThoroughGrid{{0.001, 0.003, 0.01, 0.03}, {}, {1, 2, 3}}; }
 
-SweepPlan loadSweep(const QString& file, const QString& outDir, bool thorough)
+SweepPlan loadSweep(const QString& file, const QString& outDir, const SweepOptions& options)
 {
+    const bool thorough = options.thorough;
     const QJsonObject o = readJsonObject(file, "the sweep file");
     const ExperimentConfig base = sweepBase(o, file);
-    const QStringList common = overridesOf(o["set"].toObject(), "set");
-    const Variants variants = variantsOf(o, file);
-    const Axes axes = gridAxes(o, file, thorough);
+    const Scale scale = scaleOf(o, file, options.scale);
+    const QStringList common = overridesOf(o["set"].toObject(), "set") + scale.set;
+    Variants variants = variantsOf(o, file);
+    for (auto& [label, sets] : variants) sets += scale.variants.value(label);
+    if (!scale.only.isEmpty()) {
+        for (const QString& kept : scale.only)
+            if (std::none_of(variants.begin(), variants.end(), [&](const auto& v) { return v.first == kept; }))
+                throw Error(QString("%1: scales.%2.only: no variant %3").arg(file, scale.name, kept));
+        std::erase_if(variants, [&](const auto& v) { return !scale.only.contains(v.first); });
+    }
+    QJsonObject withScale = o;
+    QJsonObject axesOfFile = o["grid"].toObject();
+    for (auto it = scale.grid.begin(); it != scale.grid.end(); ++it) axesOfFile[it.key()] = it.value();
+    withScale["grid"] = axesOfFile;
+    const Axes axes = gridAxes(withScale, file, thorough);
     const ThoroughGrid grid = thoroughGridOf(o, file);  // read, so a bad one is named, in either mode
 
     SweepPlan plan;
     plan.name = o["name"].toString(QFileInfo(file).completeBaseName());
-    plan.description = o["description"].toString();
+    plan.description = scale.description.isEmpty() ? o["description"].toString() : scale.description;
     plan.figure = o["figure"].toString("length");
     plan.source = file.startsWith(":") ? file : QFileInfo(file).absoluteFilePath();
+    plan.scale = scale.name;
+    plan.scales = o["scales"].toObject().keys();
+    plan.minutes = scale.name.isEmpty() ? o["minutes"].toDouble() : 0;  // a scale says its own cost
     checkFigure(plan.figure, SweepFigure, file + ": figure");
     plan.outDir = QDir(outDir).absolutePath();
     if (thorough) plan.thorough = grid;
+    int plainRuns = 0;
     QSet<QString> names;
     for (const auto& [label, variantSets] : variants) {
         std::vector<size_t> index(axes.size(), 0);
@@ -256,12 +319,18 @@ SweepPlan loadSweep(const QString& file, const QString& outDir, bool thorough)
                     placeRun(r, plan, base, file);
                     plan.runs.push_back(r);
                 }
+                ++plainRuns;
             }
             // next grid point
             size_t a = 0;
             while (a < axes.size() && ++index[a] == axes[a].second.size()) index[a++] = 0;
             if (a == axes.size()) break;
         }
+    }
+    if (thorough && plainRuns > 0) {  // the plain sweep also ran each model at its file's seeds and rates
+        for (const QString& k : {QString("seed"), QString("train.lr")})
+            plainRuns *= std::max<int>(1, int(axesOfFile[k].toArray().size()));
+        plan.description += thoroughCost(plan, plainRuns);
     }
     return plan;
 }
@@ -297,6 +366,7 @@ void writeSweepIndex(const SweepPlan& plan)
                     {"figure", plan.figure}, {"source", plan.source},
                     {"set", QJsonArray::fromStringList(plan.overrides)}, {"runs", runs}};
     if (plan.thorough) doc["thorough"] = thoroughJson(*plan.thorough);
+    if (!plan.scale.isEmpty()) doc["scale"] = plan.scale;
     // a submitted sweep's Slurm jobs (experiments/slurm.h) stay recorded
     if (const auto before = readJsonObjectIfValid(out.filePath("index.json")); before && before->contains("slurm"))
         doc["slurm"] = before->value("slurm");
@@ -351,6 +421,7 @@ std::optional<SweepPlan> readSweepIndex(const QString& outDir)
     plan.description = o["description"].toString();
     plan.figure = o["figure"].toString("length");
     plan.source = o["source"].toString();
+    plan.scale = o["scale"].toString();
     plan.outDir = QDir(outDir).absolutePath();
     for (const auto v : o["set"].toArray()) plan.overrides << v.toString();
     if (o["thorough"].isObject()) {

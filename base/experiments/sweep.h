@@ -11,8 +11,12 @@
 //     ],
 //     "grid": {"seed": [1, 2, 3], "train.lr": [0.001, 0.003]},  // optional: every combination
 //     "figure": "length",                         // optional: the comparison figure that shows it
-//     "thorough": {"lr": [0.001, 0.003, 0.01, 0.03], "lr_by_kind": {"lstm": [...]}, "seeds": [1, 2, 3]}
-//   }                                             // optional: sweep --thorough's grid (else Zoology's)
+//     "minutes": 7,                               // optional: what the whole sweep took on 2 cores, 2 jobs
+//     "thorough": {"lr": [0.001, 0.003, 0.01, 0.03], "lr_by_kind": {"lstm": [...]}, "seeds": [1, 2, 3]},
+//                                                 // optional: sweep --thorough's grid (else Zoology's)
+//     "scales": {"paper": {"description": "...", "set": {...}, "variants": {"mamba": {...}}}}
+//   }                                             // optional: sweep --scale NAME's overrides, over
+//                                                 // every run's and then over each variant's own
 //
 // Runs are variants x grid points, named "<label>[_key-value...]"; each gets <out>/configs/NAME.json
 // (the resolved experiment) and the run folder <out>/runs/NAME. <out>/index.json lists them.
@@ -64,6 +68,14 @@ struct SweepPlan {
     QStringList overrides;
     std::vector<SweepRun> runs;
     std::optional<ThoroughGrid> thorough;  // set for a thorough sweep (recorded in index.json)
+    QString scale;                         // the sweep file's scale it was made at ("paper"); "" for its own
+    QStringList scales;                    // the scales the sweep file offers
+    double minutes = 0;                    // the file's "minutes": the plain sweep on 2 cores; 0 when not given
+};
+
+struct SweepOptions {
+    bool thorough = false;
+    QString scale;  // one of the file's "scales", or "" (also "laptop") for the file's own settings
 };
 
 // Reads and expands a sweep file; every run's config is validated. Throws parrot::Error
@@ -71,7 +83,8 @@ struct SweepPlan {
 // `thorough`: every run becomes one per learning rate and seed of the file's "thorough" grid
 // (zoologyGrid() without one), named "<run>_lr-<rate>_seed-<seed>"; the file's own seed and
 // train.lr axes give way to it.
-SweepPlan loadSweep(const QString& file, const QString& outDir, bool thorough = false);
+// `options.scale`: the file's scale of that name applied (its description replaces the file's).
+SweepPlan loadSweep(const QString& file, const QString& outDir, const SweepOptions& options = {});
 
 // Adds KEY=VALUE overrides to every run of a loaded plan (e.g. a shrunken preset:
 // train.steps=40) and to plan.overrides. Throws parrot::Error naming the run and the override.

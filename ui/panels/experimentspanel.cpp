@@ -7,6 +7,7 @@
 #include "base/experiments/sweeprunner.h"
 #include "base/figurecatalog.h"
 #include "base/io/runfolder.h"
+#include "core/device.h"
 #include "core/model.h"
 #include "figures/figures.h"
 #include "ui/common/exportdialog.h"
@@ -146,6 +147,12 @@ QHBoxLayout* ExperimentsPanel::buildRunRow()
                               "sweep file's own) with 3 seeds, and show each at the rate that does best on held-out prompts, "
                               "with its seed band; the results table names the rate. In a folder of its own; 12 times the runs "
                               "or more"));
+    m_scale = new QComboBox(this);
+    m_scale->setObjectName("sweepScale");
+    m_scale->addItem(tr("laptop"), QString());
+    m_scale->setToolTip(tr("The experiment's scale: laptop (its own settings, minutes on a few cores), or paper (as close "
+                           "to the paper's string lengths and model sizes as fits minutes on one GPU; the description "
+                           "says what it would take on this machine's CPU). In a folder of its own"));
     m_runOn = new QComboBox(this);
     m_runOn->setObjectName("runOn");
     m_runOn->setToolTip(tr("Where the runs train: as processes on this machine, or as a Slurm job array on a cluster profile "
@@ -156,6 +163,9 @@ QHBoxLayout* ExperimentsPanel::buildRunRow()
     runRow->addWidget(new QLabel(tr("Steps"), this));
     runRow->addWidget(m_steps);
     runRow->addWidget(m_thorough);
+    m_scaleLabel = new QLabel(tr("Scale"), this);
+    runRow->addWidget(m_scaleLabel);
+    runRow->addWidget(m_scale);
     runRow->addWidget(new QLabel(tr("Jobs"), this));
     runRow->addWidget(m_jobs);
     runRow->addWidget(m_run);
@@ -294,6 +304,7 @@ void ExperimentsPanel::connectActions()
         refreshResults();
     });
     connect(m_thorough, &QCheckBox::toggled, this, &ExperimentsPanel::setThorough);
+    connect(m_scale, &QComboBox::currentIndexChanged, this, &ExperimentsPanel::reloadPlan);
     connect(m_run, &QPushButton::clicked, this, &ExperimentsPanel::run);
     connect(m_stop, &QPushButton::clicked, this, &ExperimentsPanel::cancel);
     connect(m_figure, &QComboBox::currentIndexChanged, this, [this] {
@@ -323,7 +334,9 @@ QString ExperimentsPanel::defaultOutDir() const
 {
     const int divisor = m_steps->currentData().toInt();
     const QString suffix = divisor > 1 ? QString("-quick%1").arg(divisor) : divisor == 0 ? QString("-custom") : QString();
-    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + (m_thorough->isChecked() ? "-thorough" : "") + suffix);
+    const QString scale = m_scale->currentData().toString();
+    return QDir(m_runsFolder).filePath("sweeps/" + m_plan.name + (scale.isEmpty() ? QString() : "-" + scale)
+                                       + (m_thorough->isChecked() ? "-thorough" : "") + suffix);
 }
 
 void ExperimentsPanel::setExtraOverrides(const QStringList& sets)
@@ -399,7 +412,11 @@ void ExperimentsPanel::adoptFolderOverrides()
 
 void ExperimentsPanel::updateDescription()
 {
-    const QString text = m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description;
+    QString text = m_plan.description.isEmpty() ? tr("(no description)") : m_plan.description;
+    if (!m_plan.scale.isEmpty() && deviceDescription().startsWith("CPU"))  // sized for a GPU, and this run would be on the CPU
+        text = tr("No GPU here: the runs would train on the CPU, for hours (the description says how many). "
+                  "Run it where there is a GPU: on a cluster profile with --gres, or with packaging/gpu-check.sh.")
+               + "\n\n" + text;
     try {
         m_description->setText(describeChanged(text, overrides()));
     } catch (const Error& e) {
@@ -445,6 +462,10 @@ bool ExperimentsPanel::selectPreset(const QString& name)
             m_preset->setCurrentIndex(i);  // comes back here
             return m_plan.name == name;
         }
+        {
+            const QSignalBlocker block(m_scale);  // another experiment starts at its own scale
+            m_scale->setCurrentIndex(0);
+        }
         setPlan(loadPlan(sweepPresetFile(name), "."), sweepPresetFile(name));
         return true;
     } catch (const Error& e) {
@@ -456,6 +477,10 @@ bool ExperimentsPanel::selectPreset(const QString& name)
 bool ExperimentsPanel::openSweepFile(const QString& file)
 {
     try {
+        {
+            const QSignalBlocker block(m_scale);
+            m_scale->setCurrentIndex(0);
+        }
         setPlan(loadPlan(file, "."), file);
         showOtherSource(tr("File: %1").arg(QFileInfo(file).fileName()), file);
         return true;
@@ -484,6 +509,9 @@ bool ExperimentsPanel::openSweepFolder(const QString& dir)
     {
         const QSignalBlocker block(m_thorough);  // the folder says which it is
         m_thorough->setChecked(plan.thorough.has_value());
+        const QSignalBlocker blockScale(m_scale);
+        if (m_scale->findData(plan.scale) < 0) m_scale->addItem(plan.scale, plan.scale);
+        m_scale->setCurrentIndex(m_scale->findData(plan.scale));
     }
     if (!source.isEmpty() && QFileInfo::exists(source)) {
         try {
@@ -514,6 +542,7 @@ void ExperimentsPanel::setPlan(SweepPlan plan, const QString& source)
     m_plan = std::move(plan);
     m_source = source;
     m_customOut.clear();
+    fillScales();
     // A quick look needs runs that share their steps; a folder without its sweep file cannot run.
     auto* steps = qobject_cast<QStandardItemModel*>(m_steps->model());
     for (int i = 0; i < m_steps->count(); ++i) {
@@ -544,25 +573,46 @@ bool ExperimentsPanel::isRunning() const { return m_runner && m_runner->isRunnin
 
 SweepPlan ExperimentsPanel::loadPlan(const QString& source, const QString& outDir) const
 {
-    return loadSweep(source, outDir, m_thorough->isChecked());
+    return loadSweep(source, outDir, {.thorough = m_thorough->isChecked(), .scale = m_scale->currentData().toString()});
 }
 
 // The same experiment, thorough or plain, in a folder of its own (the Steps choice kept).
 void ExperimentsPanel::setThorough(bool thorough)
 {
     if (isRunning() || m_source.isEmpty()) return;
-    const QSignalBlocker block(m_thorough);
-    m_thorough->setChecked(thorough);
+    {
+        const QSignalBlocker block(m_thorough);
+        m_thorough->setChecked(thorough);
+    }
+    reloadPlan();
+    if (m_plan.thorough.has_value() != thorough) return;
+    emit message(thorough ? tr("Thorough: %1 runs, each model at %2").arg(m_plan.runs.size()).arg(m_plan.thorough->describe())
+                          : tr("%1 runs, each model at the sweep file's learning rate").arg(m_plan.runs.size()));
+}
+
+void ExperimentsPanel::reloadPlan()
+{
+    if (isRunning() || m_source.isEmpty()) return;
     try {
         setPlan(loadPlan(m_source, "."), m_source);
     } catch (const Error& e) {
         emit errorMessage(e.message());
-        m_thorough->setChecked(!thorough);
-        return;
+        const QSignalBlocker block(m_thorough), blockScale(m_scale);
+        m_thorough->setChecked(m_plan.thorough.has_value());
+        m_scale->setCurrentIndex(std::max(0, m_scale->findData(m_plan.scale)));
     }
-    emit message(thorough ? tr("Thorough: %1 runs, each model at %2").arg(m_plan.runs.size()).arg(m_plan.thorough->describe())
-                          : tr("%1 runs, each model at the sweep file's learning rate").arg(m_plan.runs.size()));
     updateState();
+}
+
+void ExperimentsPanel::fillScales()
+{
+    const QSignalBlocker block(m_scale);
+    const QString chosen = m_plan.scale;
+    while (m_scale->count() > 1) m_scale->removeItem(1);
+    for (const QString& s : m_plan.scales) m_scale->addItem(s, s);
+    m_scale->setCurrentIndex(std::max(0, m_scale->findData(chosen)));
+    m_scale->setVisible(!m_plan.scales.isEmpty());
+    m_scaleLabel->setVisible(!m_plan.scales.isEmpty());
 }
 
 bool ExperimentsPanel::run()
@@ -765,6 +815,7 @@ void ExperimentsPanel::updateState()
     m_preset->setEnabled(!running);
     m_steps->setEnabled(!running);
     m_thorough->setEnabled(!running && !m_source.isEmpty());
+    m_scale->setEnabled(!running && !m_source.isEmpty());
     m_out->setEnabled(!running);
     m_jobs->setEnabled(!running && m_runOn->currentData().toString().isEmpty());  // Slurm schedules a cluster's runs
 }

@@ -86,6 +86,8 @@ public:
     // Thorough: every model at each learning rate of the sweep's grid and 3 seeds, shown at its best
     // rate (a folder of its own, "-thorough").
     QCheckBox* thoroughBox() const { return m_thorough; }
+    // The sweep file's scales: its own (laptop) and those it offers (paper: sized for one GPU).
+    QComboBox* scaleBox() const { return m_scale; }
     QLabel* ratesLabel() const { return m_rates; }
     QSpinBox* precisionBox() const { return m_precision; }
     QPushButton* runButton() const { return m_run; }
@@ -133,6 +135,8 @@ private:
     // The sweep file `source` as the Thorough box asks, its runs in `outDir`.
     SweepPlan loadPlan(const QString& source, const QString& outDir) const;
     void setThorough(bool thorough);
+    void reloadPlan();           // the same sweep file again, with the Thorough and Scale choices
+    void fillScales();           // the Scale box for m_plan's sweep file
 
     QString m_exe, m_runsFolder, m_source, m_customOut;
     QString m_figureCsv;  // the figure's own table, as drawn last
@@ -143,6 +147,8 @@ private:
     QComboBox *m_preset, *m_figure, *m_point, *m_steps;
     QLabel *m_description, *m_summary, *m_progressText, *m_figureNote, *m_rates;
     QCheckBox* m_thorough;
+    QComboBox* m_scale;
+    QLabel* m_scaleLabel;
     QLineEdit* m_out;
     QSpinBox* m_jobs;
     QPushButton *m_run, *m_stop, *m_export;
