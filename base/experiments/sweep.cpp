@@ -138,6 +138,7 @@ std::vector<double> ratesOf(const QJsonValue& v, const QString& where)
         rates.push_back(r.toDouble());
     }
     if (!v.isArray() || rates.empty()) throw Error(QString("%1: expected a non-empty list of learning rates").arg(where));
+    if (rates.size() > 16) throw Error(QString("%1: %2 rates; at most 16").arg(where).arg(rates.size()));
     std::sort(rates.begin(), rates.end());
     rates.erase(std::unique(rates.begin(), rates.end()), rates.end());
     return rates;
@@ -166,6 +167,7 @@ ThoroughGrid thoroughGridOf(const QJsonObject& o, const QString& file)
             if (std::find(g.seeds.begin(), g.seeds.end(), s.toInt()) == g.seeds.end()) g.seeds.push_back(s.toInt());
         }
         if (g.seeds.empty()) throw Error(QString("%1: thorough.seeds: expected a non-empty list").arg(file));
+        if (g.seeds.size() > 16) throw Error(QString("%1: thorough.seeds: %2 seeds; at most 16").arg(file).arg(g.seeds.size()));
     }
     return g;
 }
