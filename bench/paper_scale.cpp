@@ -5,7 +5,10 @@
 // examples to 90% against the Transformer's: the gap the copy paper measures.
 // Usage: paper_scale SWEEP OUT_DIR [--set KEY=VALUE]... [--device auto|cpu|cuda] [--estimate N]
 //   --estimate N: train N steps of each run and print what the whole scale would take here
-//   (its time per step x its steps), without finishing any run.
+//   (the median time of a step x its steps), without finishing any run.
+#include "trainerstep.h"
+
+#include "base/devicechoice.h"
 #include "base/error.h"
 #include "base/experiments/results.h"
 #include "base/experiments/sweep.h"
@@ -27,31 +30,13 @@ namespace {
 
 void print(const QString& s) { std::fputs(qPrintable(s), stdout), std::fflush(stdout); }
 
-// Seconds per step of `run` over `steps` steps (after one to warm up), in a scratch folder.
-double secondsPerStep(const SweepRun& run, int steps)
-{
-    ExperimentConfig c = run.config;
-    c.train.steps = steps + 1;
-    c.train.evalEvery = 0;
-    c.train.warmupSteps = 0;
-    Model model = Model::create(c);
-    TrainControl control;
-    TrainCallbacks cb;
-    cb.progressIntervalMs = 0;
-    double first = -1, last = 0;
-    cb.progress = [&](const TrainProgress& p) {
-        if (p.step == 1) first = p.elapsedSeconds;
-        last = p.elapsedSeconds;
-    };
-    train(model, QString(), control, cb);
-    return (last - std::max(0.0, first)) / steps;
-}
-
 int estimate(const SweepPlan& plan, int steps)
 {
     double total = 0;
     for (const SweepRun& run : plan.runs) {
-        const double s = secondsPerStep(run, steps);
+        const bench::StepTime t = bench::trainerStep(run.config, deviceChoice(), 1, steps);
+        if (!t.problem.isEmpty()) throw Error(QString("%1: %2").arg(run.name, t.problem));
+        const double s = t.seconds;
         const double evals = run.config.train.evalEvery > 0 ? double(run.config.train.steps) / run.config.train.evalEvery : 0;
         print(QString("%1: %2 ms a step x %3 steps = %4 min (+ %5 evaluations)\n")
                   .arg(run.name).arg(1000 * s, 0, 'f', 1).arg(run.config.train.steps).arg(s * run.config.train.steps / 60, 0, 'f', 1)
