@@ -269,6 +269,7 @@ int runWindow(Args& a)
 int main(int argc, char** argv)
 {
     parrot::restartWithLibrarySettings(argv);  // OpenMP and OpenBLAS read theirs when they load
+    parrot::flushDenormals();                  // before any thread starts: they inherit it
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     if (const QString mistyped = parrot::mistypedCommand(args); !mistyped.isEmpty()) {

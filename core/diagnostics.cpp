@@ -139,8 +139,11 @@ int configureThreads(int requested)
     return applyThreads();
 }
 
+void flushDenormals() { at::globalContext().setFlushDenormal(true); }
+
 int applyThreads()
 {
+    flushDenormals();
     const int n = g_threads.load() > 0 ? g_threads.load() : int(std::max(1u, std::thread::hardware_concurrency()));
     if (at::get_num_threads() != n) at::set_num_threads(n);
     return at::get_num_threads();

@@ -30,6 +30,12 @@ QJsonObject environmentJson();
 int configureThreads(int requested);
 int applyThreads();
 
+// Flush-to-zero and denormals-are-zero on the calling thread (x86's MXCSR; threads started from it
+// afterwards inherit it). Numbers below 1.2e-38 become 0: a step whose activations or gradients
+// fall there (sharp attention, or a run at a high learning rate) otherwise runs its matrix
+// products many times slower. Called first thing in main() and by applyThreads().
+void flushDenormals();
+
 // Settings the libraries read once, when they are loaded, so they must be in the environment
 // before the process starts; call first thing in main(). Where one is missing the process sets
 // it and starts itself again (execv, once: the second start finds it set); a setting the user
