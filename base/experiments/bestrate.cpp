@@ -39,15 +39,27 @@ double finalLoss(const RunRecord& r) { return r.metrics.empty() ? std::numeric_l
 
 QString rateNumber(double lr) { return QString::number(lr, 'g', 3); }
 
-// The rate with the best mean held-out score; ties go to the lower final training loss.
-void choose(RateChoice& c, const std::map<double, double>& lossOfRate)
+using RunsByRate = std::map<double, std::vector<const RunRecord*>>;
+
+// The mean final training loss of a rate's finished runs; infinite without one.
+double meanFinalLoss(const RunsByRate& runs, double lr)
+{
+    const auto it = runs.find(lr);
+    if (it == runs.end() || it->second.empty()) return std::numeric_limits<double>::infinity();
+    double sum = 0;
+    for (const RunRecord* r : it->second) sum += finalLoss(*r);
+    return sum / double(it->second.size());
+}
+
+// The rate with the best mean held-out score; ties go to the lower mean final training loss.
+void choose(RateChoice& c, const RunsByRate& runs)
 {
     double best = kWorst;
     for (const RateTrial& t : c.trials) {
         const double m = t.mean();
         if (std::isnan(m)) continue;
         const bool better = c.lr == 0 || m > best + 1e-12
-                            || (std::abs(m - best) <= 1e-12 && lossOfRate.at(t.lr) < lossOfRate.at(c.lr));
+                            || (std::abs(m - best) <= 1e-12 && meanFinalLoss(runs, t.lr) < meanFinalLoss(runs, c.lr));
         if (better) {
             best = m;
             c.lr = t.lr;
@@ -114,8 +126,7 @@ BestRates chooseBestRates(const SweepPlan& plan, const std::vector<RunRecord>& f
     for (const RunRecord& r : finished) byName[QFileInfo(r.dir).fileName()] = &r;
     BestRates out;
     std::map<QString, size_t> index;
-    std::map<QString, std::map<double, double>> losses;  // model -> rate -> mean final loss
-    std::map<QString, std::map<double, std::vector<const RunRecord*>>> records;
+    std::map<QString, RunsByRate> records;  // model -> rate -> its finished runs
     for (const SweepRun& run : plan.runs) {
         if (run.model.isEmpty()) continue;
         if (!index.count(run.model)) {
@@ -139,7 +150,6 @@ BestRates chooseBestRates(const SweepPlan& plan, const std::vector<RunRecord>& f
             c.error = !r.validation.empty() && r.validation.isError();
             if (const auto s = heldOutScore(r)) t->scores.push_back(*s);
             else ++t->unchecked;
-            losses[run.model][lr] += finalLoss(r);
             records[run.model][lr].push_back(&r);
         } else if (runStatus(run.runDir) == "diverged") {
             ++t->diverged;
@@ -149,8 +159,7 @@ BestRates chooseBestRates(const SweepPlan& plan, const std::vector<RunRecord>& f
     }
     for (RateChoice& c : out.choices) {
         c.complete = std::all_of(c.trials.begin(), c.trials.end(), [](const RateTrial& t) { return t.pending == 0; });
-        for (const RateTrial& t : c.trials) losses[c.model][t.lr] += 0;  // every rate has an entry
-        choose(c, losses[c.model]);
+        choose(c, records[c.model]);
         if (c.lr == 0) continue;
         for (const RunRecord* r : records[c.model][c.lr]) {
             out.runs.push_back(*r);

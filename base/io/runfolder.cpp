@@ -340,9 +340,11 @@ RunRecord loadRun(const QString& dir)
     RunRecord r;
     r.dir = QDir(dir).absolutePath();
     r.config = loadConfigFile(QDir(dir).filePath("config.json"));
-    r.status = runStatus(dir);
-    if (const auto result = readJsonObjectIfValid(QDir(dir).filePath("result.json")); result && result->contains("validation"))
+    // result.json once: the status as runStatus() reads it, and the held-out check
+    if (const auto result = readJsonObjectIfValid(QDir(dir).filePath("result.json"))) {
+        r.status = result->value("status").toString();
         if (auto v = lengthCurveFromJson(result->value("validation").toObject())) r.validation = std::move(*v);
+    }
     if (const auto curves = readJsonObjectIfValid(QDir(dir).filePath("curves.json")))
         for (const auto v : curves->value("length_curves").toArray())
             if (auto c = lengthCurveFromJson(v.toObject())) r.curves.push_back(std::move(*c));
