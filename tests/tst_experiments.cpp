@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 #include <qcustomplot.h>
 
@@ -494,11 +493,7 @@ private:
     // copy-tiny. They are trained once, all together, longest first, two at a time, so that both
     // cores stay busy to the last run; each check then reads its own. A run that failed leaves its
     // record out, and the checks that read it fail, naming it.
-    struct PoolEntry {
-        QString key;    // "<sweep>/<run name>": how the checks ask for it
-        double cost;    // its seconds on one core, measured: the order they are started in
-    };
-    std::map<QString, RunRecord> m_pool;
+    std::map<QString, RunRecord> m_pool;  // by "<sweep>/<run name>": how the checks ask for them
     bool m_poolTrained = false;
 
     void trainPool()
@@ -531,10 +526,13 @@ private:
             {"copy-600", lengthFile, {"hard-alibi", "lstm"}, 0, {45, 45}},
             {"copy-tiny", copierFile, {"copier"}, 0, {30}},
         };
-        SweepPlan pool;
-        pool.name = "directions";
-        pool.outDir = m_dir.filePath("directions");
-        std::vector<PoolEntry> entries;
+        struct Entry {
+            double cost;  // its seconds on one core, measured: the order they are started in
+            QString key;
+            SweepRun run;
+        };
+        std::vector<Entry> entries;
+        const QString outDir = m_dir.filePath("directions");
         for (const Want& w : wants) {
             const SweepPlan plan = loadSweep(w.file.isEmpty() ? sweepPresetFile(w.sweep) : w.file, m_dir.filePath("direction-" + w.sweep));
             for (int i = 0; i < w.names.size(); ++i) {
@@ -543,25 +541,23 @@ private:
                 SweepRun run = *it;
                 if (w.steps > 0) run.config.train.steps = w.steps;
                 run.name = w.sweep + "__" + run.name;
-                run.configPath = pool.outDir + "/configs/" + run.name + ".json";
-                pool.runs.push_back(run);
-                entries.push_back({w.sweep + "/" + w.names[i], w.cost[size_t(i)]});
+                run.configPath = outDir + "/configs/" + run.name + ".json";
+                entries.push_back({w.cost[size_t(i)], w.sweep + "/" + w.names[i], run});
             }
         }
-        std::vector<size_t> order(pool.runs.size());
-        std::iota(order.begin(), order.end(), size_t(0));
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return entries[a].cost > entries[b].cost; });
-        SweepPlan sorted = pool;
-        sorted.runs.clear();
-        for (size_t i : order) sorted.runs.push_back(pool.runs[i]);
-        SweepRunner runner(sorted, PARROT_EXE, 2);
+        std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.cost > b.cost; });
+        SweepPlan pool;
+        pool.name = "directions";
+        pool.outDir = outDir;
+        for (const Entry& e : entries) pool.runs.push_back(e.run);
+        SweepRunner runner(pool, PARROT_EXE, 2);
         QSignalSpy finished(&runner, &SweepRunner::finished);
         runner.start();
         // about 15 minutes on 2 idle cores; the bound leaves room for a busy machine under the
         // test's own limit (tests/CMakeLists.txt)
         const bool done = finished.wait(2300000);
-        for (size_t i : order)
-            if (runStatus(pool.runs[i].runDir) == "finished") m_pool[entries[i].key] = loadRun(pool.runs[i].runDir);
+        for (const Entry& e : entries)
+            if (runStatus(e.run.runDir) == "finished") m_pool[e.key] = loadRun(e.run.runDir);
         QVERIFY2(done, "the direction runs did not all finish in 2,300 s");
     }
 
