@@ -241,19 +241,19 @@ const std::vector<Option> kWindowOptions{
 const std::vector<Command>& commands()
 {
     static const std::vector<Command> table{
-        {"presets", {{{"presets"}, {"list the bundled experiment presets"}}}, Widgets::None, cmdPresets, {}},
-        {"models", {{{"models [{--json}]"}, {"list the model families, their options and defaults"}}}, Widgets::None, cmdModels, kJsonOnly},
-        {"tasks", {{{"tasks [{--json}]"}, {"list the tasks, their options and defaults"}}}, Widgets::None, cmdTasks, kJsonOnly},
+        {"presets", {{{"presets"}, {"list the bundled experiment presets"}}}, Widgets::None, cmdPresets, {}, false},
+        {"models", {{{"models [{--json}]"}, {"list the model families, their options and defaults"}}}, Widgets::None, cmdModels, kJsonOnly, false},
+        {"tasks", {{{"tasks [{--json}]"}, {"list the tasks, their options and defaults"}}}, Widgets::None, cmdTasks, kJsonOnly, false},
         {"sample",
          {{{"sample [{--task} | {--preset} | {--config}] [--set KEY=VALUE]...",
             "       [{--count}] [{--length}] [{--seed}] [{--json}]"},
            {"print generated examples of a task, answers marked"}}},
-         Widgets::None, cmdSample, kSampleOptions},
+         Widgets::None, cmdSample, kSampleOptions, false},
         {"config",
          {{{"config ({--preset} | {--config}) [--set KEY=VALUE]... [{--match-params}]"},
            {"print the fully resolved configuration as JSON"}},
           {{"config {--describe} [{--json}]"}, {"every numeric setting: its key, label, range, default", "and what it does"}}},
-         Widgets::None, cmdConfig, kConfigOptions},
+         Widgets::None, cmdConfig, kConfigOptions, false},
         {"train",
          {{{"train ({--preset} | {--config}) {--out} [{--steps}] [{--seed}]", "      [{--set}]..."},
            {"train and write a run folder (config.json,", "metrics.csv, curves.json, checkpoints/)"}},
@@ -278,7 +278,7 @@ const std::vector<Command>& commands()
             "resumes its run from its autosave; --save-cluster", "keeps the options as a named profile"}},
           {{"sweep {--status} [{--json}]"}, {"every run: pending, running, finished, failed,", "diverged or cancelled, with its step and accuracy"}},
           {{"sweep {--cancel}"}, {"scancel the sweep's queued and running Slurm jobs"}}},
-         Widgets::None, cmdSweep, kSweepOptions},
+         Widgets::None, cmdSweep, kSweepOptions, false},
         {"inspect",
          {{{"inspect ({--checkpoint} | {--bundled} | {--construction} [{--letters}])",
             "        [{--input} | {--length} {--seed} [{--repeat-ngram}]] [{--json}]"},
@@ -306,17 +306,17 @@ const std::vector<Command>& commands()
          {{{"info FILE [{--json}]"},
            {"what a checkpoint file is (format, architecture, tensors", "with mean/std/min/max, config), whether the app runs it,",
             "and if not why; exit code 2 when it cannot"}}},
-         Widgets::None, cmdInfo, kCheckpointInfoOptions},
+         Widgets::None, cmdInfo, kCheckpointInfoOptions, false},
         {"runs",
          {{{"runs {--dir} [{--json}]"}, {"list the runs under DIR with their final results"}},
           {{"runs {--dir} {--table} [{--at}]"},
            {"tasks x models graded pass / partial / fail (like", "Park et al.'s Table 1), seeds averaged"}}},
-         Widgets::None, cmdRuns, kRunsOptions},
+         Widgets::None, cmdRuns, kRunsOptions, false},
         {"compare",
          {{{"compare {--runs} --figure " + figureIds(CompareFigure).join('|'),
             "        --out FILE.(png|pdf|svg|csv) [--size {=--size}] [{--log}] [{--precision}]"},
            {"overlay runs as a figure, without a display"}}},
-         Widgets::Figures, cmdCompare, kCompareOptions},
+         Widgets::Figures, cmdCompare, kCompareOptions, false},
         {"export",
          {{wrappedChoices("export --run DIR --figure ", figureIds(ExportFigure),
                           " --out FILE.(png|pdf|svg|csv) [{--size}] [{--dpi}] [{--font-size}]")
@@ -461,6 +461,11 @@ int editDistance(const QString& a, const QString& b)
 }
 
 }  // namespace
+
+bool runsModelMath(const QStringList& argv)
+{
+    return commandFor(argv).modelMath && !asksAbout(argv) && mistypedCommand(argv).isEmpty();
+}
 
 QString mistypedCommand(const QStringList& argv)
 {

@@ -34,6 +34,10 @@ struct Command {
     Widgets widgets = Widgets::None;
     int (*run)(Args&) = nullptr;  // the exit code; throws parrot::Error for anything wrong
     std::vector<Option> options;  // every option `run` reads, which Args reads through
+    // It runs a model's math on the CPU's threads (training, evaluation, a model's views), so
+    // OpenMP's settings matter to it: main() restarts it with them (restartWithLibrarySettings).
+    // The commands that list, read files, draw figures from runs or start other processes do not.
+    bool modelMath = true;
 };
 
 // Every command, in the order `--help` lists them; the window last.
@@ -52,6 +56,9 @@ const Command& commandFor(const QStringList& argv);
 // error naming it and the command it is closest to ("'trian' is not a command; did you mean
 // 'train'?"); else "". Checked before any application object exists, so it needs no display.
 QString mistypedCommand(const QStringList& argv);
+// Whether `argv` runs a model's math in this process: a command whose modelMath is set, not
+// --help, --version or --diagnostics, and not a mistyped command.
+bool runsModelMath(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
 // The `--help` text, and `--help --markdown`: the same table as the user guide's command

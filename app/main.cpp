@@ -268,10 +268,12 @@ int runWindow(Args& a)
 
 int main(int argc, char** argv)
 {
-    parrot::restartWithLibrarySettings(argv);  // OpenMP and OpenBLAS read theirs when they load
-    parrot::flushDenormals();                  // before any thread starts: they inherit it
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+    // OpenMP reads its settings when it loads: a command that runs a model's math starts again
+    // with them; the others only pass them on to the processes they start
+    parrot::restartWithLibrarySettings(argv, parrot::runsModelMath(args));
+    parrot::flushDenormals();  // before any thread starts: they inherit it
     if (const QString mistyped = parrot::mistypedCommand(args); !mistyped.isEmpty()) {
         std::fprintf(stderr, "parrotscope: error: %s\n", qPrintable(mistyped));
         return 2;

@@ -127,9 +127,9 @@ bool shortenOpenMpSpin()
 
 }  // namespace
 
-void restartWithLibrarySettings(char** argv)
+void restartWithLibrarySettings(char** argv, bool restart)
 {
-    if (shortenOpenMpSpin()) execv("/proc/self/exe", argv);  // returns only on failure: carry on as loaded
+    if (shortenOpenMpSpin() && restart) execv("/proc/self/exe", argv);  // returns only on failure: carry on as loaded
 }
 
 int configureThreads(int requested)

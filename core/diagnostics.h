@@ -38,10 +38,12 @@ void flushDenormals();
 
 // Settings the libraries read once, when they are loaded, so they must be in the environment
 // before the process starts; call first thing in main(). Where one is missing the process sets
-// it and starts itself again (execv, once: the second start finds it set); a setting the user
-// made is never changed. The reason is in the .cpp.
+// it, so that every process it starts inherits it, and, when `restart`, starts itself again
+// (execv, once: the second start finds it set) so that this process has it too. A command that
+// runs no model's math on the CPU's threads passes `restart` false and saves a second start
+// (about half a second of CPU). A setting the user made is never changed. The reason is in the .cpp.
 //  - GOMP_SPINCOUNT=20000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
-void restartWithLibrarySettings(char** argv);
+void restartWithLibrarySettings(char** argv, bool restart = true);
 
 // OpenBLAS's kernel set in this process ("Cooperlake", "Haswell", ...; OPENBLAS_CORETYPE
 // overrides its own choice), or "" when the BLAS is not OpenBLAS. `--diagnostics` shows it.

@@ -56,6 +56,32 @@ private slots:
         QVERIFY2(run({"--diagnostics"}).out.contains("Kernels:  scan "), qPrintable(d.out));
     }
 
+    // OpenMP reads GOMP_SPINCOUNT when it loads (libgomp prints what it read, once per start, with
+    // OMP_DISPLAY_ENV=VERBOSE): a command that runs a model starts a second time, with the short
+    // spin; one that only lists or reads files starts once; a setting the user made stands.
+    void modelCommandsStartWithOpenMpsSettings()
+    {
+        const auto starts = [](const QStringList& args, const QByteArray& spin = {}) {
+            qunsetenv("OMP_WAIT_POLICY");
+            qputenv("OMP_DISPLAY_ENV", "VERBOSE");
+            if (spin.isEmpty()) qunsetenv("GOMP_SPINCOUNT");
+            else qputenv("GOMP_SPINCOUNT", spin);
+            const Result r = run(args);
+            qunsetenv("OMP_DISPLAY_ENV");
+            qunsetenv("GOMP_SPINCOUNT");
+            if (r.code != 0) qWarning("%s", qPrintable(r.err));
+            static const QRegularExpression read("GOMP_SPINCOUNT = '(\\d+)'");
+            QStringList seen;
+            for (auto it = read.globalMatch(r.err); it.hasNext();) seen << it.next().captured(1);
+            return seen;
+        };
+        QCOMPARE(starts({"inspect", "--bundled", "hard-alibi", "--input", "ab"}), QStringList({"300000", "20000"}));
+        QCOMPARE(starts({"presets"}), QStringList({"300000"}));
+        QCOMPARE(starts({"config", "--preset", "copy-tiny"}), QStringList({"300000"}));
+        QCOMPARE(starts({"train", "--help"}), QStringList({"300000"}));
+        QCOMPARE(starts({"inspect", "--bundled", "hard-alibi", "--input", "ab"}, "1000"), QStringList({"1000"}));
+    }
+
     // The commands named on the `parrotscope …` lines of the first ```sh block after `heading` in a
     // doc of the source tree.
     static QStringList commandsInBlock(const QString& doc, const QString& heading)
