@@ -11,6 +11,11 @@ export HOME="$home"
 export XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" XDG_CACHE_HOME="$home/.cache"
 export XDG_STATE_HOME="$home/.local/state" XDG_RUNTIME_DIR="$home/runtime"
 unset XDG_CONFIG_DIRS XDG_DATA_DIRS HF_HOME HF_HUB_CACHE HUGGINGFACE_HUB_CACHE TRANSFORMERS_CACHE
+# OpenMP's short spin, which the app sets for itself (restartWithLibrarySettings, core/diagnostics.h):
+# the suite runs two tests at a time, and with libgomp's default spin (300,000 rounds) each
+# test's threads hold a core the other test needs between Torch's parallel regions; two tests
+# that train in-process took twice as long side by side. A setting made outside stands.
+[ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=20000
 # the test as a child, so that the folder goes once it ends, however it is stopped
 "$@" &
 child=$!
