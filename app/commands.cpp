@@ -278,7 +278,7 @@ const std::vector<Command>& commands()
             "resumes its run from its autosave; --save-cluster", "keeps the options as a named profile"}},
           {{"sweep {--status} [{--json}]"}, {"every run: pending, running, finished, failed,", "diverged or cancelled, with its step and accuracy"}},
           {{"sweep {--cancel}"}, {"scancel the sweep's queued and running Slurm jobs"}}},
-         Widgets::None, cmdSweep, kSweepOptions, false},
+         Widgets::None, cmdSweep, kSweepOptions, false, "--slurm-task"},
         {"inspect",
          {{{"inspect ({--checkpoint} | {--bundled} | {--construction} [{--letters}])",
             "        [{--input} | {--length} {--seed} [{--repeat-ngram}]] [{--json}]"},
@@ -464,7 +464,9 @@ int editDistance(const QString& a, const QString& b)
 
 bool runsModelMath(const QStringList& argv)
 {
-    return commandFor(argv).modelMath && !asksAbout(argv) && mistypedCommand(argv).isEmpty();
+    const Command& c = commandFor(argv);
+    const bool math = c.modelMath || (!c.modelMathOption.isEmpty() && argv.contains(c.modelMathOption));
+    return math && !asksAbout(argv) && mistypedCommand(argv).isEmpty();
 }
 
 QString mistypedCommand(const QStringList& argv)

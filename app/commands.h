@@ -36,8 +36,10 @@ struct Command {
     std::vector<Option> options;  // every option `run` reads, which Args reads through
     // It runs a model's math on the CPU's threads (training, evaluation, a model's views), so
     // OpenMP's settings matter to it: main() restarts it with them (restartWithLibrarySettings).
-    // The commands that list, read files, draw figures from runs or start other processes do not.
+    // The commands that list, read files, draw figures from runs or start other processes do not,
+    // unless given `modelMathOption` (a Slurm array task, `sweep --slurm-task`, trains its run).
     bool modelMath = true;
+    QString modelMathOption = {};
 };
 
 // Every command, in the order `--help` lists them; the window last.
@@ -56,8 +58,8 @@ const Command& commandFor(const QStringList& argv);
 // error naming it and the command it is closest to ("'trian' is not a command; did you mean
 // 'train'?"); else "". Checked before any application object exists, so it needs no display.
 QString mistypedCommand(const QStringList& argv);
-// Whether `argv` runs a model's math in this process: a command whose modelMath is set, not
-// --help, --version or --diagnostics, and not a mistyped command.
+// Whether `argv` runs a model's math in this process: a command whose modelMath is set or that
+// is given its modelMathOption, not --help, --version or --diagnostics, and not a mistyped command.
 bool runsModelMath(const QStringList& argv);
 // What running `argv` with `command` needs: None, Figures or Window.
 Widgets widgetsFor(const Command& command, const QStringList& argv);
