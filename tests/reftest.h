@@ -59,7 +59,7 @@ inline double scaledDiff(const torch::Tensor& a, const torch::Tensor& ref)
 // The model's logits for refs["tokens"] against refs["logits"] to `tolerance`, then the gradient of
 // sum(logits * refs["loss_weights"]) for every parameter against refs["grad.NAME"] to
 // `gradTolerance`, each as scaledDiff. Empty when all agree and every reference gradient was
-// checked; otherwise what differs, the worst gradient first.
+// checked; otherwise what differs (of the gradients, the one furthest off).
 // A gradient has more room than the logits: a convolution's or projection's weight gradient sums
 // products over every row and position in float32, in an order that changes with the thread split
 // and the CPU's vector width; measured up to 1.3e-5 on an AVX2 CPU against 1e-6 on the logits. A
